@@ -1,0 +1,1 @@
+//! appzone client (in progress).

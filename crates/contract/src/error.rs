@@ -1,0 +1,192 @@
+//! The error body and the closed-but-extensible set of error codes.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use http::StatusCode;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
+
+/// Machine-readable error code of every error response.
+///
+/// Serialized in `snake_case`. Codes this version does not know deserialize to
+/// [`ErrorCode::Other`], so a client keeps working when the server adds a code.
+///
+/// ```
+/// use appzone_contract::ErrorCode;
+/// let code: ErrorCode = serde_json::from_str("\"profile_not_found\"").unwrap();
+/// assert_eq!(code, ErrorCode::ProfileNotFound);
+/// assert_eq!(code.status().as_u16(), 404);
+/// let new: ErrorCode = serde_json::from_str("\"teapot\"").unwrap();
+/// assert_eq!(new, ErrorCode::Other("teapot".into()));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// 400: the provider id is malformed or unknown.
+    InvalidProvider,
+    /// 400: the region id is malformed.
+    InvalidRegion,
+    /// 401: no `X-API-KEY` header, or an empty one.
+    MissingApiKey,
+    /// 401: the key is unknown, malformed or revoked.
+    InvalidApiKey,
+    /// 403: the caller may not delete this profile.
+    Forbidden,
+    /// 404: the region is unknown for the provider.
+    RegionNotFound,
+    /// 404: the profile does not exist, is deleted, or belongs to another organization.
+    ProfileNotFound,
+    /// 404: no such route.
+    NotFound,
+    /// 405: the route exists, the method does not.
+    MethodNotAllowed,
+    /// 413: the request body is over the limit.
+    PayloadTooLarge,
+    /// 429: a per-key or per-address limit was hit.
+    RateLimited,
+    /// 500: a bug; details are in the server log under the request id.
+    InternalError,
+    /// 503: the database is unreachable, the server is overloaded, or the request timed out.
+    Unavailable,
+    /// A code this version of the contract does not know.
+    Other(String),
+}
+
+impl ErrorCode {
+    /// Every code this version knows, in the order of the contract's table.
+    pub const KNOWN: [ErrorCode; 13] = [
+        ErrorCode::InvalidProvider,
+        ErrorCode::InvalidRegion,
+        ErrorCode::MissingApiKey,
+        ErrorCode::InvalidApiKey,
+        ErrorCode::Forbidden,
+        ErrorCode::RegionNotFound,
+        ErrorCode::ProfileNotFound,
+        ErrorCode::NotFound,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::PayloadTooLarge,
+        ErrorCode::RateLimited,
+        ErrorCode::InternalError,
+        ErrorCode::Unavailable,
+    ];
+
+    /// The wire form of the code.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ErrorCode::InvalidProvider => "invalid_provider",
+            ErrorCode::InvalidRegion => "invalid_region",
+            ErrorCode::MissingApiKey => "missing_api_key",
+            ErrorCode::InvalidApiKey => "invalid_api_key",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::RegionNotFound => "region_not_found",
+            ErrorCode::ProfileNotFound => "profile_not_found",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::PayloadTooLarge => "payload_too_large",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::InternalError => "internal_error",
+            ErrorCode::Unavailable => "unavailable",
+            ErrorCode::Other(code) => code,
+        }
+    }
+
+    /// Parses the wire form; unknown codes become [`ErrorCode::Other`].
+    pub fn from_wire(code: &str) -> Self {
+        Self::KNOWN
+            .into_iter()
+            .find(|known| known.as_str() == code)
+            .unwrap_or_else(|| ErrorCode::Other(code.to_owned()))
+    }
+
+    /// The HTTP status the server answers with for this code: the one place that mapping lives.
+    ///
+    /// An [`ErrorCode::Other`] has no defined status; it maps to 500.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ErrorCode::InvalidProvider | ErrorCode::InvalidRegion => StatusCode::BAD_REQUEST,
+            ErrorCode::MissingApiKey | ErrorCode::InvalidApiKey => StatusCode::UNAUTHORIZED,
+            ErrorCode::Forbidden => StatusCode::FORBIDDEN,
+            ErrorCode::RegionNotFound | ErrorCode::ProfileNotFound | ErrorCode::NotFound => {
+                StatusCode::NOT_FOUND
+            }
+            ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::InternalError | ErrorCode::Other(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// Whether a client may retry an idempotent request that failed with this code.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, ErrorCode::RateLimited | ErrorCode::Unavailable)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let code = Cow::<'de, str>::deserialize(deserializer)?;
+        Ok(ErrorCode::from_wire(&code))
+    }
+}
+
+impl PartialSchema for ErrorCode {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some(
+                "Machine-readable error code. Clients must treat codes they do not know as a \
+                 generic error of the response's HTTP status: new codes may be added without a \
+                 new API version.",
+            ))
+            .enum_values(Some(ErrorCode::KNOWN.iter().map(|c| c.as_str().to_owned())))
+            .examples([serde_json::json!("profile_not_found")])
+            .into()
+    }
+}
+
+impl ToSchema for ErrorCode {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("ErrorCode")
+    }
+}
+
+/// The body of every error response: `{"error": "<human message>", "error_code": "<code>"}`.
+///
+/// ```
+/// use appzone_contract::{ErrorBody, ErrorCode};
+/// let body = ErrorBody::new(ErrorCode::Forbidden, "ask your admin");
+/// assert_eq!(
+///     serde_json::to_string(&body).unwrap(),
+///     r#"{"error":"ask your admin","error_code":"forbidden"}"#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(example = json!({"error": "profile not found", "error_code": "profile_not_found"}))]
+pub struct ErrorBody {
+    /// Human-readable message. Never contains SQL, stack traces, file paths or key material.
+    pub error: String,
+    /// Machine-readable code; see the `ErrorCode` schema.
+    pub error_code: ErrorCode,
+}
+
+impl ErrorBody {
+    /// Builds an error body.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { error: message.into(), error_code: code }
+    }
+}

@@ -1,0 +1,37 @@
+//! The appzone API contract: everything the server and the client must agree on.
+//!
+//! This crate is the single source of truth for the wire format of the appzone API. It holds the
+//! request and response bodies, the error codes and their HTTP statuses, the identifier rules, the
+//! API-key format, the header names, the path templates and the OpenAPI document generated from all
+//! of them. The server routes with these items and the client builds URLs with them, so the two
+//! sides cannot drift apart; a test fails when the checked-in `openapi.json` no longer matches.
+//!
+//! The crate deliberately knows nothing about serving or sending requests: no axum, no reqwest, no
+//! database. It depends on serde, utoipa and a few small helpers only.
+//!
+//! # Example
+//!
+//! ```
+//! use appzone_contract::{paths, ProviderId, RegionId};
+//!
+//! let provider: ProviderId = "aws".parse()?;
+//! let region: RegionId = "us-east-1".parse()?;
+//! assert_eq!(
+//!     paths::list_zones(&provider, &region),
+//!     "/api/v1/providers/aws/regions/us-east-1/zones"
+//! );
+//! # Ok::<(), appzone_contract::IdError>(())
+//! ```
+
+mod api_key;
+mod error;
+pub mod headers;
+mod ids;
+pub mod openapi;
+pub mod paths;
+mod zones;
+
+pub use api_key::{ApiKey, ApiKeyError, KeyId};
+pub use error::{ErrorBody, ErrorCode};
+pub use ids::{IdError, IdKind, ProfileId, ProviderId, RegionId};
+pub use zones::{ZoneList, STATUS_SUCCESS};

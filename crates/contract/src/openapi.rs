@@ -1,0 +1,242 @@
+//! The OpenAPI 3.1 document of the API, generated from this crate's types.
+//!
+//! The two functions [`list_zones`] and [`delete_application_profile`] are never called: they
+//! carry the `#[utoipa::path]` description of each operation. The server registers its handlers
+//! under these same descriptions (utoipa-axum's `routes!` finds `__path_list_zones` and
+//! `__path_delete_application_profile` through a re-export), so a route cannot exist without its
+//! documentation and the documentation cannot describe a route the server does not have.
+//!
+//! `openapi.json` at the workspace root is [`document_json`]'s output, checked in; `cargo xtask
+//! openapi` regenerates it and a test fails when it is stale.
+
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::{ErrorBody, ErrorCode, ProfileId, ProviderId, RegionId, ZoneList};
+
+/// Name of the security scheme in the document.
+pub const SECURITY_SCHEME: &str = "apiKey";
+/// Tag of the zone operations.
+pub const TAG_ZONES: &str = "zones";
+/// Tag of the profile operations.
+pub const TAG_PROFILES: &str = "profiles";
+
+/// The generated document as a data structure.
+pub fn document() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+/// The generated document as it is checked in: pretty JSON with a trailing newline.
+///
+/// ```
+/// let json = appzone_contract::openapi::document_json();
+/// assert!(json.contains("\"listZones\""));
+/// assert!(json.ends_with("}\n"));
+/// ```
+pub fn document_json() -> String {
+    // Serializing a document built from static data cannot fail; a failure is a bug in utoipa.
+    let mut json = serde_json::to_string_pretty(&document())
+        .unwrap_or_else(|err| panic!("the OpenAPI document must serialize: {err}"));
+    json.push('\n');
+    json
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "appzone API",
+        version = "1.0.0",
+        description = "List the zones of a cloud provider's region, and delete an organization's \
+application profiles.\n\n\
+## Authentication\n\n\
+Every operation needs an API key in the `X-API-KEY` header. Keys look like \
+`apz_<key_id>_<secret>` and belong to one organization with a role, `admin` or `member`. \
+**The key is checked before anything else**: a request without a valid key gets 401 whatever \
+its path parameters are. A missing, empty or blank header gives `missing_api_key`; an unknown, \
+malformed (for example `Bearer <key>`) or revoked key gives `invalid_api_key`.\n\n\
+## Errors\n\n\
+Every error response, whatever its cause (including unknown routes, wrong methods, timeouts and \
+overload), has the content type `application/json` and the body \
+`{\"error\": \"<human message>\", \"error_code\": \"<code>\"}`. Branch on `error_code`, never on \
+the message. Codes may be added; treat an unknown code like the HTTP status it came with. \
+The one exception is 431 (request headers too large), which the HTTP layer answers before the \
+service sees the request.\n\n\
+## Request ids\n\n\
+Every response carries `X-Request-Id`. Send your own (1 to 128 characters of \
+`[A-Za-z0-9._:-]`) to have it echoed; otherwise the service makes one. Quote it when reporting \
+a problem: it ties the response to the server's log.\n\n\
+## Limits\n\n\
+Requests may be rate limited per key and per client address (429 with `Retry-After`), and are \
+shed with 503 `unavailable` and `Retry-After` when the service is overloaded or its database \
+is unreachable. Both are safe to retry after the indicated delay.",
+        license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
+        contact(name = "appzone maintainers", url = "https://github.com/appzone/appzone")
+    ),
+    servers(
+        (
+            url = "{base_url}",
+            description = "An appzone deployment. Paths below include the `/api/v1` version prefix.",
+            variables(
+                ("base_url" = (
+                    default = "http://127.0.0.1:8080",
+                    description = "Scheme, host and port of the deployment, without a trailing slash."
+                ))
+            )
+        )
+    ),
+    paths(list_zones, delete_application_profile),
+    components(schemas(ZoneList, ErrorBody, ErrorCode, ProviderId, RegionId, ProfileId)),
+    modifiers(&SecurityAddon),
+    security(("apiKey" = [])),
+    tags(
+        (name = "zones", description = "Availability zones of cloud provider regions, from the \
+service's catalog of providers, regions and zones."),
+        (name = "profiles", description = "Application profiles of the caller's organization.")
+    )
+)]
+struct ApiDoc;
+
+struct SecurityAddon;
+
+impl Modify for SecurityAddon {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            SECURITY_SCHEME,
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-API-KEY",
+                "API key of the form `apz_<key_id>_<secret>`, issued by an operator with \
+                 `appzone-server key create`. The key belongs to one organization and has the \
+                 role `admin` or `member`.",
+            ))),
+        );
+    }
+}
+
+/// Description of the zone listing. Never called; see the module docs.
+#[utoipa::path(
+    get,
+    path = "/api/v1/providers/{providerId}/regions/{regionId}/zones",
+    operation_id = "listZones",
+    tag = "zones",
+    summary = "List the zones of a provider's region",
+    description = "Returns the availability zones of one region of one cloud provider, in catalog \
+order. Both admin and member keys may call it.\n\n\
+Checks happen in this order: API key (401), then `providerId` (400 `invalid_provider` when \
+malformed or unknown), then `regionId` (400 `invalid_region` when malformed, 404 \
+`region_not_found` when well-formed but unknown for that provider). A known region without zones \
+answers 200 with an empty `data` array.\n\n\
+Path segments are percent-decoded before validation and matched exactly (case-sensitive).\n\n\
+The answer carries a weak `ETag` computed over provider, region and zones (not over the \
+per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back in \
+`If-None-Match` to get 304 with no body while the zones are unchanged.",
+    params(
+        ("providerId" = ProviderId, Path, description = "Provider identifier, for example `aws`, `gcp` or `azure`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
+        ("regionId" = RegionId, Path, description = "Region identifier within the provider, for example `us-east-1`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
+        ("If-None-Match" = Option<String>, Header, nullable = false, description = "An `ETag` from an earlier answer; a match gives 304.", example = "W/\"6c1e0f7a2b9d4e11\""),
+        ("X-Request-Id" = Option<String>, Header, nullable = false, description = "Optional caller request id (1 to 128 characters of `[A-Za-z0-9._:-]`), echoed in the `X-Request-Id` response header and the body's `id`.", example = "checkout-7f3a")
+    ),
+    responses(
+        (status = 200, description = "The region's zones. `id` equals the `X-Request-Id` header.", body = ZoneList,
+            headers(
+                ("ETag" = String, description = "Weak validator over provider, region and zones, for `If-None-Match`."),
+                ("Cache-Control" = String, description = "Always `private, max-age=60`."),
+                ("X-Request-Id" = String, description = "The request id.")
+            )),
+        (status = 304, description = "Not modified: the `If-None-Match` value matches the current `ETag`. No body.",
+            headers(
+                ("ETag" = String, description = "The current validator."),
+                ("Cache-Control" = String, description = "Always `private, max-age=60`."),
+                ("X-Request-Id" = String, description = "The request id.")
+            )),
+        (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. `invalid_region`: the region id is malformed.", body = ErrorBody,
+            headers(("X-Request-Id" = String, description = "The request id.")),
+            examples(
+                ("invalid_provider" = (summary = "Unknown or malformed provider", value = json!({"error": "unknown provider: no provider has the id \"aws2\"", "error_code": "invalid_provider"}))),
+                ("invalid_region" = (summary = "Malformed region id", value = json!({"error": "invalid region id: region id may contain only lowercase ASCII letters, digits and '-'; found 'E' at position 3", "error_code": "invalid_region"})))
+            )),
+        (status = 401, description = "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, malformed or revoked key. Checked before the path parameters.", body = ErrorBody,
+            headers(("X-Request-Id" = String, description = "The request id.")),
+            examples(
+                ("missing_api_key" = (summary = "No key sent", value = json!({"error": "missing API key: send it in the X-API-KEY header", "error_code": "missing_api_key"}))),
+                ("invalid_api_key" = (summary = "Unknown or revoked key", value = json!({"error": "invalid API key", "error_code": "invalid_api_key"})))
+            )),
+        (status = 404, description = "`region_not_found`: the region id is well-formed but the provider has no such region.", body = ErrorBody,
+            headers(("X-Request-Id" = String, description = "The request id.")),
+            example = json!({"error": "region not found: aws has no region \"us-east-9\"", "error_code": "region_not_found"})),
+        (status = 429, description = "`rate_limited`: too many requests for this key or client address. Retry after `Retry-After` seconds.", body = ErrorBody,
+            headers(
+                ("Retry-After" = u32, description = "Seconds to wait before retrying."),
+                ("X-Request-Id" = String, description = "The request id.")
+            ),
+            example = json!({"error": "rate limit exceeded, retry later", "error_code": "rate_limited"})),
+        (status = 500, description = "`internal_error`: a bug. Details are only in the server log, under the request id.", body = ErrorBody,
+            headers(("X-Request-Id" = String, description = "The request id.")),
+            example = json!({"error": "internal error; quote the request id when reporting it", "error_code": "internal_error"})),
+        (status = 503, description = "`unavailable`: the service is overloaded, timed out, or cannot reach its database. Safe to retry after `Retry-After` seconds.", body = ErrorBody,
+            headers(
+                ("Retry-After" = u32, description = "Seconds to wait before retrying."),
+                ("X-Request-Id" = String, description = "The request id.")
+            ),
+            example = json!({"error": "service temporarily unavailable, retry later", "error_code": "unavailable"}))
+    ),
+    security(("apiKey" = []))
+)]
+pub fn list_zones() {}
+
+/// Description of the profile deletion. Never called; see the module docs.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/applications/profiles/{profileId}",
+    operation_id = "deleteApplicationProfile",
+    tag = "profiles",
+    summary = "Delete an application profile",
+    description = "Deletes one application profile of the caller's organization. Only keys with \
+the `admin` role may delete.\n\n\
+Checks happen in this order: API key (401); then the profile: one that does not exist, is \
+already deleted, or belongs to **another organization** answers 404 `profile_not_found`, \
+exactly like a missing one, so the existence of other tenants' profiles is never revealed; a \
+malformed `profileId` cannot exist and also answers 404. Then the role: a `member` key gets 403 \
+`forbidden` (with a message to contact the organization admin). An `admin` key gets 204.\n\n\
+A 204 means the deletion is committed durably. Of two concurrent deletions of one profile, \
+exactly one gets 204 and the other 404; repeating a deletion answers 404. Deleted profiles are \
+kept as tombstones for a retention period (30 days by default) during which an operator can \
+restore them; every deletion is recorded in an audit log with the key id and request id.",
+    params(
+        ("profileId" = ProfileId, Path, description = "Application profile identifier, for example `prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2`. Pattern `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`; a value outside it answers 404."),
+        ("X-Request-Id" = Option<String>, Header, nullable = false, description = "Optional caller request id (1 to 128 characters of `[A-Za-z0-9._:-]`), echoed in the `X-Request-Id` response header and recorded in the audit log.", example = "cleanup-job-42")
+    ),
+    responses(
+        (status = 204, description = "Deleted and committed durably. No body.",
+            headers(("X-Request-Id" = String, description = "The request id."))),
+        (status = 401, description = "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, malformed or revoked key. Checked before the profile id.", body = ErrorBody,
+            headers(("X-Request-Id" = String, description = "The request id.")),
+            examples(
+                ("missing_api_key" = (summary = "No key sent", value = json!({"error": "missing API key: send it in the X-API-KEY header", "error_code": "missing_api_key"}))),
+                ("invalid_api_key" = (summary = "Unknown or revoked key", value = json!({"error": "invalid API key", "error_code": "invalid_api_key"})))
+            )),
+        (status = 403, description = "`forbidden`: the key's role (`member`) may not delete profiles. Contact the organization admin.", body = ErrorBody,
+            headers(("X-Request-Id" = String, description = "The request id.")),
+            example = json!({"error": "your role may not delete application profiles; contact your organization admin", "error_code": "forbidden"})),
+        (status = 404, description = "`profile_not_found`: no such profile in the caller's organization (absent, already deleted, malformed id, or another organization's).", body = ErrorBody,
+            headers(("X-Request-Id" = String, description = "The request id.")),
+            example = json!({"error": "application profile not found", "error_code": "profile_not_found"})),
+        (status = 429, description = "`rate_limited`: too many requests for this key or client address. Retry after `Retry-After` seconds.", body = ErrorBody,
+            headers(
+                ("Retry-After" = u32, description = "Seconds to wait before retrying."),
+                ("X-Request-Id" = String, description = "The request id.")
+            ),
+            example = json!({"error": "rate limit exceeded, retry later", "error_code": "rate_limited"})),
+        (status = 500, description = "`internal_error`: a bug. Details are only in the server log, under the request id.", body = ErrorBody,
+            headers(("X-Request-Id" = String, description = "The request id.")),
+            example = json!({"error": "internal error; quote the request id when reporting it", "error_code": "internal_error"})),
+        (status = 503, description = "`unavailable`: the service is overloaded, timed out, or cannot reach its database; nothing was deleted. Safe to retry after `Retry-After` seconds.", body = ErrorBody,
+            headers(
+                ("Retry-After" = u32, description = "Seconds to wait before retrying."),
+                ("X-Request-Id" = String, description = "The request id.")
+            ),
+            example = json!({"error": "service temporarily unavailable, retry later", "error_code": "unavailable"}))
+    ),
+    security(("apiKey" = []))
+)]
+pub fn delete_application_profile() {}

@@ -1,0 +1,119 @@
+//! Path templates of the two operations, and functions that build and parse concrete paths.
+//!
+//! Templates use the `{name}` syntax shared by OpenAPI and axum 0.8, so the server routes with the
+//! same constants the document publishes.
+
+use std::borrow::Cow;
+
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, CONTROLS};
+
+use crate::{ProfileId, ProviderId, RegionId};
+
+/// Prefix of every versioned API path.
+pub const API_PREFIX: &str = "/api/v1";
+
+/// Template of the zone listing (`GET`).
+pub const LIST_ZONES: &str = "/api/v1/providers/{providerId}/regions/{regionId}/zones";
+
+/// Template of the profile deletion (`DELETE`).
+pub const DELETE_PROFILE: &str = "/api/v1/applications/profiles/{profileId}";
+
+/// Characters escaped inside one path segment: everything but RFC 3986 unreserved characters.
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'!')
+    .add(b'"')
+    .add(b'#')
+    .add(b'$')
+    .add(b'%')
+    .add(b'&')
+    .add(b'\'')
+    .add(b'(')
+    .add(b')')
+    .add(b'*')
+    .add(b'+')
+    .add(b',')
+    .add(b'/')
+    .add(b':')
+    .add(b';')
+    .add(b'<')
+    .add(b'=')
+    .add(b'>')
+    .add(b'?')
+    .add(b'@')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+fn encode(segment: &str) -> impl std::fmt::Display + '_ {
+    utf8_percent_encode(segment, SEGMENT)
+}
+
+/// The concrete path listing the zones of `provider`/`region`.
+///
+/// ```
+/// use appzone_contract::paths;
+/// let p = paths::list_zones(&"gcp".parse()?, &"europe-west1".parse()?);
+/// assert_eq!(p, "/api/v1/providers/gcp/regions/europe-west1/zones");
+/// # Ok::<(), appzone_contract::IdError>(())
+/// ```
+pub fn list_zones(provider: &ProviderId, region: &RegionId) -> String {
+    format!(
+        "{API_PREFIX}/providers/{}/regions/{}/zones",
+        encode(provider.as_str()),
+        encode(region.as_str())
+    )
+}
+
+/// The concrete path deleting profile `id`.
+///
+/// ```
+/// use appzone_contract::paths;
+/// assert_eq!(
+///     paths::delete_profile(&"prof_1".parse()?),
+///     "/api/v1/applications/profiles/prof_1"
+/// );
+/// # Ok::<(), appzone_contract::IdError>(())
+/// ```
+pub fn delete_profile(id: &ProfileId) -> String {
+    format!("{API_PREFIX}/applications/profiles/{}", encode(id.as_str()))
+}
+
+/// Percent-decodes one raw path segment. `None` when the bytes are not valid UTF-8 (`%FF`), which
+/// callers treat as a malformed identifier.
+///
+/// ```
+/// use appzone_contract::paths::decode_segment;
+/// assert_eq!(decode_segment("a%2Fb").as_deref(), Some("a/b"));
+/// assert_eq!(decode_segment("%FF"), None);
+/// ```
+pub fn decode_segment(raw: &str) -> Option<Cow<'_, str>> {
+    percent_decode_str(raw).decode_utf8().ok()
+}
+
+/// Splits a concrete path into the raw (still percent-encoded) segments that fill `template`'s
+/// `{placeholders}`, in order. `None` when the path does not have the template's shape.
+///
+/// ```
+/// use appzone_contract::paths::{match_template, LIST_ZONES};
+/// let raw = match_template(LIST_ZONES, "/api/v1/providers/aws/regions/us-east-1/zones");
+/// assert_eq!(raw, Some(vec!["aws", "us-east-1"]));
+/// ```
+pub fn match_template<'p>(template: &str, path: &'p str) -> Option<Vec<&'p str>> {
+    let mut wanted = template.split('/');
+    let mut given = path.split('/');
+    let mut captures = Vec::new();
+    loop {
+        match (wanted.next(), given.next()) {
+            (None, None) => return Some(captures),
+            (Some(w), Some(g)) if w.starts_with('{') && w.ends_with('}') => captures.push(g),
+            (Some(w), Some(g)) if w == g => {}
+            _ => return None,
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Developer tasks: `cargo xtask <task>`. Run `cargo xtask help` for the list.
+//!
+//! Tasks shell out to cargo and npx; they never need a running server or database, except the
+//! test suite, which finds PostgreSQL through `APPZONE_TEST_POSTGRES_URL` when it is set.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const HELP: &str = "\
+cargo xtask <task>
+
+Tasks:
+  openapi            regenerate openapi.json from the contract crate
+  openapi --check    fail if openapi.json differs from the contract crate
+  lint-spec          lint openapi.json with Redocly CLI (installed from npm if needed)
+  ci                 everything CI runs: fmt, clippy, tests, openapi --check, lint-spec
+";
+
+/// Redocly CLI version used by `lint-spec`; pinned so the lint result does not change under us.
+const REDOCLY: &str = "@redocly/cli@2.77.0";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match args.as_slice() {
+        ["openapi"] => openapi(false),
+        ["openapi", "--check"] => openapi(true),
+        ["lint-spec"] => lint_spec(),
+        ["ci"] => ci(),
+        [] | ["help"] | ["--help"] | ["-h"] => {
+            print!("{HELP}");
+            Ok(())
+        }
+        other => Err(format!("unknown task {other:?}\n\n{HELP}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn openapi(check: bool) -> Result<(), String> {
+    let path = root().join("openapi.json");
+    let fresh = appzone_contract::openapi::document_json();
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    if current == fresh {
+        println!("openapi.json is up to date");
+        return Ok(());
+    }
+    if check {
+        return Err(
+            "openapi.json is stale: the contract crate changed. Run `cargo xtask openapi` and \
+             commit openapi.json."
+                .to_owned(),
+        );
+    }
+    std::fs::write(&path, fresh).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
+fn run(program: &str, args: &[&str]) -> Result<(), String> {
+    eprintln!("$ {program} {}", args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` failed ({status})", args.join(" ")))
+    }
+}
+
+fn lint_spec() -> Result<(), String> {
+    run(
+        "npx",
+        &["--yes", REDOCLY, "lint", "--format", "stylish", "--max-problems", "200", "openapi.json"],
+    )
+}
+
+fn ci() -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    run(&cargo, &["fmt", "--all", "--check"])?;
+    run(&cargo, &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"])?;
+    run(&cargo, &["test", "--workspace", "--locked"])?;
+    openapi(true)?;
+    lint_spec()?;
+    println!("ci: all checks passed");
+    Ok(())
+}
