@@ -1,1 +1,5 @@
-fn main() {}
+//! `appzone-server`: see `appzone-server --help`.
+
+fn main() -> std::process::ExitCode {
+    appzone_server::cli::main()
+}

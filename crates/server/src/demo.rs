@@ -1,0 +1,86 @@
+//! `serve --demo`: a working first run.
+//!
+//! Ensures an organization `demo`, issues a fresh admin key and member key (revoking the ones a
+//! previous demo run issued, since only their digests were kept), creates two profiles, and
+//! returns ready-to-paste `curl` lines whose expected statuses are labelled.
+
+use appzone_contract::{paths, ProfileId};
+
+use crate::model::{OrgId, Role};
+use crate::storage::{Store, StoreError};
+
+const DEMO_ORG: &str = "demo";
+const ADMIN_NAME: &str = "demo-admin";
+const MEMBER_NAME: &str = "demo-member";
+
+/// What a demo run created.
+#[derive(Debug)]
+pub struct Demo {
+    /// A key with role `admin`.
+    pub admin_key: String,
+    /// A key with role `member`.
+    pub member_key: String,
+    /// A live profile for the 204 example.
+    pub deletable: ProfileId,
+    /// A live profile for the 403 example.
+    pub kept: ProfileId,
+}
+
+/// Seeds the demo organization; see the module docs.
+pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
+    let org: OrgId = DEMO_ORG.parse().map_err(StoreError::Invalid)?;
+    if !store.org_exists(&org).await? {
+        store.create_org(&org, "Demo organization").await?;
+    }
+    for key in store.list_keys(&org).await? {
+        if key.revoked_at.is_none() && (key.name == ADMIN_NAME || key.name == MEMBER_NAME) {
+            store.revoke_key(&key.key_id).await?;
+        }
+    }
+    let admin = store.create_key(&org, Role::Admin, ADMIN_NAME).await?;
+    let member = store.create_key(&org, Role::Member, MEMBER_NAME).await?;
+    let deletable = store
+        .create_profile(&org, "Demo profile to delete", None)
+        .await?;
+    let kept = store
+        .create_profile(&org, "Demo profile a member cannot delete", None)
+        .await?;
+    Ok(Demo {
+        admin_key: admin.expose_secret().to_owned(),
+        member_key: member.expose_secret().to_owned(),
+        deletable,
+        kept,
+    })
+}
+
+impl Demo {
+    /// Labelled `curl` lines against `base_url`.
+    pub fn curl_lines(&self, base_url: &str) -> String {
+        let zones = "/api/v1/providers/aws/regions/us-east-1/zones";
+        let delete = paths::delete_profile(&self.deletable);
+        let forbidden = paths::delete_profile(&self.kept);
+        let missing = "/api/v1/applications/profiles/prof_does_not_exist";
+        debug_assert_eq!(
+            Ok(zones.to_owned()),
+            "aws"
+                .parse()
+                .and_then(|p| Ok(paths::list_zones(&p, &"us-east-1".parse()?)))
+        );
+        format!(
+            "demo organization \"{DEMO_ORG}\" is ready\n\
+             admin key:  {admin}\n\
+             member key: {member}\n\
+             \n\
+             # 200: list the zones of aws/us-east-1\n\
+             curl -i -H 'X-API-KEY: {member}' {base_url}{zones}\n\
+             # 204: an admin deletes a profile\n\
+             curl -i -X DELETE -H 'X-API-KEY: {admin}' {base_url}{delete}\n\
+             # 403: a member may not delete\n\
+             curl -i -X DELETE -H 'X-API-KEY: {member}' {base_url}{forbidden}\n\
+             # 404: no such profile\n\
+             curl -i -X DELETE -H 'X-API-KEY: {admin}' {base_url}{missing}\n",
+            admin = self.admin_key,
+            member = self.member_key,
+        )
+    }
+}

@@ -1,0 +1,117 @@
+//! appzone-server: the appzone API over SQLite or PostgreSQL, and its operator CLI.
+//!
+//! Code map (see `docs/ARCHITECTURE.md`):
+//! - [`serve`]: the accept loop; a request enters here.
+//! - [`http`]: routing, middleware, handlers; [`http::auth`] authorizes, [`http::error`] is the
+//!   one place errors become the contract's body.
+//! - [`storage`]: the only module with SQL; knows no HTTP.
+//! - [`catalog`]: the in-memory zone snapshot and the catalog file format.
+//! - [`keys`]: API-key digests, verification and its cache.
+//! - [`cli`]: the `appzone-server` command line.
+
+pub mod catalog;
+pub mod cli;
+pub mod demo;
+pub mod http;
+pub mod keys;
+pub mod model;
+pub mod serve;
+pub mod storage;
+
+use std::time::Duration;
+
+use axum::body::Bytes;
+use tokio::task::JoinHandle;
+
+use catalog::file::CatalogFile;
+use catalog::Catalog;
+use http::ops::OpenApiJson;
+use http::AppState;
+use keys::KeyVerifier;
+use storage::{Store, StoreError};
+
+/// Behaviour settings of the service (not of the listener).
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// How long key lookups are cached; revocation takes effect within it.
+    pub key_cache_ttl: Duration,
+    /// How often the catalog version is polled.
+    pub catalog_refresh: Duration,
+    /// How long deleted profiles stay restorable.
+    pub tombstone_retention: Duration,
+    /// How often expired tombstones are purged.
+    pub purge_interval: Duration,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        Self {
+            key_cache_ttl: Duration::from_secs(10),
+            catalog_refresh: Duration::from_secs(2),
+            tombstone_retention: Duration::from_secs(30 * 24 * 3600),
+            purge_interval: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// Applies migrations and loads the built-in catalog into an empty one.
+pub async fn prepare(store: &Store) -> Result<(), StoreError> {
+    store.migrate().await?;
+    if store.seed_catalog_if_empty(&CatalogFile::builtin()).await? {
+        tracing::info!("loaded the built-in catalog into the empty database");
+    }
+    Ok(())
+}
+
+/// A ready service: the router and its background tasks (stopped when this is dropped).
+#[derive(Debug)]
+pub struct Service {
+    /// The application, ready for [`serve::serve`].
+    pub router: axum::Router,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// Builds the service on a prepared store and starts its background tasks.
+pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, StoreError> {
+    let catalog = Catalog::load(&store).await?;
+    let state = AppState {
+        keys: KeyVerifier::new(store.clone(), config.key_cache_ttl),
+        catalog: catalog.clone(),
+        openapi: OpenApiJson(Bytes::from(appzone_contract::openapi::document_json())),
+        store: store.clone(),
+    };
+    let refresher = tokio::spawn(catalog.refresh_forever(store.clone(), config.catalog_refresh));
+    let purger = tokio::spawn(purge_forever(
+        store,
+        config.tombstone_retention,
+        config.purge_interval,
+    ));
+    Ok(Service {
+        router: http::router(state),
+        tasks: vec![refresher, purger],
+    })
+}
+
+async fn purge_forever(store: Store, retention: Duration, interval: Duration) {
+    let mut tick = tokio::time::interval(interval);
+    loop {
+        tick.tick().await;
+        let retention_ms = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
+        match store
+            .purge_tombstones(model::now_ms().saturating_sub(retention_ms))
+            .await
+        {
+            Ok(0) => {}
+            Ok(purged) => tracing::info!(purged, "purged expired profile tombstones"),
+            Err(err) => tracing::warn!(error = %err, "tombstone purge failed; will retry"),
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The accept loop: hyper with a header-read timeout, `TCP_NODELAY`, and a bounded drain.
+//!
+//! `axum::serve` sets no hyper timer, so hyper's header-read timeout is silently off and a
+//! client that never finishes its request head holds a connection forever. This loop sets the
+//! timer and the timeout explicitly, disables Nagle's algorithm on every connection, hands the
+//! peer address to the app (`ConnectInfo`), and on shutdown stops accepting, lets in-flight
+//! requests finish, and gives up on stragglers after a deadline.
+
+use std::future::Future;
+
+use std::time::Duration;
+
+use axum::extract::{ConnectInfo, Request};
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tower::ServiceExt;
+
+/// Connection-level settings.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Longest time a client may take to send its request head.
+    pub header_read_timeout: Duration,
+    /// Longest time in-flight requests get to finish after shutdown starts.
+    pub drain_timeout: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            header_read_timeout: Duration::from_secs(10),
+            drain_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then drains.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()>,
+    options: ServeOptions,
+) {
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout);
+    builder.http2().timer(TokioTimer::new());
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(err) => {
+                    // Usually EMFILE: back off instead of spinning.
+                    tracing::warn!(error = %err, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        if let Err(err) = stream.set_nodelay(true) {
+            tracing::debug!(error = %err, "cannot set TCP_NODELAY");
+        }
+        let service = app
+            .clone()
+            .map_request(move |mut request: Request<Incoming>| {
+                request.extensions_mut().insert(ConnectInfo(peer));
+                request
+            });
+        let connection = builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service))
+            .into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::debug!(error = %err, %peer, "connection ended with an error");
+            }
+        });
+    }
+
+    drop(listener);
+    tracing::info!("shutting down: no new connections, draining in-flight requests");
+    tokio::select! {
+        () = graceful.shutdown() => tracing::info!("all connections drained"),
+        () = tokio::time::sleep(options.drain_timeout) => {
+            tracing::warn!(timeout = ?options.drain_timeout, "drain deadline passed; closing remaining connections");
+        }
+    }
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("received Ctrl-C"),
+        () = terminate => tracing::info!("received SIGTERM"),
+    }
+}

@@ -1,0 +1,125 @@
+//! Classification of database errors, done where each error happens.
+
+use sqlx::error::DatabaseError;
+
+/// A storage failure, classified for the caller.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database cannot be reached or is too busy right now; retrying later may work.
+    #[error("database unavailable: {0}")]
+    Unavailable(#[source] sqlx::Error),
+    /// The operation conflicts with existing data (an id already taken).
+    #[error("{0}")]
+    Conflict(String),
+    /// A named thing the operation needs does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The input is not acceptable.
+    #[error("{0}")]
+    Invalid(String),
+    /// Stored data breaks an invariant of this program.
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    /// Migrations failed.
+    #[error("database migration failed: {0}")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+    /// Any other database error: a bug or a schema mismatch, not a transient condition.
+    #[error("database error: {0}")]
+    Database(#[source] sqlx::Error),
+}
+
+impl StoreError {
+    pub(super) fn connect(err: sqlx::Error) -> Self {
+        match err {
+            sqlx::Error::Configuration(_) => {
+                StoreError::Invalid(format!("bad database URL: {err}"))
+            }
+            other => classify(other),
+        }
+    }
+
+    pub(super) fn migrate(err: sqlx::migrate::MigrateError) -> Self {
+        match err {
+            sqlx::migrate::MigrateError::Execute(inner) if is_transient(&inner) => {
+                StoreError::Unavailable(inner)
+            }
+            other => StoreError::Migrate(other),
+        }
+    }
+
+    /// Whether the failure is transient (the HTTP layer answers 503 and clients may retry).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable(_))
+    }
+}
+
+/// Whether an error means "the database is unreachable or busy", not "the query is wrong".
+fn is_transient(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::Protocol(_) => true,
+        sqlx::Error::Database(db) => is_transient_db(db.as_ref()),
+        _ => false,
+    }
+}
+
+fn is_transient_db(db: &dyn DatabaseError) -> bool {
+    let Some(code) = db.code() else { return false };
+    // SQLite: SQLITE_BUSY (5), SQLITE_LOCKED (6) and their extended codes, SQLITE_IOERR (10),
+    // SQLITE_FULL (13), SQLITE_CANTOPEN (14).
+    if let Ok(n) = code.parse::<i32>() {
+        return matches!(n & 0xff, 5 | 6 | 10 | 13 | 14);
+    }
+    // PostgreSQL SQLSTATE: connection exceptions (08), insufficient resources (53), operator
+    // intervention such as shutdown (57P), serialization failure and deadlock (40).
+    code.starts_with("08")
+        || code.starts_with("53")
+        || code.starts_with("57P")
+        || code.starts_with("40")
+}
+
+fn classify(err: sqlx::Error) -> StoreError {
+    if is_transient(&err) {
+        StoreError::Unavailable(err)
+    } else {
+        StoreError::Database(err)
+    }
+}
+
+/// Error mapping at the call site.
+pub(super) trait ResultExt<T> {
+    /// Transient errors become `Unavailable`, everything else `Database`.
+    fn classify(self) -> Result<T, StoreError>;
+    /// A unique-constraint violation becomes `Conflict` with the given message.
+    fn on_unique(self, message: impl FnOnce() -> String) -> Result<T, StoreError>;
+    /// A foreign-key violation becomes `NotFound` with the given message.
+    fn on_foreign_key(self, message: impl FnOnce() -> String) -> Result<T, StoreError>;
+}
+
+impl<T> ResultExt<T> for Result<T, sqlx::Error> {
+    fn classify(self) -> Result<T, StoreError> {
+        self.map_err(classify)
+    }
+
+    fn on_unique(self, message: impl FnOnce() -> String) -> Result<T, StoreError> {
+        self.map_err(|err| match &err {
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                StoreError::Conflict(message())
+            }
+            _ => classify(err),
+        })
+    }
+
+    fn on_foreign_key(self, message: impl FnOnce() -> String) -> Result<T, StoreError> {
+        self.map_err(|err| match &err {
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
+                StoreError::NotFound(message())
+            }
+            _ => classify(err),
+        })
+    }
+}

@@ -1,0 +1,634 @@
+//! Storage: one interface over SQLite (embedded default) and PostgreSQL (several replicas).
+//!
+//! Both backends go through sqlx's `Any` driver with runtime-checked queries, so every query is
+//! written once and the build needs no live database. SQL uses `$n` placeholders, which both
+//! SQLite and PostgreSQL understand; each backend has its own migration directory because a few
+//! column types differ. Errors are classified where they happen: "the database is unreachable or
+//! busy" becomes [`StoreError::Unavailable`] (the HTTP layer answers 503), a broken invariant
+//! stays [`StoreError::Database`] (500), and the conflicts an operator can cause are named.
+//!
+//! Architecture invariant: this module knows nothing about HTTP.
+
+mod errors;
+
+use std::sync::Once;
+use std::time::Duration;
+
+use appzone_contract::{ApiKey, ProfileId};
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Executor, Row};
+
+use crate::catalog::file::{CatalogFile, ProviderEntry, RegionEntry};
+use crate::keys::digest_hex;
+use crate::model::{now_ms, KeyInfo, KeyRecord, OrgId, ProfileInfo, Role};
+use errors::ResultExt;
+pub use errors::StoreError;
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+/// Which database a [`Store`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Embedded SQLite file (WAL, `synchronous=FULL`).
+    Sqlite,
+    /// PostgreSQL server.
+    Postgres,
+}
+
+/// Connection-pool settings.
+#[derive(Debug, Clone)]
+pub struct PoolSettings {
+    /// Most connections held open.
+    pub max_connections: u32,
+    /// How long a query waits for a connection before the database counts as unavailable.
+    pub acquire_timeout: Duration,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        Self {
+            max_connections: 8,
+            acquire_timeout: Duration::from_secs(3),
+        }
+    }
+}
+
+/// Result of a delete attempt by an admin key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    /// The profile was live in the caller's organization and is now a committed tombstone.
+    Deleted,
+    /// Absent, already deleted, or another organization's.
+    NotFound,
+}
+
+/// Handle on the database. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+impl Store {
+    /// Connects to `url` (`sqlite://file.db` or `postgres://...`), creating a SQLite file when
+    /// missing. Does not run migrations; see [`Store::migrate`].
+    pub async fn connect(url: &str, settings: &PoolSettings) -> Result<Self, StoreError> {
+        static DRIVERS: Once = Once::new();
+        DRIVERS.call_once(sqlx::any::install_default_drivers);
+
+        let (backend, url) = normalize_url(url)?;
+        let options = AnyPoolOptions::new()
+            .max_connections(settings.max_connections)
+            .min_connections(0)
+            .acquire_timeout(settings.acquire_timeout)
+            .idle_timeout(Duration::from_secs(300));
+        let options = match backend {
+            // Per-connection settings; journal_mode=WAL is persistent but cheap to restate.
+            // synchronous=FULL makes every commit durable before we answer 204.
+            Backend::Sqlite => options.after_connect(|conn, _meta| {
+                Box::pin(async move {
+                    conn.execute(
+                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+                         PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+                    )
+                    .await
+                    .map(|_| ())
+                })
+            }),
+            Backend::Postgres => options,
+        };
+        let pool = options.connect(&url).await.map_err(StoreError::connect)?;
+        Ok(Self { pool, backend })
+    }
+
+    /// Which backend this store uses.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Applies the embedded migrations of this backend.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        let migrator = match self.backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator.run(&self.pool).await.map_err(StoreError::migrate)
+    }
+
+    /// Cheap round trip, for `/readyz`.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.pool.execute("SELECT 1").await.map(|_| ()).classify()
+    }
+
+    /// Pool usage: (connections open, idle connections), for metrics.
+    pub fn pool_usage(&self) -> (u32, usize) {
+        (self.pool.size(), self.pool.num_idle())
+    }
+
+    /// Closes the pool, waiting for checked-out connections to come back.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// The raw pool, for tests that read tables directly.
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    // ---- organizations -------------------------------------------------------------------
+
+    /// Creates an organization. [`StoreError::Conflict`] when the id exists.
+    pub async fn create_org(&self, id: &OrgId, name: &str) -> Result<(), StoreError> {
+        sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3)")
+            .bind(id.as_str())
+            .bind(name)
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await
+            .on_unique(|| format!("organization {id} already exists"))?;
+        Ok(())
+    }
+
+    /// Whether the organization exists.
+    pub async fn org_exists(&self, id: &OrgId) -> Result<bool, StoreError> {
+        let row = sqlx::query("SELECT 1 FROM organizations WHERE id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .classify()?;
+        Ok(row.is_some())
+    }
+
+    async fn require_org(&self, id: &OrgId) -> Result<(), StoreError> {
+        if self.org_exists(id).await? {
+            Ok(())
+        } else {
+            Err(StoreError::NotFound(format!(
+                "organization {id} does not exist"
+            )))
+        }
+    }
+
+    // ---- API keys ------------------------------------------------------------------------
+
+    /// Creates a key for an existing organization and returns it; only its digest is stored.
+    pub async fn create_key(
+        &self,
+        org: &OrgId,
+        role: Role,
+        name: &str,
+    ) -> Result<ApiKey, StoreError> {
+        self.require_org(org).await?;
+        let key = ApiKey::generate();
+        sqlx::query(
+            "INSERT INTO api_keys (key_id, org_id, role, name, digest, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(key.key_id().as_str())
+        .bind(org.as_str())
+        .bind(role.as_str())
+        .bind(name)
+        .bind(digest_hex(key.expose_secret()))
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await
+        .on_foreign_key(|| format!("organization {org} does not exist"))?;
+        Ok(key)
+    }
+
+    /// The live (not revoked) key with this id, if any.
+    pub async fn find_active_key(&self, key_id: &str) -> Result<Option<KeyRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT key_id, org_id, role, digest FROM api_keys \
+             WHERE key_id = $1 AND revoked_at IS NULL",
+        )
+        .bind(key_id)
+        .fetch_optional(&self.pool)
+        .await
+        .classify()?;
+        row.map(|row| {
+            Ok(KeyRecord {
+                key_id: row.try_get("key_id").classify()?,
+                org_id: row.try_get("org_id").classify()?,
+                role: parse_role(&row)?,
+                digest: row.try_get("digest").classify()?,
+            })
+        })
+        .transpose()
+    }
+
+    /// The organization's keys, oldest first, revoked ones included.
+    pub async fn list_keys(&self, org: &OrgId) -> Result<Vec<KeyInfo>, StoreError> {
+        self.require_org(org).await?;
+        let rows = sqlx::query(
+            "SELECT key_id, role, name, created_at, revoked_at FROM api_keys \
+             WHERE org_id = $1 ORDER BY created_at, key_id",
+        )
+        .bind(org.as_str())
+        .fetch_all(&self.pool)
+        .await
+        .classify()?;
+        rows.iter()
+            .map(|row| {
+                Ok(KeyInfo {
+                    key_id: row.try_get("key_id").classify()?,
+                    role: parse_role(row)?,
+                    name: row.try_get("name").classify()?,
+                    created_at: row.try_get("created_at").classify()?,
+                    revoked_at: row.try_get("revoked_at").classify()?,
+                })
+            })
+            .collect()
+    }
+
+    /// Revokes a key. [`StoreError::NotFound`] when no live key has this id.
+    pub async fn revoke_key(&self, key_id: &str) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE api_keys SET revoked_at = $1 WHERE key_id = $2 AND revoked_at IS NULL",
+        )
+        .bind(now_ms())
+        .bind(key_id)
+        .execute(&self.pool)
+        .await
+        .classify()?;
+        if done.rows_affected() == 1 {
+            Ok(())
+        } else {
+            Err(StoreError::NotFound(format!(
+                "no active key has the id {key_id:?}"
+            )))
+        }
+    }
+
+    // ---- application profiles ------------------------------------------------------------
+
+    /// Creates a profile; a new id is `prof_` + ULID unless one is given.
+    pub async fn create_profile(
+        &self,
+        org: &OrgId,
+        name: &str,
+        id: Option<ProfileId>,
+    ) -> Result<ProfileId, StoreError> {
+        self.require_org(org).await?;
+        let id = match id {
+            Some(id) => id,
+            None => ProfileId::new(format!("prof_{}", ulid::Ulid::new()))
+                .map_err(|e| StoreError::Invalid(e.to_string()))?,
+        };
+        sqlx::query("INSERT INTO profiles (id, org_id, name, created_at) VALUES ($1, $2, $3, $4)")
+            .bind(id.as_str())
+            .bind(org.as_str())
+            .bind(name)
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await
+            .on_unique(|| format!("a profile with the id {id} already exists"))?;
+        Ok(id)
+    }
+
+    /// The organization's live profiles, or its tombstones when `deleted` is true.
+    pub async fn list_profiles(
+        &self,
+        org: &OrgId,
+        deleted: bool,
+    ) -> Result<Vec<ProfileInfo>, StoreError> {
+        self.require_org(org).await?;
+        let sql = if deleted {
+            "SELECT id, name, created_at, deleted_at FROM profiles \
+             WHERE org_id = $1 AND deleted_at IS NOT NULL ORDER BY deleted_at, id"
+        } else {
+            "SELECT id, name, created_at, deleted_at FROM profiles \
+             WHERE org_id = $1 AND deleted_at IS NULL ORDER BY created_at, id"
+        };
+        let rows = sqlx::query(sql)
+            .bind(org.as_str())
+            .fetch_all(&self.pool)
+            .await
+            .classify()?;
+        rows.iter()
+            .map(|row| {
+                Ok(ProfileInfo {
+                    id: row.try_get("id").classify()?,
+                    name: row.try_get("name").classify()?,
+                    created_at: row.try_get("created_at").classify()?,
+                    deleted_at: row.try_get("deleted_at").classify()?,
+                })
+            })
+            .collect()
+    }
+
+    /// Whether `id` is a live profile of `org`.
+    pub async fn live_profile_exists(&self, id: &ProfileId, org: &str) -> Result<bool, StoreError> {
+        let row = sqlx::query(
+            "SELECT 1 FROM profiles WHERE id = $1 AND org_id = $2 AND deleted_at IS NULL",
+        )
+        .bind(id.as_str())
+        .bind(org)
+        .fetch_optional(&self.pool)
+        .await
+        .classify()?;
+        Ok(row.is_some())
+    }
+
+    /// Turns a live profile of `org` into a tombstone and writes the audit record, in one
+    /// committed transaction. Of concurrent calls for one profile exactly one sees `Deleted`:
+    /// the conditional `UPDATE` is the arbiter on both backends.
+    pub async fn delete_profile(
+        &self,
+        id: &ProfileId,
+        org: &str,
+        key_id: &str,
+        request_id: &str,
+    ) -> Result<DeleteOutcome, StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await.classify()?;
+        let done = sqlx::query(
+            "UPDATE profiles SET deleted_at = $1 \
+             WHERE id = $2 AND org_id = $3 AND deleted_at IS NULL",
+        )
+        .bind(now)
+        .bind(id.as_str())
+        .bind(org)
+        .execute(&mut *tx)
+        .await
+        .classify()?;
+        if done.rows_affected() != 1 {
+            tx.rollback().await.classify()?;
+            return Ok(DeleteOutcome::NotFound);
+        }
+        audit(&mut tx, id.as_str(), org, "delete", key_id, request_id, now).await?;
+        tx.commit().await.classify()?;
+        Ok(DeleteOutcome::Deleted)
+    }
+
+    /// Restores a tombstone. [`StoreError::NotFound`] when `id` is not a deleted profile.
+    pub async fn restore_profile(&self, id: &ProfileId) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await.classify()?;
+        let row = sqlx::query(
+            "UPDATE profiles SET deleted_at = NULL WHERE id = $1 AND deleted_at IS NOT NULL \
+             RETURNING org_id",
+        )
+        .bind(id.as_str())
+        .fetch_optional(&mut *tx)
+        .await
+        .classify()?;
+        let Some(row) = row else {
+            return Err(StoreError::NotFound(format!(
+                "no deleted profile has the id {id}"
+            )));
+        };
+        let org: String = row.try_get("org_id").classify()?;
+        audit(
+            &mut tx,
+            id.as_str(),
+            &org,
+            "restore",
+            "operator",
+            "cli",
+            now_ms(),
+        )
+        .await?;
+        tx.commit().await.classify()
+    }
+
+    /// Purges tombstones deleted before `cutoff_ms`; returns how many.
+    pub async fn purge_tombstones(&self, cutoff_ms: i64) -> Result<u64, StoreError> {
+        let mut tx = self.pool.begin().await.classify()?;
+        let now = now_ms();
+        let purged = sqlx::query(
+            "INSERT INTO profile_audit (profile_id, org_id, action, key_id, request_id, at) \
+             SELECT id, org_id, 'purge', 'retention', 'purge', $1 FROM profiles \
+             WHERE deleted_at IS NOT NULL AND deleted_at < $2",
+        )
+        .bind(now)
+        .bind(cutoff_ms)
+        .execute(&mut *tx)
+        .await
+        .classify()?;
+        sqlx::query("DELETE FROM profiles WHERE deleted_at IS NOT NULL AND deleted_at < $1")
+            .bind(cutoff_ms)
+            .execute(&mut *tx)
+            .await
+            .classify()?;
+        tx.commit().await.classify()?;
+        Ok(purged.rows_affected())
+    }
+
+    // ---- zone catalog --------------------------------------------------------------------
+
+    /// The catalog's version: it increases with every change.
+    pub async fn catalog_version(&self) -> Result<i64, StoreError> {
+        sqlx::query("SELECT version FROM catalog_meta WHERE singleton = 1")
+            .fetch_one(&self.pool)
+            .await
+            .and_then(|row| row.try_get("version"))
+            .classify()
+    }
+
+    /// The whole catalog with its version, read in one transaction.
+    pub async fn load_catalog(&self) -> Result<(i64, CatalogFile), StoreError> {
+        let mut tx = self.pool.begin().await.classify()?;
+        let version: i64 = sqlx::query("SELECT version FROM catalog_meta WHERE singleton = 1")
+            .fetch_one(&mut *tx)
+            .await
+            .and_then(|row| row.try_get("version"))
+            .classify()?;
+        let providers = sqlx::query("SELECT id, name FROM catalog_providers ORDER BY position")
+            .fetch_all(&mut *tx)
+            .await
+            .classify()?;
+        let regions = sqlx::query(
+            "SELECT provider_id, id, name FROM catalog_regions ORDER BY provider_id, position",
+        )
+        .fetch_all(&mut *tx)
+        .await
+        .classify()?;
+        let zones = sqlx::query(
+            "SELECT provider_id, region_id, zone FROM catalog_zones \
+             ORDER BY provider_id, region_id, position",
+        )
+        .fetch_all(&mut *tx)
+        .await
+        .classify()?;
+        tx.commit().await.classify()?;
+        Ok((version, assemble_catalog(&providers, &regions, &zones)?))
+    }
+
+    /// Replaces the whole catalog atomically and bumps its version.
+    pub async fn replace_catalog(&self, catalog: &CatalogFile) -> Result<i64, StoreError> {
+        let mut tx = self.pool.begin().await.classify()?;
+        let version = replace_catalog_in(&mut tx, catalog).await?;
+        tx.commit().await.classify()?;
+        Ok(version)
+    }
+
+    /// Loads `catalog` when the catalog is empty (never imported); returns whether it did.
+    pub async fn seed_catalog_if_empty(&self, catalog: &CatalogFile) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await.classify()?;
+        // Claim the seed by moving version 0 to 1 first: of concurrent replicas starting on an
+        // empty database only one sees a row updated, the others wait and then see none.
+        let claimed = sqlx::query("UPDATE catalog_meta SET version = 1 WHERE version = 0")
+            .execute(&mut *tx)
+            .await
+            .classify()?;
+        if claimed.rows_affected() == 0 {
+            tx.rollback().await.classify()?;
+            return Ok(false);
+        }
+        replace_catalog_in(&mut tx, catalog).await?;
+        tx.commit().await.classify()?;
+        Ok(true)
+    }
+}
+
+async fn audit(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    profile_id: &str,
+    org: &str,
+    action: &str,
+    key_id: &str,
+    request_id: &str,
+    at: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO profile_audit (profile_id, org_id, action, key_id, request_id, at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(profile_id)
+    .bind(org)
+    .bind(action)
+    .bind(key_id)
+    .bind(request_id)
+    .bind(at)
+    .execute(&mut **tx)
+    .await
+    .classify()?;
+    Ok(())
+}
+
+async fn replace_catalog_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    catalog: &CatalogFile,
+) -> Result<i64, StoreError> {
+    // Zones and regions go with their provider (ON DELETE CASCADE), but delete explicitly so
+    // the statement order does not depend on foreign-key enforcement being on.
+    for table in ["catalog_zones", "catalog_regions", "catalog_providers"] {
+        sqlx::query(&format!("DELETE FROM {table}"))
+            .execute(&mut **tx)
+            .await
+            .classify()?;
+    }
+    for (p_pos, provider) in catalog.providers.iter().enumerate() {
+        sqlx::query("INSERT INTO catalog_providers (id, name, position) VALUES ($1, $2, $3)")
+            .bind(provider.id.as_str())
+            .bind(&provider.name)
+            .bind(position(p_pos))
+            .execute(&mut **tx)
+            .await
+            .classify()?;
+        for (r_pos, region) in provider.regions.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO catalog_regions (provider_id, id, name, position) \
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(provider.id.as_str())
+            .bind(region.id.as_str())
+            .bind(&region.name)
+            .bind(position(r_pos))
+            .execute(&mut **tx)
+            .await
+            .classify()?;
+            for (z_pos, zone) in region.zones.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO catalog_zones (provider_id, region_id, position, zone) \
+                     VALUES ($1, $2, $3, $4)",
+                )
+                .bind(provider.id.as_str())
+                .bind(region.id.as_str())
+                .bind(position(z_pos))
+                .bind(zone)
+                .execute(&mut **tx)
+                .await
+                .classify()?;
+            }
+        }
+    }
+    sqlx::query(
+        "UPDATE catalog_meta SET version = version + 1, updated_at = $1 WHERE singleton = 1 \
+         RETURNING version",
+    )
+    .bind(now_ms())
+    .fetch_one(&mut **tx)
+    .await
+    .and_then(|row| row.try_get("version"))
+    .classify()
+}
+
+fn position(index: usize) -> i64 {
+    i64::try_from(index).unwrap_or(i64::MAX)
+}
+
+fn parse_role(row: &AnyRow) -> Result<Role, StoreError> {
+    let role: String = row.try_get("role").classify()?;
+    role.parse().map_err(StoreError::Corrupt)
+}
+
+fn assemble_catalog(
+    providers: &[AnyRow],
+    regions: &[AnyRow],
+    zones: &[AnyRow],
+) -> Result<CatalogFile, StoreError> {
+    let corrupt = |e: appzone_contract::IdError| StoreError::Corrupt(format!("catalog: {e}"));
+    let mut out = Vec::with_capacity(providers.len());
+    for row in providers {
+        let id: String = row.try_get("id").classify()?;
+        let mut entry = ProviderEntry {
+            id: id.parse().map_err(corrupt)?,
+            name: row.try_get("name").classify()?,
+            regions: Vec::new(),
+        };
+        for region in regions {
+            if region.try_get::<String, _>("provider_id").classify()? != id {
+                continue;
+            }
+            let region_id: String = region.try_get("id").classify()?;
+            let mut zone_names = Vec::new();
+            for zone in zones {
+                if zone.try_get::<String, _>("provider_id").classify()? == id
+                    && zone.try_get::<String, _>("region_id").classify()? == region_id
+                {
+                    zone_names.push(zone.try_get("zone").classify()?);
+                }
+            }
+            entry.regions.push(RegionEntry {
+                id: region_id.parse().map_err(corrupt)?,
+                name: region.try_get("name").classify()?,
+                zones: zone_names,
+            });
+        }
+        out.push(entry);
+    }
+    Ok(CatalogFile { providers: out })
+}
+
+/// Splits a database URL into its backend and the URL sqlx should use. SQLite files are
+/// created when missing (`mode=rwc`) unless the URL sets a mode.
+fn normalize_url(url: &str) -> Result<(Backend, String), StoreError> {
+    if url.starts_with("sqlite:") {
+        let url = if url.contains("mode=") {
+            url.to_owned()
+        } else if url.contains('?') {
+            format!("{url}&mode=rwc")
+        } else {
+            format!("{url}?mode=rwc")
+        };
+        Ok((Backend::Sqlite, url))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok((Backend::Postgres, url.to_owned()))
+    } else {
+        Err(StoreError::Invalid(
+            "database URL must start with sqlite:// or postgres://".to_owned(),
+        ))
+    }
+}
