@@ -86,14 +86,34 @@ fn run(program: &str, args: &[&str]) -> Result<(), String> {
 fn lint_spec() -> Result<(), String> {
     run(
         "npx",
-        &["--yes", REDOCLY, "lint", "--format", "stylish", "--max-problems", "200", "openapi.json"],
+        &[
+            "--yes",
+            REDOCLY,
+            "lint",
+            "--format",
+            "stylish",
+            "--max-problems",
+            "200",
+            "openapi.json",
+        ],
     )
 }
 
 fn ci() -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     run(&cargo, &["fmt", "--all", "--check"])?;
-    run(&cargo, &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"])?;
+    run(
+        &cargo,
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
     run(&cargo, &["test", "--workspace", "--locked"])?;
     openapi(true)?;
     lint_spec()?;

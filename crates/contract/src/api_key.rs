@@ -85,7 +85,10 @@ impl ApiKey {
     pub fn generate() -> Self {
         let key_id = Alphanumeric.sample_string(&mut OsRng, KEY_ID_LEN);
         let secret = Alphanumeric.sample_string(&mut OsRng, SECRET_LEN);
-        Self { full: format!("{PREFIX}{key_id}_{secret}"), key_id: KeyId(key_id) }
+        Self {
+            full: format!("{PREFIX}{key_id}_{secret}"),
+            key_id: KeyId(key_id),
+        }
     }
 
     /// The public key id.
@@ -112,7 +115,10 @@ impl FromStr for ApiKey {
         if !is_base62(secret) {
             return Err(ApiKeyError::Malformed);
         }
-        Ok(Self { full: s.to_owned(), key_id })
+        Ok(Self {
+            full: s.to_owned(),
+            key_id,
+        })
     }
 }
 

@@ -187,6 +187,9 @@ pub struct ErrorBody {
 impl ErrorBody {
     /// Builds an error body.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { error: message.into(), error_code: code }
+        Self {
+            error: message.into(),
+            error_code: code,
+        }
     }
 }

@@ -102,14 +102,23 @@ fn validate(kind: IdKind, value: &str) -> Result<(), IdError> {
         return Err(IdError::Empty { kind });
     };
     if len > rules.max_len {
-        return Err(IdError::TooLong { kind, max: rules.max_len, len });
+        return Err(IdError::TooLong {
+            kind,
+            max: rules.max_len,
+            len,
+        });
     }
     if !first.is_ascii() || !(rules.first)(first as u8) {
         return Err(IdError::BadFirst { kind, found: first });
     }
     for (position, found) in value.chars().enumerate().skip(1) {
         if !found.is_ascii() || !(rules.extra)(found as u8) {
-            return Err(IdError::BadChar { kind, allowed: rules.allowed, found, position });
+            return Err(IdError::BadChar {
+                kind,
+                allowed: rules.allowed,
+                found,
+                position,
+            });
         }
     }
     Ok(())

@@ -89,7 +89,10 @@ fn id_errors_say_what_is_wrong() {
 fn ids_deserialize_only_when_valid() {
     assert!(serde_json::from_str::<ProviderId>("\"aws\"").is_ok());
     assert!(serde_json::from_str::<ProviderId>("\"AWS\"").is_err());
-    assert_eq!(serde_json::to_string(&profile("p1").unwrap()).unwrap(), "\"p1\"");
+    assert_eq!(
+        serde_json::to_string(&profile("p1").unwrap()).unwrap(),
+        "\"p1\""
+    );
 }
 
 #[test]
@@ -110,7 +113,10 @@ fn error_codes_round_trip_and_map_to_the_contract_statuses() {
 fn unknown_error_codes_deserialize_to_other_and_serialize_back_unchanged() {
     let body: ErrorBody =
         serde_json::from_str(r#"{"error":"slow down","error_code":"quota_exceeded"}"#).unwrap();
-    assert_eq!(body.error_code, ErrorCode::Other("quota_exceeded".to_owned()));
+    assert_eq!(
+        body.error_code,
+        ErrorCode::Other("quota_exceeded".to_owned())
+    );
     assert_eq!(
         serde_json::to_string(&body).unwrap(),
         r#"{"error":"slow down","error_code":"quota_exceeded"}"#
@@ -134,7 +140,10 @@ fn bodies_serialize_as_the_contract_shows() {
 fn zone_list_decodes_tolerantly() {
     let list: ZoneList = serde_json::from_str(r#"{"data":[]}"#).unwrap();
     assert!(list.data.is_empty() && list.id.is_empty() && list.status.is_empty());
-    assert!(serde_json::from_str::<ZoneList>(r#"{"id":"x"}"#).is_err(), "data is required");
+    assert!(
+        serde_json::from_str::<ZoneList>(r#"{"id":"x"}"#).is_err(),
+        "data is required"
+    );
 }
 
 #[test]
@@ -184,9 +193,18 @@ fn path_templates_match_the_document() {
 fn paths_escape_and_decode_segments() {
     assert_eq!(paths::decode_segment("us%2Deast"), Some("us-east".into()));
     assert_eq!(paths::decode_segment("%ff"), None);
-    assert_eq!(paths::match_template(paths::DELETE_PROFILE, "/api/v1/applications/profiles/"), Some(vec![""]));
-    assert_eq!(paths::match_template(paths::DELETE_PROFILE, "/api/v1/applications/profiles/a/b"), None);
-    assert_eq!(paths::match_template(paths::LIST_ZONES, "/api/v2/providers/a/regions/b/zones"), None);
+    assert_eq!(
+        paths::match_template(paths::DELETE_PROFILE, "/api/v1/applications/profiles/"),
+        Some(vec![""])
+    );
+    assert_eq!(
+        paths::match_template(paths::DELETE_PROFILE, "/api/v1/applications/profiles/a/b"),
+        None
+    );
+    assert_eq!(
+        paths::match_template(paths::LIST_ZONES, "/api/v2/providers/a/regions/b/zones"),
+        None
+    );
 }
 
 fn provider_or_region_id() -> impl Strategy<Value = String> {
