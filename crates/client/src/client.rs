@@ -1,0 +1,561 @@
+//! The client and its builder.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use appzone_contract::headers::{is_valid_request_id, API_KEY, REQUEST_ID};
+use appzone_contract::{paths, ErrorBody, ProfileId, ProviderId, RegionId, ZoneList};
+use http::header::{ACCEPT, USER_AGENT};
+use http::{HeaderValue, Method, StatusCode};
+
+use crate::error::{ApiError, DecodeError, DisplayDuration};
+use crate::retry::{is_retryable_status, retry_after};
+use crate::{request_id, Error, IntoApiKey, IntoId, RetryPolicy};
+
+/// The `User-Agent` the client sends unless told otherwise: `appzone-client/<version>`.
+pub const DEFAULT_USER_AGENT: &str = concat!("appzone-client/", env!("CARGO_PKG_VERSION"));
+
+/// The default request timeout: 30 seconds per attempt, from connecting to the last body byte.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The default connect timeout: 5 seconds.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The most body bytes the client reads from one answer (4 MiB). A longer success body is a
+/// [`Error::Decode`]; a longer error body is cut (its excerpt is all the client keeps anyway).
+const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// The most characters of a body quoted in an error.
+const EXCERPT_CHARS: usize = 200;
+
+/// An async client of the appzone API.
+///
+/// Cheap to clone (the clones share one connection pool), and safe to share between tasks. Build
+/// one with [`Client::new`] or [`Client::builder`], then call [`list_zones`](Client::list_zones)
+/// or [`delete_profile`](Client::delete_profile).
+///
+/// `Debug` shows the base URL and the settings, never the API key.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), appzone_client::Error> {
+/// let client = appzone_client::Client::new("http://127.0.0.1:8080", "apz_...")?;
+/// let zones = client.list_zones("aws", "us-east-1").await?;
+/// println!("{}", zones.data.join(", "));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    /// The base URL without a trailing slash; contract paths start with `/`.
+    base_url: String,
+    /// Marked sensitive.
+    api_key: HeaderValue,
+    user_agent: HeaderValue,
+    timeout: Duration,
+    retry: RetryPolicy,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.inner.base_url)
+            .field("api_key", &"<redacted>")
+            .field("user_agent", &self.inner.user_agent)
+            .field("timeout", &self.inner.timeout)
+            .field("retry", &self.inner.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client of the API at `base_url` (such as `http://127.0.0.1:8080`, or
+    /// `https://example.com/appzone` behind a path prefix) with the default settings.
+    ///
+    /// Fails with [`Error::InvalidArgument`] when the base URL is not an `http` or `https` URL
+    /// (or carries credentials, a query or a fragment), or when the key is blank or cannot be
+    /// sent in an HTTP header. The error never contains the key.
+    pub fn new(base_url: impl Into<String>, api_key: impl IntoApiKey) -> Result<Self, Error> {
+        Self::builder(base_url, api_key).build()
+    }
+
+    /// A builder, to change the timeouts, the retry policy, the user agent or the HTTP client.
+    pub fn builder(base_url: impl Into<String>, api_key: impl IntoApiKey) -> ClientBuilder {
+        ClientBuilder {
+            base_url: base_url.into(),
+            api_key: Secret(api_key.into_secret()),
+            timeout: DEFAULT_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            retry: RetryPolicy::default(),
+            user_agent: None,
+            http: None,
+        }
+    }
+
+    /// The base URL requests go to, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.inner.base_url
+    }
+
+    /// The request timeout of each attempt.
+    pub fn timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
+    /// The retry policy.
+    pub fn retry_policy(&self) -> &RetryPolicy {
+        &self.inner.retry
+    }
+
+    /// Lists the zones of `region` of `provider`, in catalog order (`GET`).
+    ///
+    /// `provider` and `region` are [`ProviderId`]/[`RegionId`] values or strings; a string that
+    /// breaks the identifier rule fails with [`Error::InvalidArgument`] before any request is
+    /// sent. A region without zones gives an empty list.
+    ///
+    /// Retried on connect failures and on 429, 502, 503 and 504 (see [`RetryPolicy`]). The
+    /// answer is read tolerantly: `id`, `message` and `status` may be missing (they are then
+    /// empty), so other implementations of the interface work too.
+    ///
+    /// Typical errors: 400 `invalid_provider` (unknown provider), 404 `region_not_found`
+    /// ([`Error::is_not_found`]), 401 ([`Error::is_unauthorized`]).
+    pub async fn list_zones(
+        &self,
+        provider: impl IntoId<ProviderId>,
+        region: impl IntoId<RegionId>,
+    ) -> Result<ZoneList, Error> {
+        let provider = provider
+            .into_id()
+            .map_err(|e| Error::invalid("argument", e))?;
+        let region = region
+            .into_id()
+            .map_err(|e| Error::invalid("argument", e))?;
+        let answer = self
+            .call(Method::GET, &paths::list_zones(&provider, &region))
+            .await?;
+        if !answer.status.is_success() {
+            return Err(answer.into_api_error());
+        }
+        if answer.truncated {
+            let reason = format!("the body is longer than {MAX_BODY_BYTES} bytes");
+            return Err(answer.into_decode_error(reason));
+        }
+        match serde_json::from_slice::<ZoneList>(&answer.body) {
+            Ok(list) => Ok(list),
+            Err(e) => Err(answer.into_decode_error(format!("not a zone list: {e}"))),
+        }
+    }
+
+    /// Deletes the application profile `id` (`DELETE`). `Ok(())` means the server answered 2xx
+    /// (the contract's 204): the delete is committed.
+    ///
+    /// `id` is a [`ProfileId`] or a string. **A malformed id is answered locally:** no profile
+    /// can have it, and the contract answers it with 404 `profile_not_found`, so the client
+    /// returns [`Error::ProfileNotFound`] without sending a request, and
+    /// [`Error::is_not_found`] is true just as for the server's answer.
+    ///
+    /// Retried on connect failures only: a 429, a 503 or a timeout is returned at once, because
+    /// the server may have acted on the request. Deleting twice is harmless (the second delete
+    /// answers 404), so a caller may retry after [`Error::is_retryable`] errors itself.
+    ///
+    /// Typical errors: 404 `profile_not_found` ([`Error::is_not_found`]; also for another
+    /// organization's profile), 403 `forbidden` for a `member` key ([`Error::is_forbidden`]).
+    pub async fn delete_profile(&self, id: impl IntoId<ProfileId>) -> Result<(), Error> {
+        let id = id
+            .into_id()
+            .map_err(|source| Error::ProfileNotFound { source })?;
+        let answer = self
+            .call(Method::DELETE, &paths::delete_profile(&id))
+            .await?;
+        if answer.status.is_success() {
+            Ok(())
+        } else {
+            Err(answer.into_api_error())
+        }
+    }
+
+    /// Sends one call, retrying as the policy and the method allow, and reads the final answer.
+    async fn call(&self, method: Method, path: &str) -> Result<Answer, Error> {
+        let url = format!("{}{}", self.inner.base_url, path);
+        let request_id = request_id::generate();
+        let request_id_value =
+            HeaderValue::from_str(&request_id).map_err(|e| Error::invalid("request id", e))?;
+        let policy = &self.inner.retry;
+        let mut attempt = 1;
+        loop {
+            let result = self
+                .attempt(&method, &url, &request_id, &request_id_value)
+                .await;
+            let may_retry = match &result {
+                Err(Error::Connect { .. }) => true,
+                Ok(answer) => method == Method::GET && is_retryable_status(answer.status),
+                Err(_) => false,
+            };
+            let delay = match &result {
+                _ if !may_retry || attempt >= policy.max_attempts() => None,
+                Ok(answer) => policy.delay(attempt, answer.retry_after),
+                Err(_) => policy.delay(attempt, None),
+            };
+            match delay {
+                Some(delay) => {
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+                None => {
+                    return result.map(|mut answer| {
+                        answer.attempts = attempt;
+                        answer
+                    })
+                }
+            }
+        }
+    }
+
+    /// One attempt: send the request and read the answer's body.
+    async fn attempt(
+        &self,
+        method: &Method,
+        url: &str,
+        request_id: &str,
+        request_id_value: &HeaderValue,
+    ) -> Result<Answer, Error> {
+        let inner = &self.inner;
+        let failed = |source: reqwest::Error| {
+            let (method, url, request_id) = (method.clone(), url.to_owned(), request_id.to_owned());
+            if source.is_builder() {
+                Error::invalid("request", source)
+            } else if source.is_connect() {
+                Error::Connect {
+                    method,
+                    url,
+                    request_id,
+                    source,
+                }
+            } else if source.is_timeout() {
+                Error::Timeout {
+                    method,
+                    url,
+                    timeout: inner.timeout,
+                    request_id,
+                    source,
+                }
+            } else {
+                Error::Transport {
+                    method,
+                    url,
+                    request_id,
+                    source,
+                }
+            }
+        };
+        let mut response = inner
+            .http
+            .request(method.clone(), url)
+            .header(API_KEY, inner.api_key.clone())
+            .header(REQUEST_ID, request_id_value.clone())
+            .header(USER_AGENT, inner.user_agent.clone())
+            .header(ACCEPT, HeaderValue::from_static("application/json"))
+            .timeout(inner.timeout)
+            .send()
+            .await
+            .map_err(failed)?;
+        let status = response.status();
+        let headers = std::mem::take(response.headers_mut());
+        let mut body = Vec::new();
+        let mut truncated = false;
+        while let Some(chunk) = response.chunk().await.map_err(failed)? {
+            let room = MAX_BODY_BYTES - body.len();
+            if chunk.len() > room {
+                body.extend_from_slice(&chunk[..room]);
+                truncated = true;
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let answered_id = headers
+            .get(REQUEST_ID)
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| is_valid_request_id(v))
+            .unwrap_or(request_id)
+            .to_owned();
+        Ok(Answer {
+            method: method.clone(),
+            url: url.to_owned(),
+            status,
+            retry_after: retry_after(&headers),
+            request_id: answered_id,
+            body,
+            truncated,
+            attempts: 1,
+        })
+    }
+}
+
+/// A complete answer: status, the parts of the headers the client uses, and the body.
+struct Answer {
+    method: Method,
+    url: String,
+    status: StatusCode,
+    retry_after: Option<Duration>,
+    request_id: String,
+    body: Vec<u8>,
+    truncated: bool,
+    attempts: u32,
+}
+
+impl Answer {
+    fn into_api_error(self) -> Error {
+        let (code, message) = match serde_json::from_slice::<ErrorBody>(&self.body) {
+            Ok(body) => (Some(body.error_code), body.error),
+            Err(_) if self.body.iter().all(u8::is_ascii_whitespace) => {
+                (None, "the answer has no error body".to_owned())
+            }
+            Err(_) => (
+                None,
+                format!("not an appzone error body: {:?}", excerpt(&self.body)),
+            ),
+        };
+        Error::from(ApiError {
+            method: self.method,
+            url: self.url,
+            status: self.status,
+            code,
+            message,
+            request_id: self.request_id,
+            retry_after: self.retry_after,
+            attempts: self.attempts,
+        })
+    }
+
+    fn into_decode_error(self, reason: String) -> Error {
+        Error::Decode(Box::new(DecodeError {
+            body_excerpt: excerpt(&self.body),
+            method: self.method,
+            url: self.url,
+            status: self.status,
+            reason,
+            request_id: self.request_id,
+        }))
+    }
+}
+
+/// The start of a body on one line: at most [`EXCERPT_CHARS`] characters, control characters
+/// replaced by spaces, `…` when cut.
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut chars = text.trim().chars();
+    let mut out: String = chars
+        .by_ref()
+        .take(EXCERPT_CHARS)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if chars.next().is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// A string that `Debug` never shows.
+struct Secret(String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// Builds a [`Client`] with non-default settings. Made by [`Client::builder`].
+///
+/// ```
+/// use std::time::Duration;
+/// use appzone_client::{Client, RetryPolicy};
+///
+/// let client = Client::builder("http://127.0.0.1:8080", "apz_...")
+///     .timeout(Duration::from_secs(10))
+///     .connect_timeout(Duration::from_secs(2))
+///     .retry_policy(RetryPolicy::default().with_max_attempts(5))
+///     .user_agent("inventory-sync/1.4")
+///     .build()?;
+/// assert_eq!(client.timeout(), Duration::from_secs(10));
+/// assert!(!format!("{client:?}").contains("apz_..."));
+/// # Ok::<(), appzone_client::Error>(())
+/// ```
+#[derive(Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ClientBuilder {
+    base_url: String,
+    api_key: Secret,
+    timeout: Duration,
+    connect_timeout: Duration,
+    retry: RetryPolicy,
+    user_agent: Option<String>,
+    http: Option<reqwest::Client>,
+}
+
+impl ClientBuilder {
+    /// The timeout of each attempt, from connecting until the last byte of the answer
+    /// (default [`DEFAULT_TIMEOUT`]). It applies to a custom [`reqwest::Client`] too.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The connect timeout (default [`DEFAULT_CONNECT_TIMEOUT`]). Ignored with a custom
+    /// [`reqwest::Client`], which keeps its own.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The retry policy (default [`RetryPolicy::default`]: 3 attempts).
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The `User-Agent` header (default [`DEFAULT_USER_AGENT`]). Include your application's
+    /// name and version, it helps the operators.
+    pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.user_agent = Some(user_agent.into());
+        self
+    }
+
+    /// Sends requests with this [`reqwest::Client`] instead of one the builder makes (to share a
+    /// connection pool, or to set proxies and root certificates).
+    ///
+    /// The builder's own client does not follow redirects, because a redirect to another host
+    /// would carry the `X-API-KEY` header there; configure yours the same way
+    /// (`redirect(reqwest::redirect::Policy::none())`). The connect timeout of the builder does
+    /// not apply to it; the request timeout does.
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http = Some(client);
+        self
+    }
+
+    /// Builds the client. See [`Client::new`] for the errors.
+    pub fn build(self) -> Result<Client, Error> {
+        let base_url = parse_base_url(&self.base_url)?;
+        let key = self.api_key.0;
+        if key.trim().is_empty() {
+            return Err(Error::invalid("API key", "it is empty"));
+        }
+        let mut api_key = HeaderValue::from_str(&key).map_err(|_| {
+            Error::invalid(
+                "API key",
+                "it contains characters that cannot be sent in an HTTP header",
+            )
+        })?;
+        api_key.set_sensitive(true);
+        let user_agent = self.user_agent.as_deref().unwrap_or(DEFAULT_USER_AGENT);
+        let user_agent =
+            HeaderValue::from_str(user_agent).map_err(|e| Error::invalid("user agent", e))?;
+        let http = match self.http {
+            Some(http) => http,
+            None => reqwest::Client::builder()
+                .connect_timeout(self.connect_timeout)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| Error::invalid("HTTP client", e))?,
+        };
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http,
+                base_url,
+                api_key,
+                user_agent,
+                timeout: self.timeout,
+                retry: self.retry,
+            }),
+        })
+    }
+}
+
+/// Checks a base URL and returns it without a trailing slash.
+fn parse_base_url(raw: &str) -> Result<String, Error> {
+    let url = reqwest::Url::parse(raw.trim()).map_err(|e| Error::invalid("base URL", e))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(Error::invalid(
+            "base URL",
+            "the scheme must be http or https",
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(Error::invalid(
+            "base URL",
+            "it must not contain credentials (the API key goes in X-API-KEY)",
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(Error::invalid(
+            "base URL",
+            "it must not have a query or a fragment",
+        ));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+impl fmt::Display for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "appzone client for {} (timeout {}, {} attempts)",
+            self.inner.base_url,
+            DisplayDuration(self.inner.timeout),
+            self.inner.retry.max_attempts()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_are_checked_and_normalized() {
+        let ok = |raw: &str| parse_base_url(raw).ok();
+        assert_eq!(
+            ok("http://127.0.0.1:8080").as_deref(),
+            Some("http://127.0.0.1:8080")
+        );
+        assert_eq!(
+            ok("http://127.0.0.1:8080/").as_deref(),
+            Some("http://127.0.0.1:8080")
+        );
+        assert_eq!(
+            ok("https://h.example/appzone/").as_deref(),
+            Some("https://h.example/appzone")
+        );
+        assert_eq!(
+            ok(" http://h.example ").as_deref(),
+            Some("http://h.example")
+        );
+        for bad in [
+            "",
+            "127.0.0.1:8080",
+            "ftp://h",
+            "http://u:p@h",
+            "http://h/?x=1",
+            "http://h/#f",
+        ] {
+            assert!(ok(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn excerpts_are_short_single_lines() {
+        assert_eq!(
+            excerpt(b"  <h1>Bad\nGateway</h1>\r\n"),
+            "<h1>Bad Gateway</h1>"
+        );
+        let long = "x".repeat(500);
+        let cut = excerpt(long.as_bytes());
+        assert_eq!(cut.chars().count(), EXCERPT_CHARS + 1);
+        assert!(cut.ends_with('…'));
+        assert_eq!(excerpt(&[0xff, b'a']), "\u{fffd}a");
+    }
+}

@@ -1,0 +1,12 @@
+//! The client's test suite, one binary: calls and errors (`api`), the retry matrix and timeouts
+//! (`retries`), key redaction (`secrets`) and the `appzone` command line (`cli`), all against a
+//! scripted server on 127.0.0.1 (`support`).
+
+// Tests may panic on anything unexpected; that is how they fail.
+#![allow(clippy::unwrap_used)]
+
+mod api;
+mod cli;
+mod retries;
+mod secrets;
+mod support;

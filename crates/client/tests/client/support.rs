@@ -1,0 +1,236 @@
+//! A scripted HTTP server on 127.0.0.1: it answers each attempt with the next scripted reply
+//! (repeating the last one) and records what it received.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use appzone_client::{Client, IntoApiKey, RetryPolicy};
+use appzone_contract::headers::REQUEST_ID;
+use appzone_contract::ApiKey;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use axum::Router;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use tokio::net::TcpListener;
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    status: StatusCode,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    body: String,
+    delay: Option<Duration>,
+    echo_request_id: bool,
+}
+
+impl Reply {
+    /// A reply with this status and an empty body.
+    pub fn status(status: u16) -> Self {
+        Self {
+            status: StatusCode::from_u16(status).unwrap(),
+            headers: Vec::new(),
+            body: String::new(),
+            delay: None,
+            echo_request_id: true,
+        }
+    }
+
+    /// A JSON reply.
+    pub fn json(status: u16, body: serde_json::Value) -> Self {
+        Self::status(status)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+    }
+
+    /// A reply with a raw body.
+    pub fn text(status: u16, content_type: &str, body: &str) -> Self {
+        Self::status(status)
+            .header("content-type", content_type)
+            .body(body.to_owned())
+    }
+
+    /// The contract's zone list.
+    pub fn zones(zones: &[&str]) -> Self {
+        Self::json(
+            200,
+            serde_json::json!({
+                "data": zones,
+                "id": "srv-id",
+                "message": format!("{} zones in aws/us-east-1", zones.len()),
+                "status": "success",
+            }),
+        )
+    }
+
+    /// The contract's error body.
+    pub fn error(status: u16, code: &str, message: &str) -> Self {
+        Self::json(
+            status,
+            serde_json::json!({"error": message, "error_code": code}),
+        )
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((
+            HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            HeaderValue::from_str(value).unwrap(),
+        ));
+        if HeaderName::from_bytes(name.as_bytes()).unwrap() == REQUEST_ID {
+            self.echo_request_id = false;
+        }
+        self
+    }
+
+    /// Sets the body.
+    pub fn body(mut self, body: String) -> Self {
+        self.body = body;
+        self
+    }
+
+    /// Waits this long before answering.
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay = Some(delay);
+        self
+    }
+
+    /// Does not echo the caller's `X-Request-Id` (by default the server echoes it, as the
+    /// contract's server does).
+    pub fn without_request_id(mut self) -> Self {
+        self.echo_request_id = false;
+        self
+    }
+}
+
+/// What the server received in one attempt.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: Method,
+    pub path: String,
+    pub headers: HeaderMap,
+}
+
+impl Seen {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+struct Shared {
+    script: Vec<Reply>,
+    seen: Mutex<Vec<Seen>>,
+}
+
+/// A running scripted server.
+pub struct Server {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+impl Server {
+    /// Starts on an ephemeral port of 127.0.0.1.
+    pub async fn start(script: Vec<Reply>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::serve(listener, script)
+    }
+
+    /// Starts on `addr`, after `delay` (the port refuses connections until then).
+    pub async fn start_later(addr: SocketAddr, delay: Duration, script: Vec<Reply>) -> Self {
+        let shared = Arc::new(Shared {
+            script,
+            seen: Mutex::new(Vec::new()),
+        });
+        let state = Arc::clone(&shared);
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let listener = TcpListener::bind(addr).await.unwrap();
+            serve(listener, state).await;
+        });
+        Self { addr, shared }
+    }
+
+    fn serve(listener: TcpListener, script: Vec<Reply>) -> Self {
+        assert!(!script.is_empty(), "a script needs at least one reply");
+        let addr = listener.local_addr().unwrap();
+        let shared = Arc::new(Shared {
+            script,
+            seen: Mutex::new(Vec::new()),
+        });
+        tokio::spawn(serve(listener, Arc::clone(&shared)));
+        Self { addr, shared }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// How many requests arrived.
+    pub fn attempts(&self) -> usize {
+        self.shared.seen.lock().unwrap().len()
+    }
+
+    /// The requests that arrived, in order.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.shared.seen.lock().unwrap().clone()
+    }
+}
+
+async fn serve(listener: TcpListener, shared: Arc<Shared>) {
+    let app = Router::new().fallback(answer).with_state(shared);
+    axum::serve(listener, app).await.unwrap();
+}
+
+async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (parts, _body) = request.into_parts();
+    let request_id = parts.headers.get(REQUEST_ID).cloned();
+    let index = {
+        let mut seen = shared.seen.lock().unwrap();
+        seen.push(Seen {
+            method: parts.method,
+            path: parts.uri.path().to_owned(),
+            headers: parts.headers,
+        });
+        seen.len() - 1
+    };
+    let reply = shared.script[index.min(shared.script.len() - 1)].clone();
+    if let Some(delay) = reply.delay {
+        tokio::time::sleep(delay).await;
+    }
+    let mut response = Response::new(Body::from(reply.body));
+    *response.status_mut() = reply.status;
+    for (name, value) in reply.headers {
+        response.headers_mut().append(name, value);
+    }
+    if let (true, Some(id)) = (reply.echo_request_id, request_id) {
+        response.headers_mut().insert(REQUEST_ID, id);
+    }
+    response
+}
+
+/// A port of 127.0.0.1 that refuses connections (it was bound, then released).
+pub async fn closed_port() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    listener.local_addr().unwrap()
+}
+
+/// A fresh API key.
+pub fn key() -> ApiKey {
+    ApiKey::generate()
+}
+
+/// A retry policy with tiny backoffs, so tests are fast.
+pub fn fast_retries() -> RetryPolicy {
+    RetryPolicy::default().with_backoff(Duration::from_millis(1), Duration::from_millis(5))
+}
+
+/// A client of `url` with fast retries and a 5 s timeout.
+pub fn client(url: &str, key: impl IntoApiKey) -> Client {
+    Client::builder(url, key)
+        .retry_policy(fast_retries())
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap()
+}
