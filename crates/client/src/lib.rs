@@ -43,7 +43,8 @@
 //! One [`Error`] type separates an answer of the API ([`Error::Api`], with the HTTP status, the
 //! [`ErrorCode`] (unknown codes arrive as [`ErrorCode::Other`]), the message and the request id)
 //! from failures to connect ([`Error::Connect`]), broken connections ([`Error::Transport`]),
-//! timeouts ([`Error::Timeout`]), answers that cannot be decoded ([`Error::Decode`]) and
+//! timeouts ([`Error::Timeout`]), answers that cannot be decoded ([`Error::Decode`], a
+//! [`DecodeError`]) and
 //! arguments rejected locally ([`Error::InvalidArgument`], [`Error::ProfileNotFound`]). Helpers
 //! such as [`Error::is_not_found`], [`Error::is_forbidden`], [`Error::is_unauthorized`],
 //! [`Error::is_retryable`], [`Error::status`], [`Error::error_code`] and [`Error::request_id`]
@@ -71,7 +72,7 @@
 //! With the `cli` feature the crate builds the `appzone` binary:
 //!
 //! ```text
-//! cargo install appzone-client --features cli        # or: cargo run -p appzone-client --features cli -- ...
+//! cargo install --path crates/client --features cli   # from a checkout; or cargo run -p appzone-client --features cli -- ...
 //! export APPZONE_URL=http://127.0.0.1:8080 APPZONE_API_KEY=apz_...
 //! appzone zones aws us-east-1
 //! appzone --output json zones aws us-east-1
@@ -95,6 +96,8 @@
 //!
 //! On an error the command prints one line to stderr with the message, the error code and the
 //! request id, and nothing on stdout.
+
+#![warn(missing_docs)]
 
 mod args;
 mod client;

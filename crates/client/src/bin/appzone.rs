@@ -63,7 +63,7 @@ struct Cli {
 enum Output {
     /// Plain lines: one zone per line, or a confirmation.
     Text,
-    /// JSON on one line: the zone list body, or {"deleted": "<id>"}.
+    /// JSON on one line: the zone list body, or `{"deleted": "<id>"}`.
     Json,
 }
 

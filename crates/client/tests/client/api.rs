@@ -523,3 +523,22 @@ async fn bad_settings_are_invalid_arguments() {
     // Keys of other implementations need not have the contract's format.
     Client::new("http://127.0.0.1:1", "any-opaque-token").unwrap();
 }
+
+#[tokio::test]
+async fn an_oversized_zone_list_is_a_decode_error() {
+    let huge = format!("{{\"data\":[\"{}\"]}}", "z".repeat(4 * 1024 * 1024));
+    let server = Server::start(vec![Reply::text(200, "application/json", &huge)]).await;
+    let error = client(&server.url(), key())
+        .list_zones("aws", "us-east-1")
+        .await
+        .unwrap_err();
+    let Error::Decode(decode) = &error else {
+        panic!("expected a decode error, got {error:?}");
+    };
+    assert!(
+        decode.reason.contains("longer than 4194304 bytes"),
+        "{}",
+        decode.reason
+    );
+    assert!(decode.body_excerpt.starts_with("{\"data\":[\"zzz") && decode.body_excerpt.len() < 300);
+}

@@ -183,13 +183,13 @@ async fn get_and_delete_are_retried_when_the_server_is_not_listening_yet() {
             Call::Get => Reply::zones(&["z"]),
             Call::Delete => Reply::status(204),
         };
-        // Refused for 300 ms; the client retries for at least 700 ms (backoff 100..200, then
-        // 200..400 ms, five attempts).
+        // Refused for 300 ms; the client keeps trying for at least 1.7 s (backoff 100..200 ms,
+        // then 200..400 ms, ten attempts), so a slow machine does not make this flaky.
         let server = Server::start_later(addr, Duration::from_millis(300), vec![reply]).await;
         let client = Client::builder(server.url(), key())
             .retry_policy(
                 RetryPolicy::default()
-                    .with_max_attempts(5)
+                    .with_max_attempts(10)
                     .with_backoff(Duration::from_millis(200), Duration::from_millis(400)),
             )
             .build()
