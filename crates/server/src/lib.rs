@@ -68,6 +68,8 @@ pub async fn prepare(store: &Store) -> Result<(), StoreError> {
 pub struct Service {
     /// The application, ready for [`serve::serve`].
     pub router: axum::Router,
+    /// The state the router was built with.
+    pub state: AppState,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -95,7 +97,8 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
         config.purge_interval,
     ));
     Ok(Service {
-        router: http::router(state),
+        router: http::router(state.clone()),
+        state,
         tasks: vec![refresher, purger],
     })
 }

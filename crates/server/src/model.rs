@@ -137,6 +137,6 @@ mod tests {
     #[test]
     fn formats_timestamps_in_utc() {
         assert_eq!(format_ms(0), "1970-01-01T00:00:00Z");
-        assert_eq!(format_ms(1_795_000_000_000), "2026-11-18T09:46:40Z");
+        assert_eq!(format_ms(1_795_000_000_000), "2026-11-18T11:06:40Z");
     }
 }

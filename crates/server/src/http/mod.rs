@@ -66,11 +66,18 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 /// The whole application.
 pub fn router(state: AppState) -> Router {
     let (api, _) = api_routes();
-    Router::new()
+    let routes = Router::new()
         .merge(api)
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
-        .route("/openapi.json", get(ops::openapi))
+        .route("/openapi.json", get(ops::openapi));
+    with_middleware(routes, state)
+}
+
+/// Adds the fallbacks and the middleware stack to `routes`. Public so tests can check the
+/// stack's behaviour (panics, for one) with routes of their own.
+pub fn with_middleware(routes: Router<AppState>, state: AppState) -> Router {
+    routes
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(

@@ -1,0 +1,305 @@
+//! The operator CLI, run as the real binary on a fresh SQLite file.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+struct Cli {
+    dir: tempfile::TempDir,
+}
+
+impl Cli {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_appzone-server"));
+        command
+            .current_dir(self.dir.path())
+            .env_remove("APPZONE_DATABASE_URL")
+            .env("APPZONE_LOG", "warn");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().unwrap()
+    }
+
+    /// Runs and expects success; returns stdout.
+    #[track_caller]
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs and expects an operator error: exit 1, empty stdout, stderr starting `error: `.
+    #[track_caller]
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?} should fail");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?} printed on stdout: {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr:?}");
+        stderr
+    }
+}
+
+#[test]
+fn default_database_is_appzone_db_in_the_working_directory() {
+    let cli = Cli::new();
+    assert_eq!(cli.ok(&["migrate"]), "");
+    assert!(cli.dir.path().join("appzone.db").exists());
+}
+
+#[test]
+fn org_and_key_create_print_only_the_result() {
+    let cli = Cli::new();
+    assert_eq!(
+        cli.ok(&["org", "create", "acme", "--name", "Acme Corp"]),
+        "acme\n"
+    );
+    let key = cli.ok(&[
+        "key", "create", "--org", "acme", "--role", "admin", "--name", "ci",
+    ]);
+    let key = key.strip_suffix('\n').unwrap();
+    assert!(key.parse::<appzone_contract::ApiKey>().is_ok(), "{key}");
+    let table = cli.ok(&["key", "list", "--org", "acme"]);
+    let mut lines = table.lines();
+    assert!(lines.next().unwrap().starts_with("KEY_ID"));
+    let row = lines.next().unwrap();
+    assert!(
+        row.starts_with(&key[4..16]) && row.contains("admin") && row.contains("ci"),
+        "{row}"
+    );
+    assert!(!table.contains(&key[17..]), "key list never shows secrets");
+}
+
+#[test]
+fn operator_errors_exit_1_with_one_clear_line_and_write_nothing() {
+    let cli = Cli::new();
+    let err = cli.fails(&["key", "create", "--org", "ghost", "--role", "admin"]);
+    assert!(err.contains("ghost"), "{err}");
+    cli.ok(&["org", "create", "acme"]);
+    cli.fails(&["org", "create", "acme"]);
+    cli.fails(&["org", "create", "bad id!"]);
+    cli.fails(&["key", "revoke", "AAAAAAAAAAAA"]);
+    cli.fails(&["profile", "create", "--org", "ghost", "--name", "x"]);
+    cli.fails(&["profile", "restore", "prof_missing"]);
+    cli.fails(&[
+        "profile", "create", "--org", "acme", "--name", "x", "--id", "../bad",
+    ]);
+    let table = cli.ok(&["key", "list", "--org", "acme"]);
+    assert_eq!(table.lines().count(), 1, "no key was half-written: {table}");
+    let usage = cli.run(&["key", "create", "--org", "acme", "--role", "owner"]);
+    assert_eq!(usage.status.code(), Some(2), "usage errors exit 2");
+}
+
+#[test]
+fn key_revoke_and_profile_lifecycle() {
+    let cli = Cli::new();
+    cli.ok(&["org", "create", "acme"]);
+    let key = cli.ok(&["key", "create", "--org", "acme", "--role", "member"]);
+    assert_eq!(cli.ok(&["key", "revoke", &key[4..16]]), "");
+    assert!(
+        !cli.ok(&["key", "list", "--org", "acme"])
+            .lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(" -"),
+        "revoked shows a time"
+    );
+    let id = cli.ok(&[
+        "profile",
+        "create",
+        "--org",
+        "acme",
+        "--name",
+        "checkout",
+        "--id",
+        "prof_fixed.1",
+    ]);
+    assert_eq!(id, "prof_fixed.1\n");
+    let generated = cli.ok(&["profile", "create", "--org", "acme", "--name", "billing"]);
+    assert!(
+        generated.starts_with("prof_") && generated.trim_end().len() == 31,
+        "{generated}"
+    );
+    cli.fails(&[
+        "profile",
+        "create",
+        "--org",
+        "acme",
+        "--name",
+        "dup",
+        "--id",
+        "prof_fixed.1",
+    ]);
+    let live = cli.ok(&["profile", "list", "--org", "acme"]);
+    assert!(
+        live.contains("prof_fixed.1") && live.contains("checkout"),
+        "{live}"
+    );
+    assert_eq!(
+        cli.ok(&["profile", "list", "--org", "acme", "--deleted"])
+            .lines()
+            .count(),
+        1,
+        "header only"
+    );
+}
+
+#[test]
+fn catalog_export_import_round_trip_and_bad_import_keeps_the_old_catalog() {
+    let cli = Cli::new();
+    let builtin = cli.ok(&["catalog", "export"]);
+    let parsed: serde_json::Value = serde_json::from_str(&builtin).unwrap();
+    assert_eq!(parsed["providers"][0]["id"], "aws");
+
+    let bad = cli.dir.path().join("bad.json");
+    for text in [
+        "{not json",
+        r#"{"providers":[{"id":"AWS","name":"x","regions":[]}]}"#,
+        r#"{"providers":[{"id":"a","name":"x","regions":[{"id":"r","name":"R","zones":["z","z"]}]}]}"#,
+    ] {
+        std::fs::write(&bad, text).unwrap();
+        cli.fails(&["catalog", "import", bad.to_str().unwrap()]);
+        assert_eq!(cli.ok(&["catalog", "export"]), builtin, "old catalog kept");
+    }
+    cli.fails(&["catalog", "import", "/no/such/file.json"]);
+
+    let small = r#"{"providers":[{"id":"tiny","name":"Tiny","regions":[{"id":"r1","name":"R1","zones":["r1-b","r1-a"]}]}]}"#;
+    let good = cli.dir.path().join("good.json");
+    std::fs::write(&good, small).unwrap();
+    assert_eq!(cli.ok(&["catalog", "import", good.to_str().unwrap()]), "");
+    let exported: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["catalog", "export"])).unwrap();
+    assert_eq!(
+        exported,
+        serde_json::from_str::<serde_json::Value>(small).unwrap(),
+        "order kept"
+    );
+}
+
+#[test]
+fn help_lists_commands_and_examples() {
+    let cli = Cli::new();
+    let help = cli.ok(&["--help"]);
+    for word in [
+        "serve",
+        "migrate",
+        "org",
+        "key",
+        "profile",
+        "catalog",
+        "APPZONE_DATABASE_URL",
+        "Examples:",
+    ] {
+        assert!(help.contains(word), "--help lacks {word}");
+    }
+    let serve = cli.ok(&["serve", "--help"]);
+    for word in [
+        "--listen",
+        "APPZONE_LISTEN",
+        "--demo",
+        "--rate-limit-per-key",
+        "APPZONE_RATE_LIMIT_PER_KEY",
+    ] {
+        assert!(serve.contains(word), "serve --help lacks {word}");
+    }
+}
+
+/// The README's first-run promise: `serve --demo` prints curl lines whose labelled statuses hold,
+/// and SIGTERM stops the server cleanly.
+#[test]
+fn serve_demo_prints_curl_lines_that_give_the_labelled_statuses() {
+    let cli = Cli::new();
+    let mut child = cli
+        .command()
+        .args(["serve", "--demo", "--listen", "127.0.0.1:0"])
+        .env("APPZONE_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let mut expectations = Vec::new();
+    let mut label = None;
+    while let Some(Ok(line)) = lines.next() {
+        if let Some(rest) = line.strip_prefix("# ") {
+            label = rest.split(':').next().and_then(|s| s.parse::<u16>().ok());
+        } else if let Some(curl) = line.strip_prefix("curl ") {
+            expectations.push((
+                label.take().expect("each curl line is labelled"),
+                curl.to_owned(),
+            ));
+            if expectations.len() == 4 {
+                break;
+            }
+        }
+    }
+    let statuses: Vec<u16> = expectations.iter().map(|(status, _)| *status).collect();
+    assert_eq!(statuses, [200, 204, 403, 404]);
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let http = reqwest::Client::new();
+    for (expected, curl) in &expectations {
+        let words: Vec<&str> = curl.split_whitespace().collect();
+        let url = words.last().unwrap();
+        let key = curl
+            .split("X-API-KEY: ")
+            .nth(1)
+            .unwrap()
+            .split('\'')
+            .next()
+            .unwrap();
+        let method = if curl.contains("-X DELETE") {
+            reqwest::Method::DELETE
+        } else {
+            reqwest::Method::GET
+        };
+        let status = rt.block_on(async {
+            http.request(method, *url)
+                .header("X-API-KEY", key)
+                .send()
+                .await
+                .unwrap()
+                .status()
+        });
+        assert_eq!(status.as_u16(), *expected, "{curl}");
+    }
+
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server did not stop after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "exit status after SIGTERM: {status}");
+}

@@ -1,0 +1,75 @@
+//! What the database holds: no plaintext keys, durable settings.
+
+use crate::support::{both_backends, TestApp};
+
+both_backends! {
+    async fn database_holds_no_api_key_in_plain_text(app: TestApp) {
+        let secrets: Vec<&str> = [&app.admin_key, &app.member_key, &app.revoked_key, &app.other_admin_key]
+            .into_iter()
+            .map(|key| &key[17..])
+            .collect();
+        let rows: Vec<(String, String, String)> = sqlx::query_as("SELECT key_id, digest, name FROM api_keys")
+            .fetch_all(app.store.pool())
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 4);
+        for (key_id, digest, name) in &rows {
+            for secret in &secrets {
+                assert!(!digest.contains(secret) && !name.contains(secret) && !key_id.contains(secret));
+            }
+            assert_eq!(digest.len(), 64, "SHA-256 hex");
+        }
+        let admin_digest = appzone_server::keys::digest_hex(&app.admin_key);
+        assert!(rows.iter().any(|(id, digest, _)| id == &app.admin_key[4..16] && digest == &admin_digest));
+    }
+}
+
+#[tokio::test]
+async fn sqlite_file_never_contains_a_key_secret() {
+    let app = TestApp::sqlite().await;
+    let resp = app
+        .delete(
+            &TestApp::profile_path(app.profile.as_str()),
+            Some(&app.admin_key),
+        )
+        .await;
+    assert_eq!(resp.status, 204);
+    let path = app
+        .store
+        .pool()
+        .connect_options()
+        .database_url
+        .path()
+        .to_owned();
+    for file in [path.clone(), format!("{path}-wal")] {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        for key in [&app.admin_key, &app.member_key] {
+            let secret = &key.as_bytes()[17..];
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret),
+                "{file} holds a key secret"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn sqlite_runs_in_wal_with_synchronous_full_and_foreign_keys() {
+    let app = TestApp::sqlite().await;
+    let mut conn = app.store.pool().acquire().await.unwrap();
+    let mode: (String,) = sqlx::query_as("PRAGMA journal_mode")
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!(mode.0, "wal");
+    let sync: (i64,) = sqlx::query_as("PRAGMA synchronous")
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!(sync.0, 2, "FULL");
+    let fk: (i64,) = sqlx::query_as("PRAGMA foreign_keys")
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!(fk.0, 1);
+}

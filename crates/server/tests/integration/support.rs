@@ -1,0 +1,432 @@
+//! `TestApp`: a server on an ephemeral port over a fresh database, with two organizations.
+
+use std::io::Write;
+use std::sync::Once;
+use std::time::Duration;
+
+use appzone_contract::ProfileId;
+use appzone_server::catalog::file::{CatalogFile, ProviderEntry, RegionEntry};
+use appzone_server::model::{OrgId, Role};
+use appzone_server::serve::{serve, ServeOptions};
+use appzone_server::storage::{PoolSettings, Store};
+use appzone_server::{Service, ServiceConfig};
+use tokio::sync::oneshot;
+
+pub const PG_ENV: &str = "APPZONE_TEST_POSTGRES_URL";
+
+/// Runs each `async fn name(app: TestApp)` once per backend, as `sqlite::name` and
+/// `postgres::name`.
+macro_rules! both_backends {
+    ($(async fn $name:ident($app:ident: TestApp) $body:block)*) => {
+        mod sqlite {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let $app = $crate::support::TestApp::sqlite().await;
+                    $body
+                }
+            )*
+        }
+        mod postgres {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let Some($app) = $crate::support::TestApp::postgres().await else { return };
+                    $body
+                }
+            )*
+        }
+    };
+}
+pub(crate) use both_backends;
+
+/// A running server and the fixture it was seeded with.
+pub struct TestApp {
+    pub base: String,
+    pub store: Store,
+    pub http: reqwest::Client,
+    pub service: Service,
+    /// Organization `acme`: an admin key, a member key, a revoked admin key, two profiles.
+    pub admin_key: String,
+    pub member_key: String,
+    pub revoked_key: String,
+    pub profile: ProfileId,
+    pub profile2: ProfileId,
+    /// Organization `globex`: an admin key and one profile.
+    pub other_admin_key: String,
+    pub other_profile: ProfileId,
+    shutdown: Option<oneshot::Sender<()>>,
+    _db: Database,
+}
+
+enum Database {
+    Sqlite(#[allow(dead_code)] tempfile::TempDir),
+    Postgres { admin_url: String, schema: String },
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        if let Database::Postgres { admin_url, schema } = self {
+            let (url, schema) = (admin_url.clone(), schema.clone());
+            // Async cleanup cannot run in Drop, and must not block it either: the schema's
+            // last connections close only when the test's runtime shuts down, after this.
+            // A detached thread waits for them; `sweep_old_schemas` catches what a process
+            // exit cuts short.
+            std::thread::spawn(move || {
+                let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                rt.block_on(drop_schema(&url, &schema));
+            });
+        }
+    }
+}
+
+async fn drop_schema(url: &str, schema: &str) {
+    if let Ok(mut conn) = connect_admin(url).await {
+        let sql = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
+        let _ = sqlx::Executor::execute(&mut conn, sql.as_str()).await;
+    }
+}
+
+/// Drops test schemas (`t_<ulid>`) created more than an hour ago by earlier runs.
+async fn sweep_old_schemas(url: &str) {
+    let Ok(mut conn) = connect_admin(url).await else {
+        return;
+    };
+    let Ok(rows) = sqlx::query_as::<_, (String,)>(
+        "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 't\\_%'",
+    )
+    .fetch_all(&mut conn)
+    .await
+    else {
+        return;
+    };
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for (schema,) in rows {
+        let old = ulid::Ulid::from_string(&schema[2..].to_uppercase())
+            .is_ok_and(|id| id.datetime() < hour_ago);
+        if old {
+            drop_schema(url, &schema).await;
+        }
+    }
+}
+
+async fn connect_admin(url: &str) -> Result<sqlx::AnyConnection, sqlx::Error> {
+    sqlx::any::install_default_drivers();
+    <sqlx::AnyConnection as sqlx::Connection>::connect(url).await
+}
+
+/// A test catalog: the built-in one plus a provider with a region that has no zones.
+pub fn test_catalog() -> CatalogFile {
+    let mut catalog = CatalogFile::builtin();
+    catalog.providers.push(ProviderEntry {
+        id: "acme-cloud".parse().unwrap(),
+        name: "Acme Cloud".into(),
+        regions: vec![
+            RegionEntry {
+                id: "empty-1".parse().unwrap(),
+                name: "Empty".into(),
+                zones: vec![],
+            },
+            RegionEntry {
+                id: "one-1".parse().unwrap(),
+                name: "One".into(),
+                zones: vec!["one-1a".into()],
+            },
+        ],
+    });
+    catalog
+}
+
+pub fn fast_config() -> ServiceConfig {
+    ServiceConfig {
+        key_cache_ttl: Duration::from_millis(500),
+        catalog_refresh: Duration::from_millis(200),
+        ..ServiceConfig::default()
+    }
+}
+
+impl TestApp {
+    /// A server on a fresh SQLite file.
+    pub async fn sqlite() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
+        Self::start_on(&url, Database::Sqlite(dir), fast_config()).await
+    }
+
+    /// `None`, with a notice, when no PostgreSQL URL is configured. Panics when one is
+    /// configured but unreachable: CI must not silently skip.
+    pub async fn postgres() -> Option<Self> {
+        let (url, schema) = postgres_schema().await?;
+        let scoped = scoped_url(&url, &schema);
+        Some(
+            Self::start_on(
+                &scoped,
+                Database::Postgres {
+                    admin_url: url,
+                    schema,
+                },
+                fast_config(),
+            )
+            .await,
+        )
+    }
+
+    async fn start_on(url: &str, db: Database, config: ServiceConfig) -> Self {
+        let store = Store::connect(url, &PoolSettings::default()).await.unwrap();
+        appzone_server::prepare(&store).await.unwrap();
+        store.replace_catalog(&test_catalog()).await.unwrap();
+
+        let acme: OrgId = "acme".parse().unwrap();
+        let globex: OrgId = "globex".parse().unwrap();
+        store.create_org(&acme, "Acme").await.unwrap();
+        store.create_org(&globex, "Globex").await.unwrap();
+        let key = |org: &OrgId, role| {
+            let store = store.clone();
+            let org = org.clone();
+            async move {
+                store
+                    .create_key(&org, role, "test")
+                    .await
+                    .unwrap()
+                    .expose_secret()
+                    .to_owned()
+            }
+        };
+        let admin_key = key(&acme, Role::Admin).await;
+        let member_key = key(&acme, Role::Member).await;
+        let revoked_key = key(&acme, Role::Admin).await;
+        store.revoke_key(&revoked_key[4..16]).await.unwrap();
+        let other_admin_key = key(&globex, Role::Admin).await;
+        let profile = store.create_profile(&acme, "checkout", None).await.unwrap();
+        let profile2 = store.create_profile(&acme, "billing", None).await.unwrap();
+        let other_profile = store.create_profile(&globex, "theirs", None).await.unwrap();
+
+        let service = appzone_server::service(store.clone(), &config)
+            .await
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = oneshot::channel::<()>();
+        let router = service.router.clone();
+        tokio::spawn(async move {
+            serve(
+                listener,
+                router,
+                async {
+                    let _ = rx.await;
+                },
+                ServeOptions::default(),
+            )
+            .await;
+        });
+        Self {
+            base,
+            store,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(10))
+                .build()
+                .unwrap(),
+            service,
+            admin_key,
+            member_key,
+            revoked_key,
+            profile,
+            profile2,
+            other_admin_key,
+            other_profile,
+            shutdown: Some(tx),
+            _db: db,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn get(&self, path: &str, key: Option<&str>) -> Resp {
+        self.send(reqwest::Method::GET, path, key, &[]).await
+    }
+
+    pub async fn delete(&self, path: &str, key: Option<&str>) -> Resp {
+        self.send(reqwest::Method::DELETE, path, key, &[]).await
+    }
+
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        key: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> Resp {
+        let mut request = self.http.request(method, self.url(path));
+        if let Some(key) = key {
+            request = request.header("X-API-KEY", key);
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        Resp::read(request.send().await.unwrap()).await
+    }
+
+    pub fn profile_path(id: &str) -> String {
+        format!("/api/v1/applications/profiles/{id}")
+    }
+
+    pub fn zones_path(provider: &str, region: &str) -> String {
+        format!("/api/v1/providers/{provider}/regions/{region}/zones")
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// A response, read whole.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+}
+
+impl Resp {
+    pub async fn read(response: reqwest::Response) -> Self {
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.text().await.unwrap();
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(|v| v.to_str().unwrap())
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {:?}", self.body))
+    }
+
+    /// Asserts the contract's error shape, status and code; returns the message.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: &str) -> String {
+        assert_eq!(self.status, status, "body: {}", self.body);
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/json"),
+            "{self:?}"
+        );
+        assert!(
+            self.header("x-request-id").is_some(),
+            "no X-Request-Id: {self:?}"
+        );
+        let body = self.json();
+        let object = body.as_object().expect("error body is an object");
+        assert_eq!(object.len(), 2, "exactly error and error_code: {body}");
+        assert_eq!(body["error_code"], code, "{body}");
+        body["error"]
+            .as_str()
+            .expect("error is a string")
+            .to_owned()
+    }
+}
+
+/// Polls `condition` every 50 ms until it holds or `within` passes.
+pub async fn eventually<F, Fut>(within: Duration, mut condition: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        if condition().await {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Insta settings shared by both backends, so one snapshot proves both answer alike.
+pub fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path("snapshots");
+    settings
+}
+
+async fn postgres_schema() -> Option<(String, String)> {
+    let Ok(url) = std::env::var(PG_ENV) else {
+        static NOTICE: Once = Once::new();
+        NOTICE.call_once(|| {
+            // Written past the test harness's capture so the skip is visible.
+            let _ = writeln!(
+                std::io::stderr(),
+                "notice: {PG_ENV} is not set; skipping the PostgreSQL half of the suite"
+            );
+        });
+        return None;
+    };
+    static SWEPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !SWEPT.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        sweep_old_schemas(&url).await;
+    }
+    let schema = format!("t_{}", ulid::Ulid::new().to_string().to_lowercase());
+    let mut conn = connect_admin(&url)
+        .await
+        .unwrap_or_else(|e| panic!("{PG_ENV} is set but PostgreSQL is unreachable: {e}"));
+    sqlx::Executor::execute(&mut conn, format!("CREATE SCHEMA {schema}").as_str())
+        .await
+        .unwrap();
+    Some((url, schema))
+}
+
+fn scoped_url(url: &str, schema: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}options=-c%20search_path%3D{schema}")
+}
+
+impl TestApp {
+    /// Sends `method path` over a raw socket, bypassing URL normalization (`..` survives).
+    /// Returns the status and the body.
+    pub async fn raw(&self, method: &str, path: &str, key: Option<&str>) -> (u16, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let addr = self.base.trim_start_matches("http://");
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let key = key
+            .map(|k| format!("X-API-KEY: {k}\r\n"))
+            .unwrap_or_default();
+        let head =
+            format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{key}Connection: close\r\n\r\n");
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        let status = response
+            .get(9..12)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_owned())
+            .unwrap_or_default();
+        (status, body)
+    }
+}
