@@ -156,3 +156,8 @@ pub mod exit_code {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The workspace README's consumer example, compiled and checked as a doctest.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct WorkspaceReadmeDoctests;
