@@ -25,12 +25,14 @@ impl IdKind {
             IdKind::Provider | IdKind::Region => Rules {
                 max_len: 63,
                 allowed: "lowercase ASCII letters, digits and '-'",
+                first_allowed: "a lowercase ASCII letter or digit",
                 extra: |b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-',
                 first: |b| b.is_ascii_lowercase() || b.is_ascii_digit(),
             },
             IdKind::Profile => Rules {
                 max_len: 128,
                 allowed: "ASCII letters, digits, '.', '_' and '-'",
+                first_allowed: "an ASCII letter or digit",
                 extra: |b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'),
                 first: |b| b.is_ascii_alphanumeric(),
             },
@@ -49,6 +51,7 @@ impl IdKind {
 struct Rules {
     max_len: usize,
     allowed: &'static str,
+    first_allowed: &'static str,
     first: fn(u8) -> bool,
     extra: fn(u8) -> bool,
 }
@@ -73,11 +76,13 @@ pub enum IdError {
         /// The length that was given, in characters.
         len: usize,
     },
-    /// The first character is not a letter or digit.
-    #[error("{} must start with a letter or digit, got {found:?}", kind.name())]
+    /// The first character is not allowed there.
+    #[error("{} must start with {first_allowed}, got {found:?}", kind.name())]
     BadFirst {
         /// Which identifier.
         kind: IdKind,
+        /// Human description of the characters allowed first.
+        first_allowed: &'static str,
         /// The offending character.
         found: char,
     },
@@ -109,7 +114,11 @@ fn validate(kind: IdKind, value: &str) -> Result<(), IdError> {
         });
     }
     if !first.is_ascii() || !(rules.first)(first as u8) {
-        return Err(IdError::BadFirst { kind, found: first });
+        return Err(IdError::BadFirst {
+            kind,
+            first_allowed: rules.first_allowed,
+            found: first,
+        });
     }
     for (position, found) in value.chars().enumerate().skip(1) {
         if !found.is_ascii() || !(rules.extra)(found as u8) {
