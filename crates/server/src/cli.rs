@@ -13,6 +13,7 @@ use appzone_contract::ProfileId;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::catalog::file::CatalogFile;
+use crate::http::HttpConfig;
 use crate::model::{format_ms, OrgId, Role};
 use crate::serve::{serve, shutdown_signal, ServeOptions};
 use crate::storage::{PoolSettings, Store};
@@ -95,6 +96,29 @@ pub struct ServeArgs {
     /// Requests per second allowed per API key; 0 disables the limit.
     #[arg(long, env = "APPZONE_RATE_LIMIT_PER_KEY", default_value_t = 1000)]
     pub rate_limit_per_key: u32,
+    /// Failed authentications per minute allowed per client address (429 beyond); 0 disables.
+    #[arg(long, env = "APPZONE_AUTH_FAILURES_PER_MINUTE", default_value_t = 120)]
+    pub auth_failures_per_minute: u32,
+    /// Seconds a request may take before it is answered 503 `unavailable`.
+    #[arg(long, env = "APPZONE_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
+    pub request_timeout_secs: u64,
+    /// Most requests in flight; beyond it requests are shed at once with 503.
+    #[arg(long, env = "APPZONE_MAX_IN_FLIGHT", default_value_t = 1024)]
+    pub max_in_flight: usize,
+    /// Largest request body in bytes (413 `payload_too_large` beyond).
+    #[arg(long, env = "APPZONE_MAX_BODY_BYTES", default_value_t = 65536)]
+    pub max_body_bytes: usize,
+    /// Largest request head (request line and headers) in bytes, at least 8192 (431 beyond).
+    #[arg(long, env = "APPZONE_MAX_HEADER_BYTES", default_value_t = 32768)]
+    pub max_header_bytes: usize,
+    /// Origin allowed to call the API from a browser (CORS), e.g. an API portal; repeat or
+    /// separate with commas. CORS is off when none is given.
+    #[arg(
+        long = "cors-allow-origin",
+        env = "APPZONE_CORS_ALLOW_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub cors_allow_origins: Vec<String>,
     /// Seconds an API-key lookup is cached; a revoked key stops working within this time.
     #[arg(long, env = "APPZONE_KEY_CACHE_TTL_SECS", default_value_t = 10)]
     pub key_cache_ttl_secs: u64,
@@ -205,7 +229,10 @@ pub enum CatalogCommand {
 /// Parses the command line, runs it, and maps failure to one `error:` line and exit code 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_format);
+    // Log lines are written by a background thread so requests never wait on stderr; the
+    // guard flushes what is queued when main returns.
+    let (writer, _flush_on_exit) = tracing_appender::non_blocking(std::io::stderr());
+    init_logging(cli.log_format, writer);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => return fail(&anyhow::anyhow!("cannot start the async runtime: {err}")),
@@ -224,14 +251,14 @@ fn fail(err: &anyhow::Error) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn init_logging(format: LogFormat) {
+fn init_logging(format: LogFormat, writer: tracing_appender::non_blocking::NonBlocking) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("APPZONE_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(writer);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
@@ -368,7 +395,23 @@ fn table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
 }
 
 async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<()> {
+    let cors_origins = args
+        .cors_allow_origins
+        .iter()
+        .map(|origin| {
+            http::HeaderValue::from_str(origin)
+                .map_err(|_| anyhow::anyhow!("invalid CORS origin {origin:?}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let config = ServiceConfig {
+        rate_limit_per_key: args.rate_limit_per_key,
+        auth_failures_per_minute: args.auth_failures_per_minute,
+        http: HttpConfig {
+            request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
+            max_in_flight: args.max_in_flight.max(1),
+            max_body_bytes: args.max_body_bytes,
+            cors_origins,
+        },
         key_cache_ttl: Duration::from_secs(args.key_cache_ttl_secs),
         catalog_refresh: Duration::from_secs(args.catalog_refresh_secs.max(1)),
         tombstone_retention: Duration::from_secs(args.tombstone_retention_days * 24 * 3600),
@@ -391,6 +434,7 @@ async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<()> {
     let options = ServeOptions {
         header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
         drain_timeout: Duration::from_secs(args.drain_timeout_secs),
+        max_header_bytes: args.max_header_bytes,
     };
     serve(listener, service.router.clone(), shutdown_signal(), options).await;
     Ok(())

@@ -25,8 +25,10 @@ use tokio::task::JoinHandle;
 
 use catalog::file::CatalogFile;
 use catalog::Catalog;
+use http::limits::RateLimits;
+use http::metrics::Metrics;
 use http::ops::OpenApiJson;
-use http::AppState;
+use http::{AppState, HttpConfig};
 use keys::KeyVerifier;
 use storage::{Store, StoreError};
 
@@ -41,6 +43,12 @@ pub struct ServiceConfig {
     pub tombstone_retention: Duration,
     /// How often expired tombstones are purged.
     pub purge_interval: Duration,
+    /// Requests per second per API key; 0 disables.
+    pub rate_limit_per_key: u32,
+    /// Failed authentications per minute per client address; 0 disables.
+    pub auth_failures_per_minute: u32,
+    /// Limits of the HTTP layer.
+    pub http: HttpConfig,
 }
 
 impl Default for ServiceConfig {
@@ -50,6 +58,9 @@ impl Default for ServiceConfig {
             catalog_refresh: Duration::from_secs(2),
             tombstone_retention: Duration::from_secs(30 * 24 * 3600),
             purge_interval: Duration::from_secs(3600),
+            rate_limit_per_key: 1000,
+            auth_failures_per_minute: 120,
+            http: HttpConfig::default(),
         }
     }
 }
@@ -84,8 +95,17 @@ impl Drop for Service {
 /// Builds the service on a prepared store and starts its background tasks.
 pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, StoreError> {
     let catalog = Catalog::load(&store).await?;
+    let metrics = Metrics::new();
+    let limits = RateLimits::new(
+        config.rate_limit_per_key,
+        config.auth_failures_per_minute,
+        metrics.clone(),
+    );
     let state = AppState {
         keys: KeyVerifier::new(store.clone(), config.key_cache_ttl),
+        limits: limits.clone(),
+        metrics,
+        http: config.http.clone(),
         catalog: catalog.clone(),
         openapi: OpenApiJson(Bytes::from(appzone_contract::openapi::document_json())),
         store: store.clone(),
@@ -99,8 +119,16 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
     Ok(Service {
         router: http::router(state.clone()),
         state,
-        tasks: vec![refresher, purger],
+        tasks: vec![refresher, purger, tokio::spawn(forget_idle_limits(limits))],
     })
+}
+
+async fn forget_idle_limits(limits: RateLimits) {
+    let mut tick = tokio::time::interval(Duration::from_secs(60));
+    loop {
+        tick.tick().await;
+        limits.forget_idle();
+    }
 }
 
 async fn purge_forever(store: Store, retention: Duration, interval: Duration) {

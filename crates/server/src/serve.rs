@@ -27,6 +27,9 @@ pub struct ServeOptions {
     pub header_read_timeout: Duration,
     /// Longest time in-flight requests get to finish after shutdown starts.
     pub drain_timeout: Duration,
+    /// Largest request head (request line and headers) in bytes; hyper answers 431 beyond it.
+    /// At least 8192.
+    pub max_header_bytes: usize,
 }
 
 impl Default for ServeOptions {
@@ -34,6 +37,7 @@ impl Default for ServeOptions {
         Self {
             header_read_timeout: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(20),
+            max_header_bytes: 32 * 1024,
         }
     }
 }
@@ -49,7 +53,8 @@ pub async fn serve(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(options.header_read_timeout);
+        .header_read_timeout(options.header_read_timeout)
+        .max_buf_size(options.max_header_bytes.max(8192));
     builder.http2().timer(TokioTimer::new());
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);

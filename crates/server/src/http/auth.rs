@@ -6,12 +6,16 @@
 use appzone_contract::headers::API_KEY;
 use appzone_contract::paths::API_PREFIX;
 use appzone_contract::ErrorCode;
-use axum::extract::{Request, State};
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
-use crate::keys::{AuthError, KeyVerifier};
+use super::limits::RateLimits;
+use super::observe::KeyTag;
+use crate::keys::{AuthError, Caller, KeyVerifier};
 
 fn is_api_path(path: &str) -> bool {
     path.strip_prefix(API_PREFIX)
@@ -41,9 +45,10 @@ fn presented(headers: &http::HeaderMap) -> Presented<'_> {
     }
 }
 
-/// Middleware: verifies `X-API-KEY` and puts the [`crate::keys::Caller`] into the extensions.
+/// Middleware: verifies `X-API-KEY`, applies the rate limits, and puts the
+/// [`crate::keys::Caller`] into the request extensions.
 pub async fn require_api_key(
-    State(keys): State<KeyVerifier>,
+    State((keys, limits)): State<(KeyVerifier, RateLimits)>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -51,24 +56,45 @@ pub async fn require_api_key(
         return next.run(request).await;
     }
     let verified = match presented(request.headers()) {
-        Presented::Missing => {
-            return ApiError::new(
-                ErrorCode::MissingApiKey,
-                "missing API key: send it in the X-API-KEY header",
-            )
-            .into_response()
-        }
-        Presented::Unreadable => Err(AuthError::Invalid),
-        Presented::Key(key) => keys.verify(key).await,
+        Presented::Missing => Err(ApiError::new(
+            ErrorCode::MissingApiKey,
+            "missing API key: send it in the X-API-KEY header",
+        )),
+        Presented::Unreadable => Err(invalid_key()),
+        Presented::Key(key) => match keys.verify(key).await {
+            Ok(caller) => Ok(caller),
+            Err(AuthError::Invalid) => Err(invalid_key()),
+            Err(AuthError::Store(err)) => return ApiError::storage(err).into_response(),
+        },
     };
-    match verified {
-        Ok(caller) => {
-            request.extensions_mut().insert(caller);
-            next.run(request).await
+    let caller = match verified {
+        Ok(caller) => caller,
+        Err(refusal) => {
+            // Failed attempts count against the client's address; past the limit, 429.
+            let peer = request
+                .extensions()
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|c| c.0.ip());
+            if let Some(Err(limited)) = peer.map(|ip| limits.auth_failed(ip)) {
+                return limited.into_response();
+            }
+            return refusal.into_response();
         }
-        Err(AuthError::Invalid) => {
-            ApiError::new(ErrorCode::InvalidApiKey, "invalid API key").into_response()
-        }
-        Err(AuthError::Store(err)) => ApiError::storage(err).into_response(),
+    };
+    if let Err(limited) = limits.check_key(&caller.key.key_id) {
+        return with_key_tag(limited.into_response(), &caller);
     }
+    request.extensions_mut().insert(caller.clone());
+    with_key_tag(next.run(request).await, &caller)
+}
+
+fn with_key_tag(mut response: Response, caller: &Caller) -> Response {
+    response
+        .extensions_mut()
+        .insert(KeyTag(caller.key.key_id.clone()));
+    response
+}
+
+fn invalid_key() -> ApiError {
+    ApiError::new(ErrorCode::InvalidApiKey, "invalid API key")
 }

@@ -1,27 +1,50 @@
-//! The HTTP layer: routing, middleware order, and the JSON fallbacks.
+//! The HTTP layer: routing, the middleware stack, and the JSON fallbacks.
 //!
-//! A request enters through [`crate::serve`], then passes, outermost first: the request id
-//! (sets `X-Request-Id`, logs internal error details), panic catching (JSON 500), and
-//! authentication (only `/api/v1/...`). Routes are registered through utoipa-axum's `routes!`
-//! with the contract crate's operation descriptions, so a route cannot exist without its entry
-//! in the OpenAPI document.
+//! A request enters through [`crate::serve`], then passes these layers, outermost first:
+//!
+//! 1. [`observe::observe`]: request id, one log line, metrics (sees every response);
+//! 2. `X-Content-Type-Options: nosniff` on every response;
+//! 3. [`json_errors`]: a safety net turning any non-JSON error produced by a framework layer
+//!    into the contract's body;
+//! 4. panic catching (JSON 500);
+//! 5. CORS, when origins are configured (answers preflights before authentication);
+//! 6. load shedding, a concurrency limit and the request timeout (JSON 503 + `Retry-After`);
+//! 7. the request body limit (413);
+//! 8. [`auth::require_api_key`] on `/api/v1/...`: authentication, then the rate limits;
+//! 9. the route, tagged with its template for logs and metrics.
+//!
+//! API routes are registered through utoipa-axum's `routes!` with the contract crate's operation
+//! descriptions, so a route cannot exist without its entry in the OpenAPI document.
 
 pub mod auth;
+pub mod docs;
 pub mod error;
+pub mod limits;
+pub mod metrics;
+pub mod observe;
 pub mod ops;
 pub mod path;
 pub mod profiles;
-pub mod request_id;
 pub mod zones;
 
 use std::any::Any;
+use std::time::Duration;
 
-use appzone_contract::ErrorCode;
-use axum::extract::FromRef;
+use appzone_contract::headers::{API_KEY, REQUEST_ID};
+use appzone_contract::{ErrorBody, ErrorCode};
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::{FromRef, Request};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::Router;
+use axum::{BoxError, Router};
+use http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER, X_CONTENT_TYPE_OPTIONS};
+use http::{HeaderValue, Method, StatusCode};
+use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -29,9 +52,35 @@ use crate::catalog::Catalog;
 use crate::keys::KeyVerifier;
 use crate::storage::Store;
 use error::ApiError;
+use limits::RateLimits;
+use metrics::Metrics;
 use ops::OpenApiJson;
 
-/// Everything handlers need; each handler extracts only its part.
+/// Limits and switches of the HTTP layer.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Longest time a request may take before 503.
+    pub request_timeout: Duration,
+    /// Most requests in flight; beyond it requests are shed with 503 at once.
+    pub max_in_flight: usize,
+    /// Largest request body accepted (413 beyond).
+    pub max_body_bytes: usize,
+    /// Origins allowed by CORS; empty disables CORS.
+    pub cors_origins: Vec<HeaderValue>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            request_timeout: Duration::from_secs(30),
+            max_in_flight: 1024,
+            max_body_bytes: 64 * 1024,
+            cors_origins: Vec::new(),
+        }
+    }
+}
+
+/// Everything handlers and middleware need; each extracts only its part.
 #[derive(Debug, Clone)]
 pub struct AppState {
     /// The database.
@@ -40,8 +89,14 @@ pub struct AppState {
     pub catalog: Catalog,
     /// API-key verification with its cache.
     pub keys: KeyVerifier,
+    /// Per-key and per-address rate limits.
+    pub limits: RateLimits,
+    /// Prometheus metrics.
+    pub metrics: Metrics,
     /// The served OpenAPI document.
     pub openapi: OpenApiJson,
+    /// Limits of the HTTP layer.
+    pub http: HttpConfig,
 }
 
 macro_rules! from_ref {
@@ -53,7 +108,23 @@ macro_rules! from_ref {
         })*
     };
 }
-from_ref!(store: Store, catalog: Catalog, keys: KeyVerifier, openapi: OpenApiJson);
+from_ref!(store: Store, catalog: Catalog, keys: KeyVerifier, metrics: Metrics, openapi: OpenApiJson);
+
+impl FromRef<AppState> for (Metrics, Store, Catalog) {
+    fn from_ref(state: &AppState) -> Self {
+        (
+            state.metrics.clone(),
+            state.store.clone(),
+            state.catalog.clone(),
+        )
+    }
+}
+
+impl FromRef<AppState> for (KeyVerifier, RateLimits) {
+    fn from_ref(state: &AppState) -> Self {
+        (state.keys.clone(), state.limits.clone())
+    }
+}
 
 /// The API routes with the OpenAPI description the `routes!` registrations produced.
 pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
@@ -70,23 +141,64 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
-        .route("/openapi.json", get(ops::openapi));
+        .route("/metrics", get(metrics::serve_metrics))
+        .route("/openapi.json", get(ops::openapi))
+        .route("/docs", get(docs::index))
+        .route("/docs/", get(docs::index))
+        .route("/docs/{*file}", get(docs::asset));
     with_middleware(routes, state)
 }
 
 /// Adds the fallbacks and the middleware stack to `routes`. Public so tests can check the
-/// stack's behaviour (panics, for one) with routes of their own.
+/// stack's behaviour (panics, timeouts) with routes of their own.
 pub fn with_middleware(routes: Router<AppState>, state: AppState) -> Router {
+    let overload = ServiceBuilder::new()
+        .layer(HandleErrorLayer::new(overload_error))
+        .load_shed()
+        .concurrency_limit(state.http.max_in_flight.max(1))
+        .timeout(state.http.request_timeout);
+    let cors = (!state.http.cors_origins.is_empty()).then(|| cors(&state.http.cors_origins));
     routes
+        .route_layer(middleware::from_fn(observe::tag_route))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(
-            state.keys.clone(),
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
             auth::require_api_key,
         ))
+        .layer(RequestBodyLimitLayer::new(state.http.max_body_bytes))
+        .layer(overload)
+        .layer(tower::util::option_layer(cors))
         .layer(CatchPanicLayer::custom(panic_response))
-        .layer(axum::middleware::from_fn(request_id::assign))
+        .layer(middleware::from_fn(json_errors))
+        .layer(SetResponseHeaderLayer::overriding(
+            X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.metrics.clone(),
+            observe::observe,
+        ))
         .with_state(state)
+}
+
+fn cors(origins: &[HeaderValue]) -> CorsLayer {
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins.iter().cloned()))
+        .allow_methods([Method::GET, Method::HEAD, Method::DELETE])
+        .allow_headers([API_KEY, REQUEST_ID, IF_NONE_MATCH])
+        .expose_headers([REQUEST_ID, ETAG, RETRY_AFTER])
+        .max_age(Duration::from_secs(600))
+}
+
+async fn overload_error(err: BoxError) -> ApiError {
+    if err.is::<tower::timeout::error::Elapsed>() {
+        ApiError::unavailable("request timed out")
+    } else if err.is::<tower::load_shed::error::Overloaded>() {
+        ApiError::unavailable("overloaded: request shed")
+    } else {
+        ApiError::internal(format!("middleware error: {err}"))
+    }
 }
 
 async fn not_found() -> ApiError {
@@ -107,4 +219,46 @@ fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("non-string panic payload");
     ApiError::internal(format!("handler panicked: {detail}")).into_response()
+}
+
+/// Safety net: an error response whose body is not JSON (made by a framework layer, such as
+/// tower-http's 413) gets the contract's body for its status; its headers are kept.
+async fn json_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let code = match status {
+        StatusCode::NOT_FOUND => ErrorCode::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+        StatusCode::TOO_MANY_REQUESTS => ErrorCode::RateLimited,
+        StatusCode::SERVICE_UNAVAILABLE
+        | StatusCode::REQUEST_TIMEOUT
+        | StatusCode::GATEWAY_TIMEOUT => ErrorCode::Unavailable,
+        _ if status.is_server_error() => ErrorCode::InternalError,
+        // A client error without a contract code of its own keeps its status.
+        _ => ErrorCode::Other("bad_request".to_owned()),
+    };
+    let message = match &code {
+        ErrorCode::PayloadTooLarge => "request body too large",
+        ErrorCode::Unavailable => "service temporarily unavailable, retry later",
+        ErrorCode::InternalError => "internal error; quote the request id when reporting it",
+        _ => status.canonical_reason().unwrap_or("request refused"),
+    };
+    let (mut parts, _) = response.into_parts();
+    let body = serde_json::to_vec(&ErrorBody::new(code, message)).unwrap_or_default();
+    parts
+        .headers
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    if status == StatusCode::SERVICE_UNAVAILABLE && !parts.headers.contains_key(RETRY_AFTER) {
+        parts.headers.insert(RETRY_AFTER, HeaderValue::from(1u32));
+    }
+    Response::from_parts(parts, axum::body::Body::from(body))
 }

@@ -10,8 +10,9 @@ use axum::Extension;
 use http::StatusCode;
 
 use super::error::ApiError;
+use super::metrics::Metrics;
+use super::observe::RequestId;
 use super::path::RawParams;
-use super::request_id::RequestId;
 use crate::keys::Caller;
 use crate::model::Role;
 use crate::storage::{DeleteOutcome, Store};
@@ -25,6 +26,7 @@ fn not_found() -> ApiError {
 /// Deletes a profile; see the operation's description in the contract crate.
 pub async fn delete_application_profile(
     State(store): State<Store>,
+    State(metrics): State<Metrics>,
     Extension(caller): Extension<Caller>,
     Extension(request_id): Extension<RequestId>,
     params: RawParams,
@@ -56,7 +58,17 @@ pub async fn delete_application_profile(
                 .await
                 .map_err(ApiError::storage)?;
             match outcome {
-                DeleteOutcome::Deleted => Ok(StatusCode::NO_CONTENT),
+                DeleteOutcome::Deleted => {
+                    metrics.deleted();
+                    tracing::info!(
+                        profile_id = id.as_str(),
+                        org_id = key.org_id.as_str(),
+                        key_id = key.key_id.as_str(),
+                        request_id = request_id.as_str(),
+                        "profile deleted"
+                    );
+                    Ok(StatusCode::NO_CONTENT)
+                }
                 DeleteOutcome::NotFound => Err(not_found()),
             }
         }

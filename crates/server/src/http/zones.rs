@@ -11,8 +11,8 @@ use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use http::{HeaderMap, HeaderValue, StatusCode};
 
 use super::error::ApiError;
+use super::observe::RequestId;
 use super::path::RawParams;
-use super::request_id::RequestId;
 use crate::catalog::Catalog;
 
 pub use appzone_contract::openapi::__path_list_zones;

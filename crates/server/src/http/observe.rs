@@ -1,0 +1,96 @@
+//! The outermost middleware: request id, one log line per request, and request metrics.
+//!
+//! Every response leaves through here, so every response gets `X-Request-Id`, is counted, and
+//! is logged once, with the internal detail of an error when there is one. Inner layers tag the
+//! response with what only they know: the route template (`RouteTag`) and the key id (`KeyTag`).
+
+use std::time::Instant;
+
+use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::HeaderValue;
+
+use super::error::InternalDetail;
+use super::metrics::{route_label, Metrics};
+
+/// The request's id: the caller's when valid, else a fresh ULID. In request extensions.
+#[derive(Debug, Clone)]
+pub struct RequestId(pub HeaderValue);
+
+impl RequestId {
+    /// The id as text; always ASCII by construction.
+    pub fn as_str(&self) -> &str {
+        self.0.to_str().unwrap_or_default()
+    }
+}
+
+/// The matched route template, attached to the response for logs and metrics.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteTag(pub &'static str);
+
+/// The authenticated key id, attached to the response for the log line.
+#[derive(Debug, Clone)]
+pub struct KeyTag(pub String);
+
+/// Route-level middleware: tags the response with its route template.
+pub async fn tag_route(request: Request, next: Next) -> Response {
+    let route = route_label(
+        request
+            .extensions()
+            .get::<MatchedPath>()
+            .map(MatchedPath::as_str),
+    );
+    let mut response = next.run(request).await;
+    response.extensions_mut().insert(RouteTag(route));
+    response
+}
+
+/// Assigns the request id, then logs and counts the response.
+pub async fn observe(State(metrics): State<Metrics>, mut request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let id = request
+        .headers()
+        .get(&REQUEST_ID)
+        .filter(|v| v.to_str().is_ok_and(is_valid_request_id))
+        .cloned()
+        .unwrap_or_else(fresh);
+    request.extensions_mut().insert(RequestId(id.clone()));
+    let method = request.method().clone();
+
+    let mut response = next.run(request).await;
+
+    let elapsed = started.elapsed();
+    let status = response.status().as_u16();
+    let route = response
+        .extensions()
+        .get::<RouteTag>()
+        .map_or("unmatched", |t| t.0);
+    metrics.observe(&method, route, status, elapsed);
+    let request_id = id.to_str().unwrap_or_default();
+    let key_id = response
+        .extensions()
+        .get::<KeyTag>()
+        .map_or("-", |k| k.0.as_str());
+    let latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+    match response.extensions().get::<InternalDetail>() {
+        Some(InternalDetail(detail)) if status >= 500 => tracing::error!(
+            target: "appzone::request", %method, route, status, latency_us, request_id, key_id, detail, "request failed"
+        ),
+        Some(InternalDetail(detail)) => tracing::warn!(
+            target: "appzone::request", %method, route, status, latency_us, request_id, key_id, detail, "request refused"
+        ),
+        None => tracing::info!(
+            target: "appzone::request", %method, route, status, latency_us, request_id, key_id, "request"
+        ),
+    }
+    response.headers_mut().insert(REQUEST_ID, id);
+    response
+}
+
+fn fresh() -> HeaderValue {
+    // A ULID is 26 Crockford base32 characters: always a valid header value.
+    HeaderValue::from_str(&ulid::Ulid::new().to_string())
+        .unwrap_or(HeaderValue::from_static("unknown"))
+}
