@@ -1,12 +1,14 @@
 //! The client's test suite, one binary: calls and errors (`api`), the retry matrix and timeouts
 //! (`retries`), key redaction (`secrets`) and the `appzone` command line (`cli`), all against a
-//! scripted server on 127.0.0.1 (`support`).
+//! scripted server on 127.0.0.1 (`support`); and end to end against the real `appzone-server`
+//! started in-process over a fresh SQLite database (`real_server`).
 
 // Tests may panic on anything unexpected; that is how they fail.
 #![allow(clippy::unwrap_used)]
 
 mod api;
 mod cli;
+mod real_server;
 mod retries;
 mod secrets;
 mod support;

@@ -1,0 +1,735 @@
+//! End to end: the client and the `appzone` binary against the real `appzone-server`, started
+//! in-process on an ephemeral port of 127.0.0.1 over a fresh SQLite database, one per test.
+//!
+//! Every status of both operations must arrive as the right `Result`/`Error` variant. Nothing
+//! here works around the server: when it breaks the contract, these tests fail.
+
+use std::future::Future;
+use std::process::Stdio;
+use std::time::Duration;
+
+use appzone_client::{exit_code, Client, Error, ErrorCode, ProfileId, ZoneList};
+use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
+use appzone_contract::ApiKey;
+use appzone_server::catalog::file::{CatalogFile, ProviderEntry, RegionEntry};
+use appzone_server::model::{OrgId, Role};
+use appzone_server::serve::{serve, ServeOptions};
+use appzone_server::storage::{PoolSettings, Store};
+use appzone_server::{Service, ServiceConfig};
+use http::StatusCode;
+use tokio::sync::oneshot;
+
+use crate::support::{closed_port, fast_retries};
+
+/// The longest any test here may take, server start included.
+const TEST_BOUND: Duration = Duration::from_secs(60);
+
+/// The zones of aws/us-east-1 in the built-in catalog, in catalog order.
+const US_EAST_1: [&str; 6] = [
+    "us-east-1a",
+    "us-east-1b",
+    "us-east-1c",
+    "us-east-1d",
+    "us-east-1e",
+    "us-east-1f",
+];
+
+/// A well-formed profile id that was never created.
+const NEVER_CREATED: &str = "prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2";
+
+/// Runs a test body, failing it when it takes longer than [`TEST_BOUND`].
+async fn bounded(test: impl Future<Output = ()>) {
+    tokio::time::timeout(TEST_BOUND, test)
+        .await
+        .expect("the test did not finish within its time bound");
+}
+
+/// The real server on 127.0.0.1:<ephemeral> over a fresh SQLite file, seeded with:
+/// organization `acme` (an admin key, a member key, two profiles) and organization `globex`
+/// (an admin key, one profile). The catalog is the built-in one plus provider `acme-cloud`
+/// whose region `empty-1` has no zones.
+struct RealServer {
+    base: String,
+    store: Store,
+    admin: ApiKey,
+    member: ApiKey,
+    other_admin: ApiKey,
+    profile: ProfileId,
+    profile2: ProfileId,
+    other_profile: ProfileId,
+    shutdown: Option<oneshot::Sender<()>>,
+    /// Kept alive: dropping it stops the background tasks.
+    _service: Service,
+    /// Declared last, so the database outlives the store's users.
+    _dir: tempfile::TempDir,
+}
+
+impl RealServer {
+    async fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
+        let store = Store::connect(&url, &PoolSettings::default())
+            .await
+            .unwrap();
+        appzone_server::prepare(&store).await.unwrap();
+        let mut catalog = CatalogFile::builtin();
+        catalog.providers.push(ProviderEntry {
+            id: "acme-cloud".parse().unwrap(),
+            name: "Acme Cloud".into(),
+            regions: vec![RegionEntry {
+                id: "empty-1".parse().unwrap(),
+                name: "Empty".into(),
+                zones: vec![],
+            }],
+        });
+        store.replace_catalog(&catalog).await.unwrap();
+
+        let acme: OrgId = "acme".parse().unwrap();
+        let globex: OrgId = "globex".parse().unwrap();
+        store.create_org(&acme, "Acme").await.unwrap();
+        store.create_org(&globex, "Globex").await.unwrap();
+        let admin = store.create_key(&acme, Role::Admin, "t").await.unwrap();
+        let member = store.create_key(&acme, Role::Member, "t").await.unwrap();
+        let other_admin = store.create_key(&globex, Role::Admin, "t").await.unwrap();
+        let profile = store.create_profile(&acme, "checkout", None).await.unwrap();
+        let profile2 = store.create_profile(&acme, "billing", None).await.unwrap();
+        let other_profile = store.create_profile(&globex, "theirs", None).await.unwrap();
+
+        let service = appzone_server::service(store.clone(), &ServiceConfig::default())
+            .await
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = oneshot::channel::<()>();
+        tokio::spawn(serve(
+            listener,
+            service.router.clone(),
+            async {
+                let _ = rx.await;
+            },
+            ServeOptions::default(),
+        ));
+        Self {
+            base,
+            store,
+            admin,
+            member,
+            other_admin,
+            profile,
+            profile2,
+            other_profile,
+            shutdown: Some(tx),
+            _service: service,
+            _dir: dir,
+        }
+    }
+
+    /// A client of this server with `key`, fast retries and a 5 s timeout per attempt.
+    fn client(&self, key: &ApiKey) -> Client {
+        Client::builder(&self.base, key)
+            .retry_policy(fast_retries())
+            .timeout(Duration::from_secs(5))
+            .build()
+            .unwrap()
+    }
+}
+
+impl Drop for RealServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Asserts `error` is the API's answer with `status` and `code`, made in one attempt, and
+/// carrying a request id. Returns the message.
+#[track_caller]
+fn assert_api(error: &Error, status: u16, code: ErrorCode) -> String {
+    let Error::Api(api) = error else {
+        panic!("expected Error::Api, got {error:?}");
+    };
+    assert_eq!(api.status.as_u16(), status, "{error}");
+    assert_eq!(api.code.as_ref(), Some(&code), "{error}");
+    assert_eq!(error.status(), Some(api.status));
+    assert_eq!(error.error_code(), Some(&code));
+    assert_eq!(api.attempts, 1, "no 4xx is retried: {error}");
+    assert!(!error.is_retryable(), "{error}");
+    assert!(is_ulid(&api.request_id), "{error}");
+    assert!(!api.message.is_empty(), "{error}");
+    api.message.clone()
+}
+
+/// Whether `id` has the shape of the server's own request ids (and the client's): a ULID,
+/// 26 characters of Crockford base32.
+fn is_ulid(id: &str) -> bool {
+    id.len() == 26
+        && is_valid_request_id(id)
+        && id
+            .bytes()
+            .all(|b| b"0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(&b))
+}
+
+// ---- list zones -------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn list_zones_200_returns_the_zone_list_in_catalog_order_with_the_request_id() {
+    bounded(async {
+        let server = RealServer::start().await;
+        for key in [&server.admin, &server.member] {
+            let zones = server
+                .client(key)
+                .list_zones("aws", "us-east-1")
+                .await
+                .unwrap();
+            assert_eq!(zones.data, US_EAST_1);
+            assert_eq!(zones.status, "success");
+            assert_eq!(zones.message, "6 zones in aws/us-east-1");
+            assert!(is_ulid(&zones.id), "{zones:?}");
+        }
+        // A new request id per call.
+        let client = server.client(&server.admin);
+        let a = client.list_zones("aws", "us-east-1").await.unwrap();
+        let b = client.list_zones("aws", "us-east-1").await.unwrap();
+        assert_ne!(a.id, b.id);
+        // Other providers of the built-in catalog, by contract type too.
+        let gcp = client
+            .list_zones(
+                "gcp".parse::<appzone_client::ProviderId>().unwrap(),
+                "us-central1",
+            )
+            .await
+            .unwrap();
+        assert!(!gcp.data.is_empty(), "{gcp:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_zones_200_of_a_region_without_zones_is_an_empty_list() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let zones = server
+            .client(&server.admin)
+            .list_zones("acme-cloud", "empty-1")
+            .await
+            .unwrap();
+        assert!(zones.data.is_empty(), "{zones:?}");
+        assert_eq!(zones.status, "success");
+        assert!(is_ulid(&zones.id), "{zones:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_zones_of_an_unknown_region_is_api_404_region_not_found() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let client = server.client(&server.member);
+        // Unknown anywhere, and known only for another provider.
+        for (provider, region) in [("aws", "mars-1"), ("gcp", "us-east-1")] {
+            let error = client.list_zones(provider, region).await.unwrap_err();
+            assert_api(&error, 404, ErrorCode::RegionNotFound);
+            assert!(error.is_not_found(), "{error}");
+            assert!(!error.is_forbidden() && !error.is_unauthorized(), "{error}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_zones_of_an_unknown_provider_is_api_400_invalid_provider_without_retry() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let error = server
+            .client(&server.admin)
+            .list_zones("nope", "us-east-1")
+            .await
+            .unwrap_err();
+        // assert_api checks attempts == 1.
+        assert_api(&error, 400, ErrorCode::InvalidProvider);
+        assert!(!error.is_not_found(), "{error}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_zones_with_a_malformed_provider_or_region_is_invalid_argument_before_sending() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let client = server.client(&server.admin);
+        // Sent, these would come back as 400 invalid_provider / invalid_region (Error::Api).
+        for (provider, region) in [
+            ("AWS", "us-east-1"),
+            ("", "us-east-1"),
+            ("aws/x", "us-east-1"),
+            ("aws", "US-EAST-1"),
+            ("aws", "us_east_1"),
+            ("aws", ""),
+        ] {
+            let error = client.list_zones(provider, region).await.unwrap_err();
+            assert!(
+                matches!(error, Error::InvalidArgument { .. }),
+                "{provider:?}/{region:?}: {error:?}"
+            );
+            assert_eq!(error.status(), None);
+            assert_eq!(error.request_id(), None, "nothing was sent: {error}");
+        }
+        // Also when nothing listens: no connection is even tried.
+        let offline = Client::new(format!("http://{}", closed_port().await), &server.admin)
+            .unwrap()
+            .list_zones("AWS", "us-east-1")
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(offline, Error::InvalidArgument { .. }),
+            "{offline:?}"
+        );
+    })
+    .await;
+}
+
+// ---- authentication -----------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_missing_or_blank_api_key_cannot_build_a_client() {
+    bounded(async {
+        let server = RealServer::start().await;
+        // The server would answer 401 missing_api_key; the client refuses to send such a call.
+        for blank in ["", " ", "\t \t"] {
+            let error = Client::new(&server.base, blank).unwrap_err();
+            assert!(
+                matches!(
+                    error,
+                    Error::InvalidArgument {
+                        argument: "API key",
+                        ..
+                    }
+                ),
+                "{blank:?}: {error:?}"
+            );
+            assert_eq!(error.request_id(), None);
+        }
+        // A key that cannot go in a header is refused locally too.
+        let error = Client::new(&server.base, "apz_x\ny").unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::InvalidArgument {
+                    argument: "API key",
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_wrong_api_key_is_api_401_invalid_api_key_for_both_operations() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let unknown = ApiKey::generate();
+        let wrong_keys = [
+            Client::builder(&server.base, &unknown),
+            // Malformed: the admin key behind a scheme, and a string of another format.
+            Client::builder(
+                &server.base,
+                format!("Bearer {}", server.admin.expose_secret()),
+            ),
+            Client::builder(&server.base, "not-an-appzone-key"),
+        ];
+        for builder in wrong_keys {
+            let client = builder.retry_policy(fast_retries()).build().unwrap();
+            let error = client.list_zones("aws", "us-east-1").await.unwrap_err();
+            assert_api(&error, 401, ErrorCode::InvalidApiKey);
+            assert!(error.is_unauthorized(), "{error}");
+            assert!(!error.is_forbidden() && !error.is_not_found(), "{error}");
+            // Authentication comes first: a live profile, an absent one, another org's.
+            for id in [&server.profile, &server.other_profile] {
+                let error = client.delete_profile(id).await.unwrap_err();
+                assert_api(&error, 401, ErrorCode::InvalidApiKey);
+                assert!(error.is_unauthorized(), "{error}");
+            }
+            let error = client.delete_profile(NEVER_CREATED).await.unwrap_err();
+            assert_api(&error, 401, ErrorCode::InvalidApiKey);
+        }
+        // The 401s deleted nothing.
+        let admin = server.client(&server.admin);
+        admin.delete_profile(&server.profile).await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_revoked_api_key_is_api_401_invalid_api_key() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let acme: OrgId = "acme".parse().unwrap();
+        let key = server
+            .store
+            .create_key(&acme, Role::Admin, "revoked")
+            .await
+            .unwrap();
+        server
+            .store
+            .revoke_key(key.key_id().as_str())
+            .await
+            .unwrap();
+        let client = server.client(&key);
+        let error = client.list_zones("aws", "us-east-1").await.unwrap_err();
+        assert_api(&error, 401, ErrorCode::InvalidApiKey);
+        assert!(error.is_unauthorized(), "{error}");
+        let error = client.delete_profile(&server.profile).await.unwrap_err();
+        assert_api(&error, 401, ErrorCode::InvalidApiKey);
+    })
+    .await;
+}
+
+// ---- delete profile -----------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_member_deleting_its_organizations_profile_is_api_403_forbidden() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let error = server
+            .client(&server.member)
+            .delete_profile(&server.profile)
+            .await
+            .unwrap_err();
+        let message = assert_api(&error, 403, ErrorCode::Forbidden);
+        assert!(error.is_forbidden(), "{error}");
+        assert!(!error.is_not_found() && !error.is_unauthorized(), "{error}");
+        assert!(
+            message.to_lowercase().contains("admin"),
+            "the message tells the caller to contact the organization admin: {message:?}"
+        );
+        // The profile is still there.
+        server
+            .client(&server.admin)
+            .delete_profile(&server.profile)
+            .await
+            .unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_admin_deletes_a_profile_once_then_it_is_api_404_profile_not_found() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let admin = server.client(&server.admin);
+        assert!(matches!(
+            admin.delete_profile(&server.profile).await,
+            Ok(())
+        ));
+        let error = admin.delete_profile(&server.profile).await.unwrap_err();
+        assert_api(&error, 404, ErrorCode::ProfileNotFound);
+        assert!(error.is_not_found(), "{error}");
+        // A member now gets 404 too, not 403: there is nothing to forbid.
+        let error = server
+            .client(&server.member)
+            .delete_profile(&server.profile)
+            .await
+            .unwrap_err();
+        assert_api(&error, 404, ErrorCode::ProfileNotFound);
+        // The other profile of the organization is untouched.
+        admin.delete_profile(&server.profile2).await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_never_created_profile_is_api_404_profile_not_found() {
+    bounded(async {
+        let server = RealServer::start().await;
+        for key in [&server.admin, &server.member] {
+            let error = server
+                .client(key)
+                .delete_profile(NEVER_CREATED)
+                .await
+                .unwrap_err();
+            assert_api(&error, 404, ErrorCode::ProfileNotFound);
+            assert!(error.is_not_found(), "{error}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn another_organizations_profile_is_api_404_profile_not_found() {
+    bounded(async {
+        let server = RealServer::start().await;
+        // Neither an admin nor a member learns that globex's profile exists.
+        for key in [&server.admin, &server.member] {
+            let error = server
+                .client(key)
+                .delete_profile(&server.other_profile)
+                .await
+                .unwrap_err();
+            assert_api(&error, 404, ErrorCode::ProfileNotFound);
+            assert!(error.is_not_found() && !error.is_forbidden(), "{error}");
+        }
+        // It is still there for its own organization.
+        server
+            .client(&server.other_admin)
+            .delete_profile(&server.other_profile)
+            .await
+            .unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_malformed_profile_id_is_answered_locally_as_not_found() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let client = server.client(&server.admin);
+        let offline =
+            Client::new(format!("http://{}", closed_port().await), &server.admin).unwrap();
+        let raw = reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .unwrap();
+        for (id, encoded) in [
+            ("bad id", "bad%20id"),
+            ("-leading-dash", "-leading-dash"),
+            ("prof_é", "prof_%C3%A9"),
+        ] {
+            for error in [
+                client.delete_profile(id).await.unwrap_err(),
+                // No request: the same answer when nothing listens.
+                offline.delete_profile(id).await.unwrap_err(),
+            ] {
+                assert!(
+                    matches!(error, Error::ProfileNotFound { .. }),
+                    "{id:?}: {error:?}"
+                );
+                assert!(error.is_not_found(), "{error}");
+                assert_eq!(error.status(), Some(StatusCode::NOT_FOUND));
+                assert_eq!(error.error_code(), Some(&ErrorCode::ProfileNotFound));
+                assert_eq!(error.request_id(), None, "nothing was sent: {error}");
+            }
+            // The real server gives that same answer when the id is sent anyway.
+            let response = raw
+                .delete(format!(
+                    "{}/api/v1/applications/profiles/{encoded}",
+                    server.base
+                ))
+                .header("X-API-KEY", server.admin.expose_secret())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::NOT_FOUND, "{id:?}");
+            let body: serde_json::Value = response.json().await.unwrap();
+            assert_eq!(body["error_code"], "profile_not_found", "{id:?}: {body}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn concurrent_deletes_of_one_profile_give_one_ok_and_one_not_found() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let admin = server.client(&server.admin);
+        let (a, b) = tokio::join!(
+            admin.delete_profile(&server.profile),
+            admin.delete_profile(&server.profile)
+        );
+        let error = match (a, b) {
+            (Ok(()), Err(e)) | (Err(e), Ok(())) => e,
+            other => panic!("expected exactly one Ok: {other:?}"),
+        };
+        assert_api(&error, 404, ErrorCode::ProfileNotFound);
+    })
+    .await;
+}
+
+// ---- request ids --------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn errors_carry_the_request_id_in_the_servers_format() {
+    bounded(async {
+        let server = RealServer::start().await;
+        // The server's own ids, for a request that sends none: a ULID.
+        let raw = reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .unwrap()
+            .get(format!(
+                "{}/api/v1/providers/nope/regions/x/zones",
+                server.base
+            ))
+            .send()
+            .await
+            .unwrap();
+        let servers_id = raw.headers()[REQUEST_ID.as_str()].to_str().unwrap();
+        assert!(is_ulid(servers_id), "{servers_id}");
+
+        let admin = server.client(&server.admin);
+        let member = server.client(&server.member);
+        let stranger = server.client(&ApiKey::generate());
+        let errors = [
+            admin.list_zones("nope", "us-east-1").await.unwrap_err(),
+            admin.list_zones("aws", "mars-1").await.unwrap_err(),
+            stranger.list_zones("aws", "us-east-1").await.unwrap_err(),
+            stranger.delete_profile(&server.profile).await.unwrap_err(),
+            member.delete_profile(&server.profile).await.unwrap_err(),
+            admin.delete_profile(NEVER_CREATED).await.unwrap_err(),
+        ];
+        let mut seen = Vec::new();
+        for error in &errors {
+            let id = error
+                .request_id()
+                .unwrap_or_else(|| panic!("no request id: {error:?}"));
+            assert!(is_ulid(id), "{id}: {error}");
+            assert_eq!(Some(id), error.as_api().map(|a| a.request_id.as_str()));
+            assert!(error.to_string().contains(id), "{error}");
+            assert!(!seen.contains(&id), "one id per call: {id}");
+            seen.push(id);
+        }
+    })
+    .await;
+}
+
+// ---- the `appzone` command line ----------------------------------------------------------------
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `appzone <args>` against `server` with `key` in `APPZONE_API_KEY` (none when `None`).
+async fn appzone(server: &RealServer, key: Option<&ApiKey>, args: &[&str]) -> Run {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_appzone"));
+    command
+        .args(args)
+        .env("APPZONE_URL", &server.base)
+        .env_remove("APPZONE_API_KEY")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    if let Some(key) = key {
+        command.env("APPZONE_API_KEY", key.expose_secret());
+    }
+    let output = tokio::time::timeout(Duration::from_secs(30), command.output())
+        .await
+        .expect("appzone did not finish within 30 s")
+        .unwrap();
+    Run {
+        code: output
+            .status
+            .code()
+            .expect("appzone was killed by a signal"),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// Asserts a failed run: `code`, nothing on stdout, one line on stderr naming `error_code` and
+/// a request id.
+#[track_caller]
+fn assert_failed(run: &Run, code: u8, error_code: &str) {
+    assert_eq!(run.code, i32::from(code), "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains(error_code), "{}", run.stderr);
+    assert!(run.stderr.contains("request id"), "{}", run.stderr);
+}
+
+#[tokio::test]
+async fn cli_zones_lists_the_six_zones_of_aws_us_east_1_and_exits_0() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let run = appzone(
+            &server,
+            Some(&server.member),
+            &["zones", "aws", "us-east-1"],
+        )
+        .await;
+        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        assert_eq!(run.stdout, format!("{}\n", US_EAST_1.join("\n")));
+        assert_eq!(run.stderr, "");
+
+        let run = appzone(
+            &server,
+            Some(&server.admin),
+            &["--output", "json", "zones", "aws", "us-east-1"],
+        )
+        .await;
+        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        let list: ZoneList = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(list.data, US_EAST_1);
+        assert_eq!(list.status, "success");
+        assert!(is_ulid(&list.id), "{list:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn cli_profiles_delete_exits_forbidden_for_a_member_0_for_an_admin_then_not_found() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let id = server.profile.as_str();
+        let run = appzone(&server, Some(&server.member), &["profiles", "delete", id]).await;
+        assert_failed(&run, exit_code::FORBIDDEN, "forbidden");
+
+        let run = appzone(&server, Some(&server.admin), &["profiles", "delete", id]).await;
+        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        assert_eq!(run.stdout, format!("deleted profile {id}\n"));
+        assert_eq!(run.stderr, "");
+
+        let run = appzone(&server, Some(&server.admin), &["profiles", "delete", id]).await;
+        assert_failed(&run, exit_code::NOT_FOUND, "profile_not_found");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn cli_other_errors_of_the_real_server_map_to_their_exit_codes() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let admin = Some(&server.admin);
+        let stranger = ApiKey::generate();
+
+        let run = appzone(&server, Some(&stranger), &["zones", "aws", "us-east-1"]).await;
+        assert_failed(&run, exit_code::UNAUTHORIZED, "invalid_api_key");
+        let run = appzone(&server, admin, &["zones", "nope", "us-east-1"]).await;
+        assert_failed(&run, exit_code::API, "invalid_provider");
+        let run = appzone(&server, admin, &["zones", "aws", "mars-1"]).await;
+        assert_failed(&run, exit_code::NOT_FOUND, "region_not_found");
+        let other = server.other_profile.as_str();
+        let run = appzone(&server, admin, &["profiles", "delete", other]).await;
+        assert_failed(&run, exit_code::NOT_FOUND, "profile_not_found");
+
+        // Refused locally, nothing sent.
+        for (key, args) in [
+            (admin, &["zones", "AWS", "us-east-1"][..]),
+            (None, &["zones", "aws", "us-east-1"][..]),
+        ] {
+            let run = appzone(&server, key, args).await;
+            assert_eq!(
+                run.code,
+                i32::from(exit_code::USAGE),
+                "{args:?}: {}",
+                run.stderr
+            );
+            assert_eq!(run.stdout, "");
+            assert!(run.stderr.starts_with("appzone: error: "), "{}", run.stderr);
+        }
+        let run = appzone(&server, admin, &["profiles", "delete", "bad id"]).await;
+        assert_eq!(run.code, i32::from(exit_code::NOT_FOUND), "{}", run.stderr);
+        assert_eq!(run.stdout, "");
+        assert!(run.stderr.contains("profile_not_found") || run.stderr.contains("not found"));
+
+        // Nothing above deleted globex's profile.
+        server
+            .client(&server.other_admin)
+            .delete_profile(&server.other_profile)
+            .await
+            .unwrap();
+    })
+    .await;
+}
