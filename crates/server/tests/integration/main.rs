@@ -10,5 +10,6 @@ mod support;
 
 mod api;
 mod cli;
+mod ops;
 mod spec;
 mod storage;

@@ -157,30 +157,77 @@ pub fn fast_config() -> ServiceConfig {
 impl TestApp {
     /// A server on a fresh SQLite file.
     pub async fn sqlite() -> Self {
+        Self::sqlite_with(fast_config()).await
+    }
+
+    /// A server on a fresh SQLite file, with `config`.
+    pub async fn sqlite_with(config: ServiceConfig) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
-        Self::start_on(&url, Database::Sqlite(dir), fast_config()).await
+        Self::start_on(&url, Database::Sqlite(dir), config).await
     }
 
     /// `None`, with a notice, when no PostgreSQL URL is configured. Panics when one is
     /// configured but unreachable: CI must not silently skip.
     pub async fn postgres() -> Option<Self> {
+        Self::postgres_with(fast_config(), |url| url).await
+    }
+
+    /// Like [`TestApp::postgres`] with `config`, the server's URL passed through `rewrite`
+    /// (to go through a proxy, say).
+    pub async fn postgres_with(
+        config: ServiceConfig,
+        rewrite: impl FnOnce(String) -> String,
+    ) -> Option<Self> {
         let (url, schema) = postgres_schema().await?;
-        let scoped = scoped_url(&url, &schema);
-        Some(
-            Self::start_on(
-                &scoped,
-                Database::Postgres {
-                    admin_url: url,
-                    schema,
-                },
-                fast_config(),
-            )
-            .await,
-        )
+        let scoped = rewrite(scoped_url(&url, &schema));
+        let db = Database::Postgres {
+            admin_url: url,
+            schema,
+        };
+        Some(Self::start_on(&scoped, db, config).await)
+    }
+
+    /// A second server (replica) on this one's database, sharing nothing else.
+    pub async fn replica(&self, config: ServiceConfig) -> Replica {
+        let url = self.store.pool().connect_options().database_url.to_string();
+        let store = Store::connect(&url, &PoolSettings::default())
+            .await
+            .unwrap();
+        appzone_server::prepare(&store).await.unwrap();
+        let service = appzone_server::service(store, &config).await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = oneshot::channel::<()>();
+        let router = service.router.clone();
+        let stop = async {
+            let _ = rx.await;
+        };
+        tokio::spawn(serve(listener, router, stop, ServeOptions::default()));
+        Replica {
+            base,
+            _service: service,
+            _shutdown: tx,
+        }
     }
 
     async fn start_on(url: &str, db: Database, config: ServiceConfig) -> Self {
+        Self::start_serving(url, db, config, ServeOptions::default()).await
+    }
+
+    /// A server on a fresh SQLite file with connection-level options.
+    pub async fn sqlite_serving(options: ServeOptions) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
+        Self::start_serving(&url, Database::Sqlite(dir), fast_config(), options).await
+    }
+
+    async fn start_serving(
+        url: &str,
+        db: Database,
+        config: ServiceConfig,
+        options: ServeOptions,
+    ) -> Self {
         let store = Store::connect(url, &PoolSettings::default()).await.unwrap();
         appzone_server::prepare(&store).await.unwrap();
         store.replace_catalog(&test_catalog()).await.unwrap();
@@ -224,7 +271,7 @@ impl TestApp {
                 async {
                     let _ = rx.await;
                 },
-                ServeOptions::default(),
+                options,
             )
             .await;
         });
@@ -292,6 +339,13 @@ impl Drop for TestApp {
             let _ = tx.send(());
         }
     }
+}
+
+/// A second server on the same database.
+pub struct Replica {
+    pub base: String,
+    _service: Service,
+    _shutdown: oneshot::Sender<()>,
 }
 
 /// A response, read whole.

@@ -1,0 +1,588 @@
+//! The service around the operations: limits, faults, observability, docs, replicas.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use appzone_server::http::HttpConfig;
+use appzone_server::serve::ServeOptions;
+use axum::routing::get;
+use axum::Router;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::support::{eventually, fast_config, TestApp};
+
+fn zones() -> String {
+    TestApp::zones_path("aws", "us-east-1")
+}
+
+#[tokio::test]
+async fn per_key_rate_limit_answers_429_with_retry_after_and_spares_other_keys() {
+    let app = TestApp::sqlite_with(appzone_server::ServiceConfig {
+        rate_limit_per_key: 5,
+        ..fast_config()
+    })
+    .await;
+    let mut statuses = Vec::new();
+    for _ in 0..8 {
+        statuses.push(app.get(&zones(), Some(&app.member_key)).await.status);
+    }
+    assert_eq!(&statuses[..5], [200; 5], "{statuses:?}");
+    assert!(statuses[5..].iter().all(|s| *s == 429), "{statuses:?}");
+    let limited = app.get(&zones(), Some(&app.member_key)).await;
+    limited.assert_error(429, "rate_limited");
+    let retry: u64 = limited.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=2).contains(&retry), "Retry-After {retry}");
+    assert_eq!(
+        app.get(&zones(), Some(&app.admin_key)).await.status,
+        200,
+        "other keys are not limited"
+    );
+    assert_eq!(app.get("/healthz", None).await.status, 200);
+}
+
+#[tokio::test]
+async fn rate_limit_zero_disables_it() {
+    let app = TestApp::sqlite_with(appzone_server::ServiceConfig {
+        rate_limit_per_key: 0,
+        ..fast_config()
+    })
+    .await;
+    for _ in 0..50 {
+        assert_eq!(app.get(&zones(), Some(&app.member_key)).await.status, 200);
+    }
+}
+
+#[tokio::test]
+async fn failed_authentications_per_address_are_limited_but_valid_keys_pass() {
+    let app = TestApp::sqlite_with(appzone_server::ServiceConfig {
+        auth_failures_per_minute: 3,
+        ..fast_config()
+    })
+    .await;
+    let forged = format!("{}{}", &app.admin_key[..17], "x".repeat(32));
+    let path = zones();
+    let attempts = (0..6).map(|_| app.get(&path, Some(&forged)));
+    let statuses: Vec<u16> = futures::future::join_all(attempts)
+        .await
+        .iter()
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 401).count(),
+        3,
+        "{statuses:?}"
+    );
+    let limited = app.get(&zones(), Some(&forged)).await;
+    limited.assert_error(429, "rate_limited");
+    assert!(limited.header("retry-after").is_some());
+    assert_eq!(app.get(&zones(), Some(&app.member_key)).await.status, 200);
+}
+
+/// A state whose router has a slow route, for timeout and shedding tests.
+fn slow_router(app: &TestApp, http: HttpConfig) -> Router {
+    let mut state = app.service.state.clone();
+    state.http = http;
+    let routes = Router::new().route(
+        "/slow",
+        get(|| async {
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            "done"
+        }),
+    );
+    appzone_server::http::with_middleware(routes, state)
+}
+
+async fn serve_router(router: Router) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(appzone_server::serve::serve(
+        listener,
+        router,
+        std::future::pending(),
+        ServeOptions::default(),
+    ));
+    base
+}
+
+#[tokio::test]
+async fn request_timeout_answers_503_unavailable_in_json() {
+    let app = TestApp::sqlite().await;
+    let base = serve_router(slow_router(
+        &app,
+        HttpConfig {
+            request_timeout: Duration::from_millis(150),
+            ..HttpConfig::default()
+        },
+    ))
+    .await;
+    let started = Instant::now();
+    let resp =
+        crate::support::Resp::read(app.http.get(format!("{base}/slow")).send().await.unwrap())
+            .await;
+    assert!(
+        started.elapsed() < Duration::from_millis(550),
+        "{:?}",
+        started.elapsed()
+    );
+    resp.assert_error(503, "unavailable");
+    assert_eq!(resp.header("retry-after"), Some("1"));
+}
+
+#[tokio::test]
+async fn requests_over_the_concurrency_limit_are_shed_at_once() {
+    let app = TestApp::sqlite().await;
+    let base = serve_router(slow_router(
+        &app,
+        HttpConfig {
+            max_in_flight: 2,
+            ..HttpConfig::default()
+        },
+    ))
+    .await;
+    let started = Instant::now();
+    let calls = (0..8).map(|_| {
+        let http = app.http.clone();
+        let url = format!("{base}/slow");
+        async move {
+            let resp = crate::support::Resp::read(http.get(url).send().await.unwrap()).await;
+            (resp, started.elapsed())
+        }
+    });
+    let results = futures::future::join_all(calls).await;
+    let served = results.iter().filter(|(r, _)| r.status == 200).count();
+    let shed: Vec<_> = results.iter().filter(|(r, _)| r.status == 503).collect();
+    assert!(served >= 2, "served {served}");
+    assert!(shed.len() >= 4, "shed {}", shed.len());
+    for (resp, elapsed) in shed {
+        resp.assert_error(503, "unavailable");
+        assert!(resp.header("retry-after").is_some());
+        assert!(
+            *elapsed < Duration::from_millis(500),
+            "shed quickly, took {elapsed:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn oversized_body_answers_413_payload_too_large_in_json() {
+    let app = TestApp::sqlite().await;
+    let resp = app
+        .http
+        .delete(app.url(&TestApp::profile_path(app.profile.as_str())))
+        .header("x-api-key", &app.admin_key)
+        .body(vec![b'x'; 100 * 1024])
+        .send()
+        .await
+        .unwrap();
+    let resp = crate::support::Resp::read(resp).await;
+    resp.assert_error(413, "payload_too_large");
+    assert!(app
+        .store
+        .live_profile_exists(&app.profile, "acme")
+        .await
+        .unwrap());
+}
+
+#[tokio::test]
+async fn oversized_headers_answer_431_and_the_server_keeps_serving() {
+    let app = TestApp::sqlite().await;
+    let big = "a".repeat(64 * 1024);
+    let resp = app
+        .http
+        .get(app.url(&zones()))
+        .header("x-api-key", &app.member_key)
+        .header("x-big", big)
+        .send()
+        .await;
+    if let Ok(resp) = resp {
+        assert_eq!(resp.status(), 431);
+    }
+    assert_eq!(app.get(&zones(), Some(&app.member_key)).await.status, 200);
+}
+
+#[tokio::test]
+async fn a_client_sending_its_head_a_byte_at_a_time_is_cut_off() {
+    let app = TestApp::sqlite_serving(ServeOptions {
+        header_read_timeout: Duration::from_millis(500),
+        ..ServeOptions::default()
+    })
+    .await;
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    let mut stream = TcpStream::connect(&addr).await.unwrap();
+    let started = Instant::now();
+    let head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    let mut closed = false;
+    for _ in 0..40 {
+        for byte in head
+            .iter()
+            .chain(b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".iter())
+        {
+            if stream.write_all(&[*byte]).await.is_err() {
+                closed = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            if started.elapsed() > Duration::from_secs(3) {
+                break;
+            }
+        }
+        if closed || started.elapsed() > Duration::from_secs(3) {
+            break;
+        }
+    }
+    if !closed {
+        let mut buf = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(2), stream.read_to_end(&mut buf)).await;
+        closed = matches!(read, Ok(Ok(_)) | Ok(Err(_)));
+    }
+    assert!(
+        closed,
+        "connection still open after {:?}",
+        started.elapsed()
+    );
+    assert!(started.elapsed() < Duration::from_secs(4));
+    assert_eq!(app.get("/healthz", None).await.status, 200);
+}
+
+#[tokio::test]
+async fn metrics_expose_requests_by_route_template_and_status() {
+    let app = TestApp::sqlite().await;
+    assert_eq!(app.get(&zones(), Some(&app.member_key)).await.status, 200);
+    assert_eq!(
+        app.delete(
+            &TestApp::profile_path(app.profile.as_str()),
+            Some(&app.admin_key)
+        )
+        .await
+        .status,
+        204
+    );
+    app.get(&TestApp::zones_path("aws", "nope-1"), Some(&app.member_key))
+        .await;
+    let resp = app.get("/metrics", None).await;
+    assert_eq!(resp.status, 200);
+    assert!(resp
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/plain"));
+    let text = resp.body;
+    let value = |prefix: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no metric line starting {prefix}:\n{text}"))
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let zones_ok = format!(
+        "appzone_http_requests_total{{method=\"GET\",route=\"{}\",status=\"200\"}}",
+        appzone_contract::paths::LIST_ZONES
+    );
+    assert_eq!(value(&zones_ok), 1.0);
+    let zones_404 = format!(
+        "appzone_http_requests_total{{method=\"GET\",route=\"{}\",status=\"404\"}}",
+        appzone_contract::paths::LIST_ZONES
+    );
+    assert_eq!(value(&zones_404), 1.0);
+    assert_eq!(value("appzone_profiles_deleted_total"), 1.0);
+    assert!(value("appzone_catalog_version") >= 1.0);
+    assert!(
+        text.contains("appzone_http_request_duration_seconds_bucket{"),
+        "latency histogram"
+    );
+    assert!(text.contains("appzone_db_pool_connections{state=\"idle\"}"));
+    assert!(
+        !text.contains(&app.admin_key[4..16]),
+        "no key ids as labels"
+    );
+}
+
+#[tokio::test]
+async fn docs_are_served_from_the_binary_with_no_external_assets() {
+    let app = TestApp::sqlite().await;
+    let page = app.get("/docs", None).await;
+    assert_eq!(page.status, 200);
+    assert!(page
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(page.body.contains("swagger"), "{}", page.body);
+    for line in page
+        .body
+        .lines()
+        .filter(|l| l.contains("src=") || l.contains("href="))
+    {
+        assert!(
+            !line.contains("http://") && !line.contains("https://"),
+            "external asset: {line}"
+        );
+    }
+    let init = app.get("/docs/swagger-initializer.js", None).await;
+    assert_eq!(init.status, 200);
+    assert!(init.body.contains("/openapi.json"), "{}", init.body);
+    assert_eq!(
+        app.get("/docs/swagger-ui-bundle.js", None).await.status,
+        200
+    );
+    app.get("/docs/nope.js", None)
+        .await
+        .assert_error(404, "not_found");
+}
+
+#[tokio::test]
+async fn cors_is_off_by_default_and_answers_preflights_when_configured() {
+    let app = TestApp::sqlite().await;
+    let resp = app
+        .send(
+            reqwest::Method::GET,
+            &zones(),
+            Some(&app.member_key),
+            &[("origin", "https://portal.example")],
+        )
+        .await;
+    assert!(resp.header("access-control-allow-origin").is_none());
+
+    let config = appzone_server::ServiceConfig {
+        http: HttpConfig {
+            cors_origins: vec!["https://portal.example".parse().unwrap()],
+            ..HttpConfig::default()
+        },
+        ..fast_config()
+    };
+    let app = TestApp::sqlite_with(config).await;
+    let preflight = app
+        .send(
+            reqwest::Method::OPTIONS,
+            &zones(),
+            None,
+            &[
+                ("origin", "https://portal.example"),
+                ("access-control-request-method", "GET"),
+                ("access-control-request-headers", "x-api-key"),
+            ],
+        )
+        .await;
+    assert_eq!(preflight.status, 200, "{}", preflight.body);
+    assert_eq!(
+        preflight.header("access-control-allow-origin"),
+        Some("https://portal.example")
+    );
+    assert!(preflight
+        .header("access-control-allow-headers")
+        .unwrap()
+        .contains("x-api-key"));
+    let resp = app
+        .send(
+            reqwest::Method::GET,
+            &zones(),
+            Some(&app.member_key),
+            &[("origin", "https://portal.example")],
+        )
+        .await;
+    assert_eq!(
+        resp.header("access-control-allow-origin"),
+        Some("https://portal.example")
+    );
+    let other = app
+        .send(
+            reqwest::Method::GET,
+            &zones(),
+            Some(&app.member_key),
+            &[("origin", "https://evil.example")],
+        )
+        .await;
+    assert!(other.header("access-control-allow-origin").is_none());
+}
+
+#[tokio::test]
+async fn every_response_carries_nosniff() {
+    let app = TestApp::sqlite().await;
+    for resp in [
+        app.get(&zones(), Some(&app.member_key)).await,
+        app.get("/nope", None).await,
+        app.get("/healthz", None).await,
+    ] {
+        assert_eq!(resp.header("x-content-type-options"), Some("nosniff"));
+    }
+}
+
+/// A TCP proxy to PostgreSQL that the test can cut (closing every connection and refusing new
+/// ones) and restore.
+struct CuttableProxy {
+    addr: String,
+    up: Arc<AtomicBool>,
+    generation: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl CuttableProxy {
+    async fn start(target: &'static str) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let up = Arc::new(AtomicBool::new(true));
+        let (tx, _) = tokio::sync::watch::channel(0u64);
+        let generation = Arc::new(tx);
+        let (up2, gen2) = (up.clone(), generation.clone());
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut inbound, _)) = listener.accept().await else {
+                    continue;
+                };
+                if !up2.load(Ordering::SeqCst) {
+                    drop(inbound);
+                    continue;
+                }
+                let mut cut = gen2.subscribe();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = TcpStream::connect(target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = cut.changed() => {}
+                    }
+                });
+            }
+        });
+        Self {
+            addr,
+            up,
+            generation,
+        }
+    }
+
+    fn cut(&self) {
+        self.up.store(false, Ordering::SeqCst);
+        self.generation.send_modify(|g| *g += 1);
+    }
+
+    fn restore(&self) {
+        self.up.store(true, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn database_outage_answers_503_quickly_and_recovers_without_restart() {
+    let proxy = CuttableProxy::start("127.0.0.1:5432").await;
+    let proxied = proxy.addr.clone();
+    let Some(app) = TestApp::postgres_with(fast_config(), |url| {
+        url.replace("127.0.0.1:5432", &proxied)
+            .replace("localhost:5432", &proxied)
+    })
+    .await
+    else {
+        return;
+    };
+    assert!(
+        app.store
+            .pool()
+            .connect_options()
+            .database_url
+            .as_str()
+            .contains(&proxy.addr),
+        "goes through the proxy"
+    );
+    let path = TestApp::profile_path(app.profile.as_str());
+    assert_eq!(app.get("/readyz", None).await.status, 200);
+
+    proxy.cut();
+    let started = Instant::now();
+    let resp = app.delete(&path, Some(&app.admin_key)).await;
+    resp.assert_error(503, "unavailable");
+    assert!(resp.header("retry-after").is_some());
+    let outage_answer = started.elapsed();
+    assert!(
+        outage_answer < Duration::from_secs(5),
+        "503 took {outage_answer:?}"
+    );
+    app.get("/readyz", None)
+        .await
+        .assert_error(503, "unavailable");
+
+    proxy.restore();
+    let restored = Instant::now();
+    let recovered = eventually(Duration::from_secs(10), || async {
+        app.get("/readyz", None).await.status == 200
+    })
+    .await;
+    assert!(recovered, "not ready again after the database came back");
+    assert_eq!(app.delete(&path, Some(&app.admin_key)).await.status, 204);
+    eprintln!(
+        "database outage: 503 after {outage_answer:?}; ready {:?} after restore",
+        restored.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn two_replicas_on_one_postgres_behave_as_one_service() {
+    let Some(a) = TestApp::postgres().await else {
+        return;
+    };
+    let b = a.replica(fast_config()).await;
+    let on_b = |path: &str, key: &str, method: reqwest::Method| {
+        let request = a
+            .http
+            .request(method, format!("{}{path}", b.base))
+            .header("x-api-key", key);
+        async move { crate::support::Resp::read(request.send().await.unwrap()).await }
+    };
+    // A delete through A is seen by B at once, and the other way round.
+    let p1 = TestApp::profile_path(a.profile.as_str());
+    assert_eq!(a.delete(&p1, Some(&a.admin_key)).await.status, 204);
+    on_b(&p1, &a.admin_key, reqwest::Method::DELETE)
+        .await
+        .assert_error(404, "profile_not_found");
+    let p2 = TestApp::profile_path(a.profile2.as_str());
+    assert_eq!(
+        on_b(&p2, &a.admin_key, reqwest::Method::DELETE)
+            .await
+            .status,
+        204
+    );
+    a.delete(&p2, Some(&a.admin_key))
+        .await
+        .assert_error(404, "profile_not_found");
+
+    // A catalog import is served by both within the refresh interval.
+    let mut catalog = crate::support::test_catalog();
+    catalog.providers[0].regions[0].zones = vec!["af-south-1z".into()];
+    a.store.replace_catalog(&catalog).await.unwrap();
+    let path = TestApp::zones_path("aws", "af-south-1");
+    let both = eventually(Duration::from_secs(3), || async {
+        let want = serde_json::json!(["af-south-1z"]);
+        a.get(&path, Some(&a.member_key)).await.json()["data"] == want
+            && on_b(&path, &a.member_key, reqwest::Method::GET)
+                .await
+                .json()["data"]
+                == want
+    })
+    .await;
+    assert!(
+        both,
+        "catalog not served by both replicas within the refresh interval"
+    );
+
+    // A revoked key fails on both within the cache TTL.
+    assert_eq!(
+        on_b(&zones(), &a.member_key, reqwest::Method::GET)
+            .await
+            .status,
+        200
+    );
+    a.store.revoke_key(&a.member_key[4..16]).await.unwrap();
+    let refused = eventually(Duration::from_secs(3), || async {
+        a.get(&zones(), Some(&a.member_key)).await.status == 401
+            && on_b(&zones(), &a.member_key, reqwest::Method::GET)
+                .await
+                .status
+                == 401
+    })
+    .await;
+    assert!(
+        refused,
+        "revocation not effective on both replicas within the TTL"
+    );
+}
