@@ -3,6 +3,9 @@
 //! Tasks shell out to cargo and npx; they never need a running server or database, except the
 //! test suite, which finds PostgreSQL through `APPZONE_TEST_POSTGRES_URL` when it is set.
 
+mod bench;
+mod deny;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -13,6 +16,8 @@ Tasks:
   openapi            regenerate openapi.json from the contract crate
   openapi --check    fail if openapi.json differs from the contract crate
   lint-spec          lint openapi.json with Redocly CLI (installed from npm if needed)
+  deny               supply-chain checks with cargo-deny (licenses, bans, sources, advisories)
+  bench [ARGS]       load benchmarks against a release build (see BENCHMARKS.md)
   ci                 everything CI runs: fmt, clippy, tests, openapi --check, lint-spec
 ";
 
@@ -26,6 +31,8 @@ fn main() -> ExitCode {
         ["openapi"] => openapi(false),
         ["openapi", "--check"] => openapi(true),
         ["lint-spec"] => lint_spec(),
+        ["deny"] => deny::run(),
+        ["bench", rest @ ..] => bench::run(rest),
         ["ci"] => ci(),
         [] | ["help"] | ["--help"] | ["-h"] => {
             print!("{HELP}");
@@ -42,7 +49,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(Path::to_path_buf)
@@ -69,7 +76,7 @@ fn openapi(check: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn run(program: &str, args: &[&str]) -> Result<(), String> {
+pub(crate) fn run(program: &str, args: &[&str]) -> Result<(), String> {
     eprintln!("$ {program} {}", args.join(" "));
     let status = Command::new(program)
         .args(args)
@@ -117,6 +124,7 @@ fn ci() -> Result<(), String> {
     run(&cargo, &["test", "--workspace", "--locked"])?;
     openapi(true)?;
     lint_spec()?;
+    deny::run()?;
     println!("ci: all checks passed");
     Ok(())
 }

@@ -11,5 +11,7 @@ mod support;
 mod api;
 mod cli;
 mod ops;
+mod reliability;
+mod security;
 mod spec;
 mod storage;

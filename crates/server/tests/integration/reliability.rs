@@ -1,0 +1,1 @@
+//! Crash durability, concurrency, hostile input and sustained load.
