@@ -26,6 +26,12 @@ pub enum StoreError {
     /// Any other database error: a bug or a schema mismatch, not a transient condition.
     #[error("database error: {0}")]
     Database(#[source] sqlx::Error),
+    /// A group commit this operation was part of failed.
+    #[error("group commit failed: {0}")]
+    Batch(#[source] std::sync::Arc<StoreError>),
+    /// The group-commit writer task is gone (the store is shutting down).
+    #[error("delete writer stopped")]
+    WriterGone,
 }
 
 impl StoreError {
@@ -49,7 +55,11 @@ impl StoreError {
 
     /// Whether the failure is transient (the HTTP layer answers 503 and clients may retry).
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, StoreError::Unavailable(_))
+        match self {
+            StoreError::Unavailable(_) | StoreError::WriterGone => true,
+            StoreError::Batch(inner) => inner.is_unavailable(),
+            _ => false,
+        }
     }
 }
 

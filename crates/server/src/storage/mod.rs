@@ -10,6 +10,7 @@
 //! Architecture invariant: this module knows nothing about HTTP.
 
 mod errors;
+mod group_commit;
 
 use std::sync::Once;
 use std::time::Duration;
@@ -68,6 +69,8 @@ pub enum DeleteOutcome {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// SQLite only: the group-commit writer for deletes.
+    deletes: Option<tokio::sync::mpsc::Sender<group_commit::PendingDelete>>,
 }
 
 impl Store {
@@ -99,7 +102,12 @@ impl Store {
             Backend::Postgres => options,
         };
         let pool = options.connect(&url).await.map_err(StoreError::connect)?;
-        Ok(Self { pool, backend })
+        let deletes = (backend == Backend::Sqlite).then(|| group_commit::start(pool.clone()));
+        Ok(Self {
+            pool,
+            backend,
+            deletes,
+        })
     }
 
     /// Which backend this store uses.
@@ -331,9 +339,10 @@ impl Store {
         Ok(row.is_some())
     }
 
-    /// Turns a live profile of `org` into a tombstone and writes the audit record, in one
-    /// committed transaction. Of concurrent calls for one profile exactly one sees `Deleted`:
-    /// the conditional `UPDATE` is the arbiter on both backends.
+    /// Turns a live profile of `org` into a tombstone and writes the audit record, committed
+    /// before this returns. Of concurrent calls for one profile exactly one sees `Deleted`: the
+    /// conditional `UPDATE` is the arbiter on both backends. On SQLite the commit is shared with
+    /// concurrent deletes (see `group_commit`).
     pub async fn delete_profile(
         &self,
         id: &ProfileId,
@@ -341,25 +350,25 @@ impl Store {
         key_id: &str,
         request_id: &str,
     ) -> Result<DeleteOutcome, StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await.classify()?;
-        let done = sqlx::query(
-            "UPDATE profiles SET deleted_at = $1 \
-             WHERE id = $2 AND org_id = $3 AND deleted_at IS NULL",
-        )
-        .bind(now)
-        .bind(id.as_str())
-        .bind(org)
-        .execute(&mut *tx)
-        .await
-        .classify()?;
-        if done.rows_affected() != 1 {
-            tx.rollback().await.classify()?;
-            return Ok(DeleteOutcome::NotFound);
+        if let Some(writer) = &self.deletes {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            let pending = group_commit::PendingDelete {
+                id: id.as_str().to_owned(),
+                org: org.to_owned(),
+                key_id: key_id.to_owned(),
+                request_id: request_id.to_owned(),
+                reply,
+            };
+            writer
+                .send(pending)
+                .await
+                .map_err(|_| StoreError::WriterGone)?;
+            return answer.await.map_err(|_| StoreError::WriterGone)?;
         }
-        audit(&mut tx, id.as_str(), org, "delete", key_id, request_id, now).await?;
+        let mut tx = self.pool.begin().await.classify()?;
+        let outcome = apply_delete(&mut tx, id.as_str(), org, key_id, request_id).await?;
         tx.commit().await.classify()?;
-        Ok(DeleteOutcome::Deleted)
+        Ok(outcome)
     }
 
     /// Restores a tombstone. [`StoreError::NotFound`] when `id` is not a deleted profile.
@@ -480,6 +489,33 @@ impl Store {
         tx.commit().await.classify()?;
         Ok(true)
     }
+}
+
+/// One delete inside a caller's transaction: the conditional `UPDATE`, then the audit record
+/// when it changed a row.
+async fn apply_delete(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    id: &str,
+    org: &str,
+    key_id: &str,
+    request_id: &str,
+) -> Result<DeleteOutcome, StoreError> {
+    let now = now_ms();
+    let done = sqlx::query(
+        "UPDATE profiles SET deleted_at = $1 \
+         WHERE id = $2 AND org_id = $3 AND deleted_at IS NULL",
+    )
+    .bind(now)
+    .bind(id)
+    .bind(org)
+    .execute(&mut **tx)
+    .await
+    .classify()?;
+    if done.rows_affected() != 1 {
+        return Ok(DeleteOutcome::NotFound);
+    }
+    audit(tx, id, org, "delete", key_id, request_id, now).await?;
+    Ok(DeleteOutcome::Deleted)
 }
 
 async fn audit(
