@@ -256,8 +256,11 @@ fn init_logging(format: LogFormat, writer: tracing_appender::non_blocking::NonBl
     let filter = EnvFilter::try_from_env("APPZONE_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    // Colours only for a person at a terminal, never in files or pipes.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(writer);
     let _ = match format {
         LogFormat::Text => builder.try_init(),

@@ -302,4 +302,19 @@ fn serve_demo_prints_curl_lines_that_give_the_labelled_statuses() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "exit status after SIGTERM: {status}");
+
+    // One log line per request, with route template, status and key id, and no key material.
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let requests: Vec<&String> = rest.iter().filter(|l| l.contains("appzone::request")).collect();
+    assert!(requests.len() >= 4, "request log lines: {rest:#?}");
+    let zones = requests.iter().find(|l| l.contains("route=\"/api/v1/providers/{providerId}/regions/{regionId}/zones\""));
+    let zones = zones.unwrap_or_else(|| panic!("no zone listing line in {requests:#?}"));
+    assert!(zones.contains("status=200") && zones.contains("key_id=") && zones.contains("request_id="), "{zones}");
+    assert!(!zones.contains('\u{1b}'), "no colour codes in a pipe: {zones}");
+    for (_, curl) in &expectations {
+        let key = curl.split("X-API-KEY: ").nth(1).unwrap().split('\'').next().unwrap();
+        for line in &rest {
+            assert!(!line.contains(&key[17..]), "key secret in log line: {line}");
+        }
+    }
 }
