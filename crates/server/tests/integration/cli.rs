@@ -305,16 +305,149 @@ fn serve_demo_prints_curl_lines_that_give_the_labelled_statuses() {
 
     // One log line per request, with route template, status and key id, and no key material.
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let requests: Vec<&String> = rest.iter().filter(|l| l.contains("appzone::request")).collect();
+    let requests: Vec<&String> = rest
+        .iter()
+        .filter(|l| l.contains("appzone::request"))
+        .collect();
     assert!(requests.len() >= 4, "request log lines: {rest:#?}");
-    let zones = requests.iter().find(|l| l.contains("route=\"/api/v1/providers/{providerId}/regions/{regionId}/zones\""));
+    let zones = requests
+        .iter()
+        .find(|l| l.contains("route=\"/api/v1/providers/{providerId}/regions/{regionId}/zones\""));
     let zones = zones.unwrap_or_else(|| panic!("no zone listing line in {requests:#?}"));
-    assert!(zones.contains("status=200") && zones.contains("key_id=") && zones.contains("request_id="), "{zones}");
-    assert!(!zones.contains('\u{1b}'), "no colour codes in a pipe: {zones}");
+    assert!(
+        zones.contains("status=200") && zones.contains("key_id=") && zones.contains("request_id="),
+        "{zones}"
+    );
+    assert!(
+        !zones.contains('\u{1b}'),
+        "no colour codes in a pipe: {zones}"
+    );
     for (_, curl) in &expectations {
-        let key = curl.split("X-API-KEY: ").nth(1).unwrap().split('\'').next().unwrap();
+        let key = curl
+            .split("X-API-KEY: ")
+            .nth(1)
+            .unwrap()
+            .split('\'')
+            .next()
+            .unwrap();
         for line in &rest {
             assert!(!line.contains(&key[17..]), "key secret in log line: {line}");
         }
     }
+}
+
+fn sh(program: &str, args: &[&str]) {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The README's SQLite backup and restore commands, run as written.
+#[test]
+fn sqlite_backup_and_restore_as_documented() {
+    let cli = Cli::new();
+    cli.ok(&["org", "create", "acme"]);
+    let id = cli.ok(&["profile", "create", "--org", "acme", "--name", "kept"]);
+    let db = cli.dir.path().join("appzone.db");
+    let backup = cli.dir.path().join("appzone-backup.db");
+    sh(
+        "sqlite3",
+        &[
+            db.to_str().unwrap(),
+            &format!(".backup '{}'", backup.display()),
+        ],
+    );
+    cli.ok(&[
+        "profile",
+        "create",
+        "--org",
+        "acme",
+        "--name",
+        "after-backup",
+    ]);
+    std::fs::copy(&backup, &db).unwrap();
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(cli.dir.path().join(format!("appzone.db{suffix}")));
+    }
+    let live = cli.ok(&["profile", "list", "--org", "acme"]);
+    assert!(live.contains(id.trim()), "{live}");
+    assert!(
+        !live.contains("after-backup"),
+        "restored to the backup's state: {live}"
+    );
+}
+
+/// The README's PostgreSQL backup and restore, scoped to the test's schema.
+#[tokio::test]
+async fn postgres_backup_and_restore_as_documented() {
+    let Some((url, schema)) = crate::support::postgres_schema().await else {
+        return;
+    };
+    let scoped = crate::support::scoped_url(&url, &schema);
+    let cli = Cli::new();
+    let run = |args: &[&str], db_url: &str| {
+        let out = cli
+            .command()
+            .env("APPZONE_DATABASE_URL", db_url)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["org", "create", "acme"], &scoped);
+    let id = run(
+        &["profile", "create", "--org", "acme", "--name", "kept"],
+        &scoped,
+    );
+    let dump = cli.dir.path().join("appzone.dump");
+    let dump = dump.to_str().unwrap();
+    // `--schema` only because the test database holds other tests' schemas too.
+    sh(
+        "pg_dump",
+        &[
+            "--format=custom",
+            &format!("--file={dump}"),
+            &format!("--schema={schema}"),
+            &url,
+        ],
+    );
+
+    let restored_db = format!("r_{}", schema.trim_start_matches("t_"));
+    let mut admin = crate::support::connect_admin(&url).await.unwrap();
+    sqlx::Executor::execute(
+        &mut admin,
+        format!("CREATE DATABASE {restored_db}").as_str(),
+    )
+    .await
+    .unwrap();
+    let base = url.rsplit_once('/').map(|(base, _)| base).unwrap();
+    let restored_url = format!("{base}/{restored_db}");
+    sh(
+        "pg_restore",
+        &["--no-owner", &format!("--dbname={restored_url}"), dump],
+    );
+    let live = run(
+        &["profile", "list", "--org", "acme"],
+        &crate::support::scoped_url(&restored_url, &schema),
+    );
+    sqlx::Executor::execute(
+        &mut admin,
+        format!("DROP DATABASE {restored_db} WITH (FORCE)").as_str(),
+    )
+    .await
+    .unwrap();
+    let _ =
+        sqlx::Executor::execute(&mut admin, format!("DROP SCHEMA {schema} CASCADE").as_str()).await;
+    assert!(live.contains(id.trim()), "{live}");
 }

@@ -586,3 +586,43 @@ async fn two_replicas_on_one_postgres_behave_as_one_service() {
         "revocation not effective on both replicas within the TTL"
     );
 }
+
+#[tokio::test]
+async fn shutdown_lets_in_flight_requests_finish_and_refuses_new_connections() {
+    let app = TestApp::sqlite().await;
+    let router = slow_router(&app, HttpConfig::default());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(appzone_server::serve::serve(
+        listener,
+        router,
+        async {
+            let _ = stopped.await;
+        },
+        ServeOptions {
+            drain_timeout: Duration::from_secs(5),
+            ..ServeOptions::default()
+        },
+    ));
+    let http = app.http.clone();
+    let in_flight =
+        tokio::spawn(async move { http.get(format!("http://{addr}/slow")).send().await });
+    // Wait until the slow request is being handled, then ask the server to stop.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.send(()).unwrap();
+    let response = in_flight
+        .await
+        .unwrap()
+        .expect("in-flight request completed");
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.text().await.unwrap(), "done");
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("server stopped after draining")
+        .unwrap();
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "no new connections after shutdown"
+    );
+}

@@ -119,7 +119,7 @@ async fn sweep_old_schemas(url: &str) {
     }
 }
 
-async fn connect_admin(url: &str) -> Result<sqlx::AnyConnection, sqlx::Error> {
+pub async fn connect_admin(url: &str) -> Result<sqlx::AnyConnection, sqlx::Error> {
     sqlx::any::install_default_drivers();
     <sqlx::AnyConnection as sqlx::Connection>::connect(url).await
 }
@@ -427,7 +427,7 @@ pub fn snapshot_settings() -> insta::Settings {
     settings
 }
 
-async fn postgres_schema() -> Option<(String, String)> {
+pub async fn postgres_schema() -> Option<(String, String)> {
     let Ok(url) = std::env::var(PG_ENV) else {
         static NOTICE: Once = Once::new();
         NOTICE.call_once(|| {
@@ -453,7 +453,7 @@ async fn postgres_schema() -> Option<(String, String)> {
     Some((url, schema))
 }
 
-fn scoped_url(url: &str, schema: &str) -> String {
+pub fn scoped_url(url: &str, schema: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
     format!("{url}{sep}options=-c%20search_path%3D{schema}")
 }
