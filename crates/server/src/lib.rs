@@ -65,8 +65,10 @@ impl Default for ServiceConfig {
     }
 }
 
-/// Applies migrations and loads the built-in catalog into an empty one.
+/// Checks the database keeps commits durable, applies migrations, and loads the built-in
+/// catalog into an empty one.
 pub async fn prepare(store: &Store) -> Result<(), StoreError> {
+    store.check_durability().await?;
     store.migrate().await?;
     if store.seed_catalog_if_empty(&CatalogFile::builtin()).await? {
         tracing::info!("loaded the built-in catalog into the empty database");

@@ -124,6 +124,28 @@ impl Store {
         migrator.run(&self.pool).await.map_err(StoreError::migrate)
     }
 
+    /// Refuses a PostgreSQL server whose settings could lose committed transactions: a `204`
+    /// promises durability, so `fsync`, `synchronous_commit` and `full_page_writes` must be on.
+    pub async fn check_durability(&self) -> Result<(), StoreError> {
+        if self.backend != Backend::Postgres {
+            return Ok(());
+        }
+        for setting in ["fsync", "synchronous_commit", "full_page_writes"] {
+            let value: String = sqlx::query(&format!("SELECT current_setting('{setting}')"))
+                .fetch_one(&self.pool)
+                .await
+                .and_then(|row| row.try_get(0))
+                .classify()?;
+            if value == "off" {
+                return Err(StoreError::Invalid(format!(
+                    "PostgreSQL has {setting}=off, which can lose acknowledged deletes; \
+                     turn it on (appzone answers 204 only for durable deletes)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Cheap round trip, for `/readyz`.
     pub async fn ping(&self) -> Result<(), StoreError> {
         self.pool.execute("SELECT 1").await.map(|_| ()).classify()

@@ -73,3 +73,25 @@ async fn sqlite_runs_in_wal_with_synchronous_full_and_foreign_keys() {
         .unwrap();
     assert_eq!(fk.0, 1);
 }
+
+#[tokio::test]
+async fn postgres_with_synchronous_commit_off_is_refused() {
+    let Some((url, schema)) = crate::support::postgres_schema().await else {
+        return;
+    };
+    let unsafe_url = format!(
+        "{}%20-c%20synchronous_commit%3Doff",
+        crate::support::scoped_url(&url, &schema)
+    );
+    let store = appzone_server::storage::Store::connect(&unsafe_url, &Default::default())
+        .await
+        .unwrap();
+    let err = appzone_server::prepare(&store)
+        .await
+        .expect_err("unsafe durability must be refused");
+    assert!(err.to_string().contains("synchronous_commit=off"), "{err}");
+    store.close().await;
+    let mut admin = crate::support::connect_admin(&url).await.unwrap();
+    let _ =
+        sqlx::Executor::execute(&mut admin, format!("DROP SCHEMA {schema} CASCADE").as_str()).await;
+}
