@@ -4,7 +4,7 @@
 //!
 //! 1. [`observe::observe`]: request id, one log line, metrics (sees every response);
 //! 2. `X-Content-Type-Options: nosniff` on every response;
-//! 3. [`json_errors`]: a safety net turning any non-JSON error produced by a framework layer
+//! 3. `json_errors`: a safety net turning any non-JSON error produced by a framework layer
 //!    into the contract's body;
 //! 4. panic catching (JSON 500);
 //! 5. CORS, when origins are configured (answers preflights before authentication);
