@@ -18,7 +18,8 @@ Tasks:
   lint-spec          lint openapi.json with Redocly CLI (installed from npm if needed)
   deny               supply-chain checks with cargo-deny (licenses, bans, sources, advisories)
   bench [ARGS]       load benchmarks against a release build (see BENCHMARKS.md)
-  ci                 everything CI runs: fmt, clippy, tests, openapi --check, lint-spec
+  ci                 everything CI runs: fmt, clippy, tests, docs, openapi --check,
+                     lint-spec, deny
 ";
 
 /// Redocly CLI version used by `lint-spec`; pinned so the lint result does not change under us.
@@ -90,6 +91,24 @@ pub(crate) fn run(program: &str, args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// Builds the published crates' docs with warnings denied: broken links fail CI.
+fn docs(cargo: &str) -> Result<(), String> {
+    let packages = ["-p", "appzone-contract", "-p", "appzone-server", "-p", "appzone-client"];
+    eprintln!("$ RUSTDOCFLAGS='-D warnings' {cargo} doc --no-deps --locked {}", packages.join(" "));
+    let status = Command::new(cargo)
+        .args(["doc", "--no-deps", "--locked"])
+        .args(packages)
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot start {cargo}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo doc` failed ({status})"))
+    }
+}
+
 fn lint_spec() -> Result<(), String> {
     run(
         "npx",
@@ -122,6 +141,7 @@ fn ci() -> Result<(), String> {
         ],
     )?;
     run(&cargo, &["test", "--workspace", "--locked"])?;
+    docs(&cargo)?;
     openapi(true)?;
     lint_spec()?;
     deny::run()?;
