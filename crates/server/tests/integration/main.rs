@@ -15,3 +15,4 @@ mod reliability;
 mod security;
 mod spec;
 mod storage;
+mod server_process;

@@ -484,3 +484,19 @@ impl TestApp {
         (status, body)
     }
 }
+
+/// A fresh, empty PostgreSQL schema for a test that runs its own servers (a child process, say);
+/// dropped in the background when this is dropped. `None` when no PostgreSQL is configured.
+pub struct PgSchema {
+    /// The database URL scoped to the schema.
+    pub url: String,
+    _db: Database,
+}
+
+pub async fn fresh_postgres_schema() -> Option<PgSchema> {
+    let (admin_url, schema) = postgres_schema().await?;
+    Some(PgSchema {
+        url: scoped_url(&admin_url, &schema),
+        _db: Database::Postgres { admin_url, schema },
+    })
+}

@@ -1,0 +1,190 @@
+//! The real `appzone-server` binary as a child process: operator commands, `serve` on an
+//! ephemeral port, SIGKILL and restart on the same database, RSS, and everything it logged.
+//!
+//! Used by the crash, soak and log-leak tests, which must see the process a platform team runs,
+//! not the library in the test's own address space.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_appzone-server");
+
+/// How long a debug build may take to start on a loaded two-core machine.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn base_command(database_url: &str) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .env_remove("APPZONE_DATABASE_URL")
+        .env_remove("APPZONE_LISTEN")
+        .env_remove("RUST_LOG")
+        .arg("--database-url")
+        .arg(database_url);
+    command
+}
+
+/// Runs an operator command (`org create ...`) on `database_url`; panics unless it succeeds.
+/// Returns stdout without its trailing newline.
+#[track_caller]
+pub fn operator(database_url: &str, args: &[&str]) -> String {
+    let out = base_command(database_url)
+        .env("APPZONE_LOG", "warn")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "appzone-server {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim_end_matches('\n')
+        .to_owned()
+}
+
+/// A running `appzone-server serve` child process.
+pub struct ServerProcess {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ServerProcess {
+    /// Starts `serve --listen 127.0.0.1:0` with JSON logs filtered by `log_filter`, plus
+    /// `serve_args`, and waits for its "listening" line.
+    pub async fn start(database_url: &str, serve_args: &[&str], log_filter: &str) -> Self {
+        let mut child = base_command(database_url)
+            .env("APPZONE_LOG", log_filter)
+            .args(["--log-format", "json", "serve", "--listen", "127.0.0.1:0"])
+            .args(serve_args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = tokio::sync::oneshot::channel::<String>();
+        let pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        // The pipe must be drained for the whole life of the process, or a chatty server
+        // (trace logging) would block on a full pipe.
+        let reader = std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            let mut lines = BufReader::new(pipe);
+            let mut line = Vec::new();
+            while lines.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+                if tx.is_some() {
+                    if let Some(addr) = listening_addr(&line) {
+                        let _ = tx.take().unwrap().send(addr);
+                    }
+                }
+                sink.lock().unwrap().extend_from_slice(&line);
+                line.clear();
+            }
+            // Anything that was not newline-terminated.
+            let _ = lines.read_to_end(&mut line);
+            sink.lock().unwrap().extend_from_slice(&line);
+        });
+        let addr = match tokio::time::timeout(START_TIMEOUT, rx).await {
+            Ok(Ok(addr)) => addr,
+            outcome => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = reader.join();
+                panic!(
+                    "appzone-server did not report listening ({}): {}",
+                    if outcome.is_err() {
+                        "timed out"
+                    } else {
+                        "exited"
+                    },
+                    String::from_utf8_lossy(&stderr.lock().unwrap())
+                );
+            }
+        };
+        Self {
+            child,
+            base: format!("http://{addr}"),
+            stderr,
+            reader: Some(reader),
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL: no shutdown code runs, nothing is flushed. Waits for the process to be gone.
+    pub fn kill9(&mut self) -> ExitStatus {
+        self.child.kill().unwrap();
+        let status = self.child.wait().unwrap();
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        status
+    }
+
+    /// SIGTERM, then waits (bounded) for a graceful exit.
+    pub async fn terminate(&mut self) -> ExitStatus {
+        let pid = self.pid().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                if let Some(reader) = self.reader.take() {
+                    let _ = reader.join();
+                }
+                return status;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no exit 30 s after SIGTERM"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Resident set size in KiB, from `/proc/<pid>/status`.
+    pub fn rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+
+    /// Everything the process wrote to stderr so far.
+    pub fn logs(&self) -> Vec<u8> {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The `addr` field of the JSON "appzone-server listening" log line.
+fn listening_addr(line: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let fields = value.get("fields")?;
+    if !fields.get("message")?.as_str()?.contains("listening") {
+        return None;
+    }
+    Some(fields.get("addr")?.as_str()?.to_owned())
+}
