@@ -13,6 +13,6 @@ mod cli;
 mod ops;
 mod reliability;
 mod security;
+mod server_process;
 mod spec;
 mod storage;
-mod server_process;
