@@ -155,15 +155,6 @@ impl ServerProcess {
         }
     }
 
-    /// Resident set size in KiB, from `/proc/<pid>/status`.
-    pub fn rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-    }
-
     /// Everything the process wrote to stderr so far.
     pub fn logs(&self) -> Vec<u8> {
         self.stderr.lock().unwrap().clone()
@@ -177,6 +168,15 @@ impl Drop for ServerProcess {
             let _ = self.child.wait();
         }
     }
+}
+
+/// Resident set size in KiB of process `pid`, from `/proc/<pid>/status`.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 /// The `addr` field of the JSON "appzone-server listening" log line.
