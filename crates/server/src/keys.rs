@@ -41,11 +41,16 @@ pub enum AuthError {
     Store(#[from] StoreError),
 }
 
-/// Verifies keys against storage through a TTL cache.
+/// Verifies keys against storage through a TTL cache. Cheap to clone (one `Arc`): cloning the
+/// cache itself is not, as it reads the CPU's clock calibration (CPUID, which traps in VMs).
 #[derive(Debug, Clone)]
-pub struct KeyVerifier {
+pub struct KeyVerifier(Arc<Verifier>);
+
+#[derive(Debug)]
+struct Verifier {
     store: Store,
-    cache: moka::sync::Cache<String, Option<Arc<KeyRecord>>>,
+    /// `None` when the TTL is zero: every request reads the database.
+    cache: Option<moka::sync::Cache<String, Option<Arc<KeyRecord>>>>,
 }
 
 /// A digest no key has, compared against when the key id is unknown so that both paths do the
@@ -55,11 +60,13 @@ const NO_DIGEST: &str = "0000000000000000000000000000000000000000000000000000000
 impl KeyVerifier {
     /// A verifier caching lookups for `ttl` (zero disables the cache).
     pub fn new(store: Store, ttl: Duration) -> Self {
-        let cache = moka::sync::Cache::builder()
-            .max_capacity(100_000)
-            .time_to_live(ttl)
-            .build();
-        Self { store, cache }
+        let cache = (!ttl.is_zero()).then(|| {
+            moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(ttl)
+                .build()
+        });
+        Self(Arc::new(Verifier { store, cache }))
     }
 
     /// Checks a raw `X-API-KEY` value.
@@ -76,11 +83,14 @@ impl KeyVerifier {
     }
 
     async fn lookup(&self, key_id: &str) -> Result<Option<Arc<KeyRecord>>, StoreError> {
-        if let Some(hit) = self.cache.get(key_id) {
+        let Some(cache) = &self.0.cache else {
+            return Ok(self.0.store.find_active_key(key_id).await?.map(Arc::new));
+        };
+        if let Some(hit) = cache.get(key_id) {
             return Ok(hit);
         }
-        let found = self.store.find_active_key(key_id).await?.map(Arc::new);
-        self.cache.insert(key_id.to_owned(), found.clone());
+        let found = self.0.store.find_active_key(key_id).await?.map(Arc::new);
+        cache.insert(key_id.to_owned(), found.clone());
         Ok(found)
     }
 }

@@ -28,7 +28,7 @@ use catalog::Catalog;
 use http::limits::RateLimits;
 use http::metrics::Metrics;
 use http::ops::OpenApiJson;
-use http::{AppState, HttpConfig};
+use http::{AppState, HttpConfig, SharedState};
 use keys::KeyVerifier;
 use storage::{Store, StoreError};
 
@@ -103,7 +103,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
         config.auth_failures_per_minute,
         metrics.clone(),
     );
-    let state = AppState {
+    let state = AppState::new(SharedState {
         keys: KeyVerifier::new(store.clone(), config.key_cache_ttl),
         limits: limits.clone(),
         metrics,
@@ -111,7 +111,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
         catalog: catalog.clone(),
         openapi: OpenApiJson(Bytes::from(appzone_contract::openapi::document_json())),
         store: store.clone(),
-    };
+    });
     let refresher = tokio::spawn(catalog.refresh_forever(store.clone(), config.catalog_refresh));
     let purger = tokio::spawn(purge_forever(
         store,

@@ -7,6 +7,7 @@ use appzone_contract::headers::API_KEY;
 use appzone_contract::paths::API_PREFIX;
 use appzone_contract::ErrorCode;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
@@ -48,13 +49,14 @@ fn presented(headers: &http::HeaderMap) -> Presented<'_> {
 /// Middleware: verifies `X-API-KEY`, applies the rate limits, and puts the
 /// [`crate::keys::Caller`] into the request extensions.
 pub async fn require_api_key(
-    State((keys, limits)): State<(KeyVerifier, RateLimits)>,
+    State(handles): State<Arc<(KeyVerifier, RateLimits)>>,
     mut request: Request,
     next: Next,
 ) -> Response {
     if !is_api_path(request.uri().path()) {
         return next.run(request).await;
     }
+    let (keys, limits) = &*handles;
     let verified = match presented(request.headers()) {
         Presented::Missing => Err(ApiError::new(
             ErrorCode::MissingApiKey,

@@ -28,6 +28,7 @@ pub mod profiles;
 pub mod zones;
 
 use std::any::Any;
+use std::sync::Arc;
 use std::time::Duration;
 
 use appzone_contract::headers::{API_KEY, REQUEST_ID};
@@ -81,8 +82,14 @@ impl Default for HttpConfig {
 }
 
 /// Everything handlers and middleware need; each extracts only its part.
+///
+/// axum clones the state for every request, so it is one `Arc` around [`SharedState`].
 #[derive(Debug, Clone)]
-pub struct AppState {
+pub struct AppState(Arc<SharedState>);
+
+/// The parts of [`AppState`].
+#[derive(Debug, Clone)]
+pub struct SharedState {
     /// The database.
     pub store: Store,
     /// The zone catalog snapshot.
@@ -97,6 +104,28 @@ pub struct AppState {
     pub openapi: OpenApiJson,
     /// Limits of the HTTP layer.
     pub http: HttpConfig,
+}
+
+impl AppState {
+    /// Wraps the parts.
+    pub fn new(shared: SharedState) -> Self {
+        Self(Arc::new(shared))
+    }
+
+    /// The same state with other HTTP-layer limits (for tests of those limits).
+    pub fn with_http(&self, http: HttpConfig) -> Self {
+        Self::new(SharedState {
+            http,
+            ..(*self.0).clone()
+        })
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = SharedState;
+    fn deref(&self) -> &SharedState {
+        &self.0
+    }
 }
 
 macro_rules! from_ref {
@@ -117,12 +146,6 @@ impl FromRef<AppState> for (Metrics, Store, Catalog) {
             state.store.clone(),
             state.catalog.clone(),
         )
-    }
-}
-
-impl FromRef<AppState> for (KeyVerifier, RateLimits) {
-    fn from_ref(state: &AppState) -> Self {
-        (state.keys.clone(), state.limits.clone())
     }
 }
 
@@ -162,8 +185,9 @@ pub fn with_middleware(routes: Router<AppState>, state: AppState) -> Router {
         .route_layer(middleware::from_fn(observe::tag_route))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
+        // The middleware's state is cloned per request: pass only its two cheap handles.
         .layer(middleware::from_fn_with_state(
-            state.clone(),
+            Arc::new((state.keys.clone(), state.limits.clone())),
             auth::require_api_key,
         ))
         .layer(RequestBodyLimitLayer::new(state.http.max_body_bytes))

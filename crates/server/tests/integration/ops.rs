@@ -82,8 +82,7 @@ async fn failed_authentications_per_address_are_limited_but_valid_keys_pass() {
 
 /// A state whose router has a slow route, for timeout and shedding tests.
 fn slow_router(app: &TestApp, http: HttpConfig) -> Router {
-    let mut state = app.service.state.clone();
-    state.http = http;
+    let state = app.service.state.with_http(http);
     let routes = Router::new().route(
         "/slow",
         get(|| async {
