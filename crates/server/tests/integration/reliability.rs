@@ -1601,10 +1601,11 @@ async fn soak_of_mixed_listing_and_deleting_at_a_fixed_rate_keeps_statuses_and_m
                 .header("x-api-key", &admin)
             }
             SoakKind::DeleteAgain => {
-                // A profile deleted a while ago (its 204 is long back), or one never created.
+                // A profile whose delete was sent 100 deletes (about 7 s) ago, so its 204 is
+                // long back, or one never created.
                 let done = next_delete.load(Ordering::SeqCst) as usize;
-                let id = if done > 20 {
-                    deletable[done - 20].clone()
+                let id = if done > 100 {
+                    deletable[done - 100].clone()
                 } else {
                     "prof_never_created".to_owned()
                 };
