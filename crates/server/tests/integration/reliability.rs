@@ -1227,7 +1227,7 @@ where
 
 #[test]
 fn in_process_hostile_requests_never_get_5xx_and_errors_keep_the_contract_shape() {
-    run_hostile("in process", 3000, |app, prepared| {
+    run_hostile("in process", 4000, |app, prepared| {
         Box::pin(async move {
             let seen = send_in_process(app, &prepared).await;
             Ok((prepared, seen))
@@ -1237,7 +1237,7 @@ fn in_process_hostile_requests_never_get_5xx_and_errors_keep_the_contract_shape(
 
 #[test]
 fn socket_hostile_requests_never_get_5xx_and_errors_keep_the_contract_shape() {
-    run_hostile("over the socket", 300, |app, prepared| {
+    run_hostile("over the socket", 600, |app, prepared| {
         Box::pin(async move {
             // What an HTTP client could not express is left to the in-process test.
             if prepared.target.parse::<http::Uri>().is_err()
