@@ -34,18 +34,17 @@ use std::time::Duration;
 use appzone_contract::headers::{API_KEY, REQUEST_ID};
 use appzone_contract::{ErrorBody, ErrorCode};
 use axum::error_handling::HandleErrorLayer;
-use axum::extract::{FromRef, Request};
-use axum::middleware::{self, Next};
+use axum::extract::FromRef;
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{BoxError, Router};
-use http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER, X_CONTENT_TYPE_OPTIONS};
+use http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER};
 use http::{HeaderValue, Method, StatusCode};
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -194,11 +193,6 @@ pub fn with_middleware(routes: Router<AppState>, state: AppState) -> Router {
         .layer(overload)
         .layer(tower::util::option_layer(cors))
         .layer(CatchPanicLayer::custom(panic_response))
-        .layer(middleware::from_fn(json_errors))
-        .layer(SetResponseHeaderLayer::overriding(
-            X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        ))
         .layer(middleware::from_fn_with_state(
             state.metrics.clone(),
             observe::observe,
@@ -247,8 +241,7 @@ fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
 
 /// Safety net: an error response whose body is not JSON (made by a framework layer, such as
 /// tower-http's 413) gets the contract's body for its status; its headers are kept.
-async fn json_errors(request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
+pub(crate) fn json_errors(response: Response) -> Response {
     let status = response.status();
     let is_json = response
         .headers()

@@ -10,6 +10,7 @@ use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
+use http::header::X_CONTENT_TYPE_OPTIONS;
 use http::HeaderValue;
 
 use super::error::InternalDetail;
@@ -42,7 +43,7 @@ pub async fn tag_route(request: Request, next: Next) -> Response {
             .get::<MatchedPath>()
             .map(MatchedPath::as_str),
     );
-    let mut response = next.run(request).await;
+    let mut response = super::json_errors(next.run(request).await);
     response.extensions_mut().insert(RouteTag(route));
     response
 }
@@ -59,7 +60,7 @@ pub async fn observe(State(metrics): State<Metrics>, mut request: Request, next:
     request.extensions_mut().insert(RequestId(id.clone()));
     let method = request.method().clone();
 
-    let mut response = next.run(request).await;
+    let mut response = super::json_errors(next.run(request).await);
 
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
@@ -85,7 +86,9 @@ pub async fn observe(State(metrics): State<Metrics>, mut request: Request, next:
             target: "appzone::request", %method, route, status, latency_us, request_id, key_id, "request"
         ),
     }
-    response.headers_mut().insert(REQUEST_ID, id);
+    let headers = response.headers_mut();
+    headers.insert(REQUEST_ID, id);
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
 }
 
