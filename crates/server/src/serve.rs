@@ -81,12 +81,29 @@ pub async fn serve(
                 request.extensions_mut().insert(ConnectInfo(peer));
                 request
             });
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service))
-            .into_owned();
-        let connection = graceful.watch(connection);
+        // hyper's header-read timer starts with the first byte, so a client that connects and
+        // sends nothing would hold its connection forever: give it the same time for that byte.
+        let (builder, watcher) = (builder.clone(), graceful.watcher());
+        let first_byte_timeout = options.header_read_timeout;
         tokio::spawn(async move {
-            if let Err(err) = connection.await {
+            // `peek` waits for data (or EOF) and consumes nothing; `readable()` can report
+            // readiness spuriously, which would defeat the timeout.
+            let mut first = [0u8; 1];
+            let first_byte = stream.peek(&mut first);
+            if !matches!(
+                tokio::time::timeout(first_byte_timeout, first_byte).await,
+                Ok(Ok(1..))
+            ) {
+                tracing::debug!(%peer, "closing a connection that sent nothing");
+                return;
+            }
+            let connection = builder
+                .serve_connection_with_upgrades(
+                    TokioIo::new(stream),
+                    TowerToHyperService::new(service),
+                )
+                .into_owned();
+            if let Err(err) = watcher.watch(connection).await {
                 tracing::debug!(error = %err, %peer, "connection ended with an error");
             }
         });

@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use axum::extract::rejection::PathRejection;
 use axum::extract::Path;
 use axum::response::{IntoResponse, Response};
 use http::header::CONTENT_TYPE;
@@ -35,8 +36,12 @@ pub async fn index() -> Response {
     }
 }
 
-/// `GET /docs/{file}`: the UI's scripts and styles.
-pub async fn asset(Path(file): Path<String>) -> Response {
+/// `GET /docs/{file}`: the UI's scripts and styles. A name that is not UTF-8 after decoding
+/// names no asset: 404 like any other unknown name.
+pub async fn asset(file: Result<Path<String>, PathRejection>) -> Response {
+    let Ok(Path(file)) = file else {
+        return ApiError::new(ErrorCode::NotFound, "no such route").into_response();
+    };
     match utoipa_swagger_ui::serve(&file, config()) {
         Ok(Some(file)) => {
             ([(CONTENT_TYPE, file.content_type)], file.bytes.into_owned()).into_response()
