@@ -117,3 +117,24 @@ pub fn match_template<'p>(template: &str, path: &'p str) -> Option<Vec<&'p str>>
         }
     }
 }
+
+/// Whether `path` has the shape of `template`, with every `{placeholder}` segment non-empty.
+/// Allocation-free, for labelling requests on the hot path.
+///
+/// ```
+/// use appzone_contract::paths::{matches_template, DELETE_PROFILE};
+/// assert!(matches_template(DELETE_PROFILE, "/api/v1/applications/profiles/p1"));
+/// assert!(!matches_template(DELETE_PROFILE, "/api/v1/applications/profiles/"));
+/// ```
+pub fn matches_template(template: &str, path: &str) -> bool {
+    let mut wanted = template.split('/');
+    let mut given = path.split('/');
+    loop {
+        match (wanted.next(), given.next()) {
+            (None, None) => return true,
+            (Some(w), Some(g)) if w.starts_with('{') && w.ends_with('}') && !g.is_empty() => {}
+            (Some(w), Some(g)) if w == g => {}
+            _ => return false,
+        }
+    }
+}

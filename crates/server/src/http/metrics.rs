@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use appzone_contract::paths::{DELETE_PROFILE, LIST_ZONES};
+use appzone_contract::paths::{matches_template, DELETE_PROFILE, LIST_ZONES};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::header::CONTENT_TYPE;
@@ -33,17 +33,17 @@ const ROUTES: [&str; 7] = [
     "/docs",
 ];
 
-/// The route template of a matched path, or `unmatched`.
-pub fn route_label(matched: Option<&str>) -> &'static str {
-    match matched {
-        Some(path) if path.starts_with("/docs") => "/docs",
-        Some(path) => ROUTES
-            .iter()
-            .find(|r| **r == path)
-            .copied()
-            .unwrap_or("other"),
-        None => "unmatched",
+/// The route template a request path belongs to, or `unmatched`. Computed from the path with
+/// the contract's templates, so the outermost layer can label requests the router refused.
+pub fn route_label(path: &str) -> &'static str {
+    if path == "/docs" || path.starts_with("/docs/") {
+        return "/docs";
     }
+    ROUTES
+        .iter()
+        .find(|template| matches_template(template, path))
+        .copied()
+        .unwrap_or("unmatched")
 }
 
 fn method_label(method: &Method) -> &'static str {

@@ -181,7 +181,6 @@ pub fn with_middleware(routes: Router<AppState>, state: AppState) -> Router {
         .timeout(state.http.request_timeout);
     let cors = (!state.http.cors_origins.is_empty()).then(|| cors(&state.http.cors_origins));
     routes
-        .route_layer(middleware::from_fn(observe::tag_route))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
         // The middleware's state is cloned per request: pass only its two cheap handles.

@@ -1,13 +1,14 @@
 //! The outermost middleware: request id, one log line per request, and request metrics.
 //!
 //! Every response leaves through here, so every response gets `X-Request-Id`, is counted, and
-//! is logged once, with the internal detail of an error when there is one. Inner layers tag the
-//! response with what only they know: the route template (`RouteTag`) and the key id (`KeyTag`).
+//! is logged once, with the internal detail of an error when there is one. The route template
+//! is derived from the path with the contract's templates; the auth layer tags the response
+//! with the key id (`KeyTag`).
 
 use std::time::Instant;
 
 use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::header::X_CONTENT_TYPE_OPTIONS;
@@ -27,26 +28,9 @@ impl RequestId {
     }
 }
 
-/// The matched route template, attached to the response for logs and metrics.
-#[derive(Debug, Clone, Copy)]
-pub struct RouteTag(pub &'static str);
-
 /// The authenticated key id, attached to the response for the log line.
 #[derive(Debug, Clone)]
 pub struct KeyTag(pub String);
-
-/// Route-level middleware: tags the response with its route template.
-pub async fn tag_route(request: Request, next: Next) -> Response {
-    let route = route_label(
-        request
-            .extensions()
-            .get::<MatchedPath>()
-            .map(MatchedPath::as_str),
-    );
-    let mut response = super::json_errors(next.run(request).await);
-    response.extensions_mut().insert(RouteTag(route));
-    response
-}
 
 /// Assigns the request id, then logs and counts the response.
 pub async fn observe(State(metrics): State<Metrics>, mut request: Request, next: Next) -> Response {
@@ -59,15 +43,12 @@ pub async fn observe(State(metrics): State<Metrics>, mut request: Request, next:
         .unwrap_or_else(fresh);
     request.extensions_mut().insert(RequestId(id.clone()));
     let method = request.method().clone();
+    let route = route_label(request.uri().path());
 
     let mut response = super::json_errors(next.run(request).await);
 
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
-    let route = response
-        .extensions()
-        .get::<RouteTag>()
-        .map_or("unmatched", |t| t.0);
     metrics.observe(&method, route, status, elapsed);
     let request_id = id.to_str().unwrap_or_default();
     let key_id = response
