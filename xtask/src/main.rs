@@ -93,8 +93,18 @@ pub(crate) fn run(program: &str, args: &[&str]) -> Result<(), String> {
 
 /// Builds the published crates' docs with warnings denied: broken links fail CI.
 fn docs(cargo: &str) -> Result<(), String> {
-    let packages = ["-p", "appzone-contract", "-p", "appzone-server", "-p", "appzone-client"];
-    eprintln!("$ RUSTDOCFLAGS='-D warnings' {cargo} doc --no-deps --locked {}", packages.join(" "));
+    let packages = [
+        "-p",
+        "appzone-contract",
+        "-p",
+        "appzone-server",
+        "-p",
+        "appzone-client",
+    ];
+    eprintln!(
+        "$ RUSTDOCFLAGS='-D warnings' {cargo} doc --no-deps --locked {}",
+        packages.join(" ")
+    );
     let status = Command::new(cargo)
         .args(["doc", "--no-deps", "--locked"])
         .args(packages)
