@@ -229,7 +229,12 @@ pub enum CatalogCommand {
 /// Parses the command line, runs it, and maps failure to one `error:` line and exit code 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_format);
+    // The server logs its work; an operator command's stderr is for its one `error:` line.
+    let default_filter = match cli.command {
+        Command::Serve(_) => "info,sqlx=warn",
+        _ => "error,sqlx=off",
+    };
+    init_logging(cli.log_format, default_filter);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => return fail(&anyhow::anyhow!("cannot start the async runtime: {err}")),
@@ -252,11 +257,11 @@ fn fail(err: &anyhow::Error) -> ExitCode {
 /// (BENCHMARKS.md), this costs about 1 µs per request line, where a background writer thread
 /// (tracing-appender) cost about 5 µs: its cross-core wake-ups and spinning outweigh the
 /// syscall it saves on a small machine.
-fn init_logging(format: LogFormat) {
+fn init_logging(format: LogFormat, default_filter: &str) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("APPZONE_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+        .unwrap_or_else(|_| EnvFilter::new(default_filter));
     // Colours only for a person at a terminal, never in files or pipes.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()

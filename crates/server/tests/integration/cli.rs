@@ -20,7 +20,8 @@ impl Cli {
         command
             .current_dir(self.dir.path())
             .env_remove("APPZONE_DATABASE_URL")
-            .env("APPZONE_LOG", "warn");
+            .env_remove("APPZONE_LOG")
+            .env_remove("RUST_LOG");
         command
     }
 
