@@ -939,7 +939,6 @@ async fn api9_the_server_serves_the_documented_routes_and_nothing_else() {
 }
 
 #[tokio::test]
-#[ignore = "server bug: GET /docs/%FF answers 400 with error_code bad_request (not a contract code)"]
 async fn docs_asset_path_that_is_not_utf8_answers_404_not_found() {
     let app = TestApp::sqlite().await;
     for path in ["/docs/%FF", "/docs/%C3", "/docs/a%FFb.js"] {
