@@ -97,7 +97,7 @@ pub struct ServeArgs {
     #[arg(long, env = "APPZONE_RATE_LIMIT_PER_KEY", default_value_t = 1000)]
     pub rate_limit_per_key: u32,
     /// Failed authentications per minute allowed per client address (429 beyond); 0 disables.
-    #[arg(long, env = "APPZONE_AUTH_FAILURES_PER_MINUTE", default_value_t = 120)]
+    #[arg(long, env = "APPZONE_AUTH_FAILURES_PER_MINUTE", default_value_t = 600)]
     pub auth_failures_per_minute: u32,
     /// Seconds a request may take before it is answered 503 `unavailable`.
     #[arg(long, env = "APPZONE_REQUEST_TIMEOUT_SECS", default_value_t = 30)]

@@ -59,7 +59,7 @@ impl Default for ServiceConfig {
             tombstone_retention: Duration::from_secs(30 * 24 * 3600),
             purge_interval: Duration::from_secs(3600),
             rate_limit_per_key: 1000,
-            auth_failures_per_minute: 120,
+            auth_failures_per_minute: 600,
             http: HttpConfig::default(),
         }
     }
