@@ -50,6 +50,9 @@ Options:
   --no-client          skip the client benchmark
   --output FILE        where to write the report (default target/bench/report.md)
   --keep               keep the temporary directory (databases, server logs, wrk script)
+  --perf               also profile appzone under the 64-connection listing with `perf record`
+                       (cpu-clock, DWARF call graphs; target/bench/perf.data) and add the top
+                       symbols to the report
 ";
 
 /// Request id sent when capturing the answer the baseline replays: 26 characters, like the ULID
@@ -134,6 +137,7 @@ struct Options {
     client_rounds: usize,
     output: Option<PathBuf>,
     keep: bool,
+    perf: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -158,6 +162,7 @@ impl Options {
             client_rounds: 5,
             output: None,
             keep: false,
+            perf: false,
         };
         let mut it = args.iter();
         while let Some(&flag) = it.next() {
@@ -190,6 +195,7 @@ impl Options {
                 "--no-client" => opts.client = false,
                 "--output" => opts.output = Some(PathBuf::from(value()?)),
                 "--keep" => opts.keep = true,
+                "--perf" => opts.perf = true,
                 "-h" | "--help" | "help" => {
                     print!("{HELP}");
                     return Ok(None);
@@ -409,6 +415,10 @@ fn sqlite_phase(
         }
     }
 
+    if opts.perf {
+        report.profile = Some(perf_profile(&wrk, &appzone, &list(64))?);
+    }
+
     // Deletes: 32 connections, every request a distinct profile.
     for round in 1..=opts.rounds {
         eprintln!("bench: round {round}/{}: delete (SQLite)", opts.rounds);
@@ -533,6 +543,74 @@ fn delete_args(
     ];
     args.extend(etag.map(str::to_owned));
     args
+}
+
+/// Samples appzone's CPU with `perf record` during one more 64-connection listing run; returns
+/// the top of `perf report` (self time by symbol). The data stays in `target/bench/perf.data`
+/// for `perf report --children` and the like.
+fn perf_profile(wrk: &Wrk<'_>, server: &Server, load: &Load<'_>) -> Result<String, String> {
+    eprintln!("bench: perf profile of appzone at 64 connections");
+    let data = target_dir().join("bench").join("perf.data");
+    if let Some(parent) = data.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    let mut perf = Command::new("perf")
+        .args([
+            "record",
+            "-e",
+            "cpu-clock",
+            "-F",
+            "999",
+            "--call-graph",
+            "dwarf,16384",
+            "-o",
+        ])
+        .arg(&data)
+        .args(["-p", &server.pid().to_string(), "--", "sleep"])
+        .arg(wrk.duration.saturating_sub(1).max(1).to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| {
+            format!("cannot run perf ({e}); install it (Debian: `apt-get install linux-perf`)")
+        })?;
+    std::thread::sleep(Duration::from_millis(300));
+    let run = wrk.run(server, load)?;
+    let status = perf.wait().map_err(|e| format!("perf: {e}"))?;
+    if !status.success() {
+        return Err(format!("perf record failed ({status})"));
+    }
+    let report = Command::new("perf")
+        .args([
+            "report",
+            "--no-children",
+            "--sort",
+            "symbol",
+            "--stdio",
+            "-g",
+            "none",
+        ])
+        .args(["--percent-limit", "0.8", "-i"])
+        .arg(&data)
+        .output()
+        .map_err(|e| format!("perf report: {e}"))?;
+    let text = String::from_utf8_lossy(&report.stdout);
+    let mut out = format!(
+        "perf record -e cpu-clock during a {:.0} req/s run; self time by symbol ([k] kernel), \
+         data in {}:\n\n```text\n",
+        run.rps(),
+        data.display()
+    );
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .take(30)
+    {
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    out.push_str("```\n");
+    Ok(out)
 }
 
 // ---- the PostgreSQL phase ------------------------------------------------------------------
@@ -828,12 +906,29 @@ fn free_port() -> Result<SocketAddr, String> {
 
 /// `utime + stime` (fields 14 and 15) of a `/proc/PID/stat` line.
 fn parse_stat_cpu_ticks(stat: &str) -> Option<u64> {
+    stat_fields_sum(stat, 11)
+}
+
+/// `cutime + cstime` (fields 16 and 17): CPU of the waited-for children, here wrk.
+fn parse_stat_children_ticks(stat: &str) -> Option<u64> {
+    stat_fields_sum(stat, 13)
+}
+
+fn stat_fields_sum(stat: &str, first: usize) -> Option<u64> {
     // The command name (field 2) may contain spaces; fields after it start past the last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
+    let a: u64 = fields.get(first)?.parse().ok()?;
+    let b: u64 = fields.get(first + 1)?.parse().ok()?;
+    Some(a + b)
+}
+
+/// CPU ticks of this process's waited-for children (the wrk runs).
+fn children_cpu_ticks() -> u64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| parse_stat_children_ticks(&s))
+        .unwrap_or(0)
 }
 
 fn proc_status_kb(pid: u32, field: &str) -> Option<u64> {
@@ -984,6 +1079,8 @@ struct RunResult {
     p999_us: f64,
     rss_kb: u64,
     cpu_us_per_request: f64,
+    /// CPU of wrk itself per request: with the server's, it shows when the machine is full.
+    wrk_cpu_us_per_request: f64,
 }
 
 impl RunResult {
@@ -1021,10 +1118,12 @@ impl Wrk<'_> {
             command.arg("--").args(&load.script_args);
         }
         let ticks_before = server.cpu_ticks();
+        let wrk_before = children_cpu_ticks();
         let output = command
             .output()
             .map_err(|e| format!("cannot run wrk: {e}"))?;
         let ticks = server.cpu_ticks().saturating_sub(ticks_before);
+        let wrk_ticks = children_cpu_ticks().saturating_sub(wrk_before);
         let stdout = String::from_utf8_lossy(&output.stdout);
         let line = stdout
             .lines()
@@ -1040,8 +1139,9 @@ impl Wrk<'_> {
         let mut result = parse_wrk_line(line)?;
         result.rss_kb = server.rss_kb();
         if result.requests > 0 {
-            result.cpu_us_per_request =
-                ticks as f64 * 1e6 / clock_ticks_per_second() as f64 / result.requests as f64;
+            let per_request = 1e6 / clock_ticks_per_second() as f64 / result.requests as f64;
+            result.cpu_us_per_request = ticks as f64 * per_request;
+            result.wrk_cpu_us_per_request = wrk_ticks as f64 * per_request;
         }
         Ok(result)
     }
@@ -1115,6 +1215,8 @@ struct Report {
     runs: BTreeMap<(usize, String, Target, usize), Vec<RunResult>>,
     order: Vec<String>,
     long: Option<LongRun>,
+    /// `perf report` of appzone under the 64-connection listing (`--perf`).
+    profile: Option<String>,
     client: Option<BTreeMap<String, String>>,
     peak_rss: BTreeMap<String, u64>,
     notes: Vec<String>,
@@ -1155,6 +1257,7 @@ impl Report {
             runs: BTreeMap::new(),
             order: Vec::new(),
             long: None,
+            profile: None,
             client: None,
             peak_rss: BTreeMap::new(),
             notes: Vec::new(),
@@ -1172,14 +1275,15 @@ impl Report {
     fn add(&mut self, scenario: &str, target: Target, connections: usize, run: RunResult) {
         eprintln!(
             "bench:   {:<26} {:>9.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  p99.9 {:>7.2} ms  \
-             errors {}  cpu {:.1} µs/req",
+             errors {}  cpu {:.1} µs/req (wrk {:.1})",
             target.label(),
             run.rps(),
             run.p50_us / 1e3,
             run.p99_us / 1e3,
             run.p999_us / 1e3,
             run.errors,
-            run.cpu_us_per_request
+            run.cpu_us_per_request,
+            run.wrk_cpu_us_per_request
         );
         let index = match self.order.iter().position(|s| s == scenario) {
             Some(i) => i,
@@ -1258,9 +1362,9 @@ impl Report {
         let _ = writeln!(
             out,
             "| scenario | server | conns | req/s median [min–max] | p50 ms | p99 ms | p99.9 ms \
-             | errors | RSS MB | server CPU µs/req |"
+             | errors | RSS MB | server CPU µs/req | wrk CPU µs/req |"
         );
-        let _ = writeln!(out, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+        let _ = writeln!(out, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
         for ((_, scenario, target, conns), runs) in &self.runs {
             let mut rps: Vec<f64> = runs.iter().map(RunResult::rps).collect();
             let (lo, hi) = min_max(&rps);
@@ -1271,7 +1375,7 @@ impl Report {
             let _ = writeln!(
                 out,
                 "| {scenario} | {} | {conns} | {:.0} [{:.0}–{:.0}] | {:.2} | {:.2} | {:.2} | {errors} \
-                 | {:.1} | {:.1} |",
+                 | {:.1} | {:.1} | {:.1} |",
                 target.label(),
                 median(&mut rps),
                 lo,
@@ -1281,6 +1385,7 @@ impl Report {
                 med(|r| r.p999_us) / 1e3,
                 rss as f64 / 1024.0,
                 med(|r| r.cpu_us_per_request),
+                med(|r| r.wrk_cpu_us_per_request),
             );
         }
 
@@ -1414,6 +1519,9 @@ impl Report {
                 peaks.join(", ")
             );
         }
+        if let Some(profile) = &self.profile {
+            let _ = writeln!(out, "\n### Profile\n\n{profile}");
+        }
         for note in &self.notes {
             let _ = writeln!(out, "\n{note}");
         }
@@ -1538,6 +1646,7 @@ mod tests {
         let stat = "1234 (appzone server) S 1 1234 1234 0 -1 4194560 500 0 0 0 \
                     250 75 0 0 20 0 3 0 100 1000000 300";
         assert_eq!(parse_stat_cpu_ticks(stat), Some(325));
+        assert_eq!(parse_stat_children_ticks(stat), Some(0));
         assert_eq!(parse_stat_cpu_ticks("garbage"), None);
     }
 
