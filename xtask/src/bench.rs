@@ -607,7 +607,13 @@ fn perf_profile(wrk: &Wrk<'_>, server: &Server, load: &Load<'_>) -> Result<Strin
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .take(30)
     {
-        let _ = writeln!(out, "{}", line.trim_end());
+        // perf pads the symbol column to the longest name and appends empty columns.
+        let line = line.trim().trim_end_matches([' ', '-']);
+        let _ = writeln!(
+            out,
+            "{}",
+            line.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
     }
     out.push_str("```\n");
     Ok(out)
