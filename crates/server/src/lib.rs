@@ -80,7 +80,7 @@ pub async fn prepare(store: &Store) -> Result<(), StoreError> {
 #[derive(Debug)]
 pub struct Service {
     /// The application, ready for [`serve::serve`].
-    pub router: axum::Router,
+    pub router: http::App,
     /// The state the router was built with.
     pub state: AppState,
     tasks: Vec<JoinHandle<()>>,

@@ -10,8 +10,10 @@ use std::future::Future;
 
 use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::{ConnectInfo, Request};
-use axum::Router;
+
+use crate::http::App;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
@@ -45,7 +47,7 @@ impl Default for ServeOptions {
 /// Serves `app` on `listener` until `shutdown` completes, then drains.
 pub async fn serve(
     listener: TcpListener,
-    app: Router,
+    app: App,
     shutdown: impl Future<Output = ()>,
     options: ServeOptions,
 ) {
@@ -75,12 +77,11 @@ pub async fn serve(
         if let Err(err) = stream.set_nodelay(true) {
             tracing::debug!(error = %err, "cannot set TCP_NODELAY");
         }
-        let service = app
-            .clone()
-            .map_request(move |mut request: Request<Incoming>| {
-                request.extensions_mut().insert(ConnectInfo(peer));
-                request
-            });
+        let service = app.clone().map_request(move |request: Request<Incoming>| {
+            let mut request = request.map(Body::new);
+            request.extensions_mut().insert(ConnectInfo(peer));
+            request
+        });
         // hyper's header-read timer starts with the first byte, so a client that connects and
         // sends nothing would hold its connection forever: give it the same time for that byte.
         let (builder, watcher) = (builder.clone(), graceful.watcher());

@@ -2,6 +2,8 @@
 //!
 //! A request enters through [`crate::serve`], then passes these layers, outermost first:
 //!
+//! The stack wraps the whole router once (see [`App`]):
+//!
 //! 1. [`observe::observe`]: request id, one log line, metrics (sees every response);
 //! 2. `X-Content-Type-Options: nosniff` on every response;
 //! 3. `json_errors`: a safety net turning any non-JSON error produced by a framework layer
@@ -28,19 +30,21 @@ pub mod profiles;
 pub mod zones;
 
 use std::any::Any;
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
 use appzone_contract::headers::{API_KEY, REQUEST_ID};
 use appzone_contract::{ErrorBody, ErrorCode};
 use axum::error_handling::HandleErrorLayer;
-use axum::extract::FromRef;
+use axum::extract::{FromRef, Request};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{BoxError, Router};
 use http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER};
 use http::{HeaderValue, Method, StatusCode};
+use tower::util::BoxCloneSyncService;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -156,8 +160,15 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .split_for_parts()
 }
 
+/// The application as one service: the middleware stack around the router.
+///
+/// The stack wraps the router once, rather than each route through `Router::layer`: the
+/// concurrency limit is then one limit for the whole server (a per-route layer would give each
+/// route its own semaphore), and a request passes one boxed service instead of one per layer.
+pub type App = BoxCloneSyncService<Request, Response, Infallible>;
+
 /// The whole application.
-pub fn router(state: AppState) -> Router {
+pub fn router(state: AppState) -> App {
     let (api, _) = api_routes();
     let routes = Router::new()
         .merge(api)
@@ -173,30 +184,31 @@ pub fn router(state: AppState) -> Router {
 
 /// Adds the fallbacks and the middleware stack to `routes`. Public so tests can check the
 /// stack's behaviour (panics, timeouts) with routes of their own.
-pub fn with_middleware(routes: Router<AppState>, state: AppState) -> Router {
-    let overload = ServiceBuilder::new()
+pub fn with_middleware(routes: Router<AppState>, state: AppState) -> App {
+    let cors = (!state.http.cors_origins.is_empty()).then(|| cors(&state.http.cors_origins));
+    let router = routes
+        .method_not_allowed_fallback(method_not_allowed)
+        .fallback(not_found)
+        .with_state(state.clone());
+    let stack = ServiceBuilder::new()
+        .layer(middleware::from_fn_with_state(
+            state.metrics.clone(),
+            observe::observe,
+        ))
+        .layer(CatchPanicLayer::custom(panic_response))
+        .option_layer(cors)
         .layer(HandleErrorLayer::new(overload_error))
         .load_shed()
         .concurrency_limit(state.http.max_in_flight.max(1))
-        .timeout(state.http.request_timeout);
-    let cors = (!state.http.cors_origins.is_empty()).then(|| cors(&state.http.cors_origins));
-    routes
-        .method_not_allowed_fallback(method_not_allowed)
-        .fallback(not_found)
+        .timeout(state.http.request_timeout)
         // The middleware's state is cloned per request: pass only its two cheap handles.
         .layer(middleware::from_fn_with_state(
             Arc::new((state.keys.clone(), state.limits.clone())),
             auth::require_api_key,
         ))
         .layer(RequestBodyLimitLayer::new(state.http.max_body_bytes))
-        .layer(overload)
-        .layer(tower::util::option_layer(cors))
-        .layer(CatchPanicLayer::custom(panic_response))
-        .layer(middleware::from_fn_with_state(
-            state.metrics.clone(),
-            observe::observe,
-        ))
-        .with_state(state)
+        .service(router);
+    BoxCloneSyncService::new(stack)
 }
 
 fn cors(origins: &[HeaderValue]) -> CorsLayer {

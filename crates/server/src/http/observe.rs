@@ -8,11 +8,12 @@
 use std::time::Instant;
 
 use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::header::X_CONTENT_TYPE_OPTIONS;
-use http::HeaderValue;
+use http::{HeaderValue, Method};
 
 use super::error::InternalDetail;
 use super::metrics::{route_label, Metrics};
@@ -66,6 +67,11 @@ pub async fn observe(State(metrics): State<Metrics>, mut request: Request, next:
         None => tracing::info!(
             target: "appzone::request", %method, route, status, latency_us, request_id, key_id, "request"
         ),
+    }
+    if method == Method::HEAD {
+        // The router strips HEAD bodies only for what it answers itself; layers outside it
+        // (authentication, shedding) answer too.
+        *response.body_mut() = Body::empty();
     }
     let headers = response.headers_mut();
     headers.insert(REQUEST_ID, id);

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use appzone_server::http::HttpConfig;
+use appzone_server::http::{App, HttpConfig};
 use appzone_server::serve::ServeOptions;
 use axum::routing::get;
 use axum::Router;
@@ -81,7 +81,7 @@ async fn failed_authentications_per_address_are_limited_but_valid_keys_pass() {
 }
 
 /// A state whose router has a slow route, for timeout and shedding tests.
-fn slow_router(app: &TestApp, http: HttpConfig) -> Router {
+fn slow_router(app: &TestApp, http: HttpConfig) -> App {
     let state = app.service.state.with_http(http);
     let routes = Router::new().route(
         "/slow",
@@ -93,7 +93,7 @@ fn slow_router(app: &TestApp, http: HttpConfig) -> Router {
     appzone_server::http::with_middleware(routes, state)
 }
 
-async fn serve_router(router: Router) -> String {
+async fn serve_router(router: App) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(appzone_server::serve::serve(
