@@ -83,13 +83,13 @@ async fn failed_authentications_per_address_are_limited_but_valid_keys_pass() {
 /// A state whose router has a slow route, for timeout and shedding tests.
 fn slow_router(app: &TestApp, http: HttpConfig) -> App {
     let state = app.service.state.with_http(http);
-    let routes = Router::new().route(
-        "/slow",
-        get(|| async {
-            tokio::time::sleep(Duration::from_millis(600)).await;
-            "done"
-        }),
-    );
+    async fn slow() -> &'static str {
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        "done"
+    }
+    let routes = Router::new()
+        .route("/slow", get(slow))
+        .route("/slow2", get(slow));
     appzone_server::http::with_middleware(routes, state)
 }
 
@@ -141,9 +141,10 @@ async fn requests_over_the_concurrency_limit_are_shed_at_once() {
     ))
     .await;
     let started = Instant::now();
-    let calls = (0..8).map(|_| {
+    // Alternating two routes: the limit is the server's, not each route's.
+    let calls = (0..8).map(|i| {
         let http = app.http.clone();
-        let url = format!("{base}/slow");
+        let url = format!("{base}/{}", if i % 2 == 0 { "slow" } else { "slow2" });
         async move {
             let resp = crate::support::Resp::read(http.get(url).send().await.unwrap()).await;
             (resp, started.elapsed())
@@ -152,7 +153,10 @@ async fn requests_over_the_concurrency_limit_are_shed_at_once() {
     let results = futures::future::join_all(calls).await;
     let served = results.iter().filter(|(r, _)| r.status == 200).count();
     let shed: Vec<_> = results.iter().filter(|(r, _)| r.status == 503).collect();
-    assert!(served >= 2, "served {served}");
+    assert!(
+        (2..=3).contains(&served),
+        "served {served} with a limit of 2 in flight"
+    );
     assert!(shed.len() >= 4, "shed {}", shed.len());
     for (resp, elapsed) in shed {
         resp.assert_error(503, "unavailable");
