@@ -11,7 +11,7 @@ use axum::Router;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::support::{eventually, fast_config, TestApp};
+use crate::support::{eventually, fast_config, spawn_server, TestApp};
 
 fn zones() -> String {
     TestApp::zones_path("aws", "us-east-1")
@@ -93,28 +93,19 @@ fn slow_router(app: &TestApp, http: HttpConfig) -> App {
     appzone_server::http::with_middleware(routes, state)
 }
 
-async fn serve_router(router: App) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(appzone_server::serve::serve(
-        listener,
-        router,
-        std::future::pending(),
-        ServeOptions::default(),
-    ));
-    base
-}
-
 #[tokio::test]
 async fn request_timeout_answers_503_unavailable_in_json() {
     let app = TestApp::sqlite().await;
-    let base = serve_router(slow_router(
-        &app,
-        HttpConfig {
-            request_timeout: Duration::from_millis(150),
-            ..HttpConfig::default()
-        },
-    ))
+    let (base, _stop) = spawn_server(
+        slow_router(
+            &app,
+            HttpConfig {
+                request_timeout: Duration::from_millis(150),
+                ..HttpConfig::default()
+            },
+        ),
+        ServeOptions::default(),
+    )
     .await;
     let started = Instant::now();
     let resp =
@@ -132,13 +123,16 @@ async fn request_timeout_answers_503_unavailable_in_json() {
 #[tokio::test]
 async fn requests_over_the_concurrency_limit_are_shed_at_once() {
     let app = TestApp::sqlite().await;
-    let base = serve_router(slow_router(
-        &app,
-        HttpConfig {
-            max_in_flight: 2,
-            ..HttpConfig::default()
-        },
-    ))
+    let (base, _stop) = spawn_server(
+        slow_router(
+            &app,
+            HttpConfig {
+                max_in_flight: 2,
+                ..HttpConfig::default()
+            },
+        ),
+        ServeOptions::default(),
+    )
     .await;
     let started = Instant::now();
     // Alternating two routes: the limit is the server's, not each route's.

@@ -196,14 +196,7 @@ impl TestApp {
             .unwrap();
         appzone_server::prepare(&store).await.unwrap();
         let service = appzone_server::service(store, &config).await.unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let (tx, rx) = oneshot::channel::<()>();
-        let router = service.router.clone();
-        let stop = async {
-            let _ = rx.await;
-        };
-        tokio::spawn(serve(listener, router, stop, ServeOptions::default()));
+        let (base, tx) = spawn_server(service.router.clone(), ServeOptions::default()).await;
         Replica {
             base,
             _service: service,
@@ -260,21 +253,7 @@ impl TestApp {
         let service = appzone_server::service(store.clone(), &config)
             .await
             .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let (tx, rx) = oneshot::channel::<()>();
-        let router = service.router.clone();
-        tokio::spawn(async move {
-            serve(
-                listener,
-                router,
-                async {
-                    let _ = rx.await;
-                },
-                options,
-            )
-            .await;
-        });
+        let (base, tx) = spawn_server(service.router.clone(), options).await;
         Self {
             base,
             store,
@@ -499,4 +478,20 @@ pub async fn fresh_postgres_schema() -> Option<PgSchema> {
         url: scoped_url(&admin_url, &schema),
         _db: Database::Postgres { admin_url, schema },
     })
+}
+
+/// Serves `app` on an ephemeral 127.0.0.1 port; returns its base URL and the sender that stops
+/// it (dropping the sender stops it too).
+pub async fn spawn_server(
+    app: appzone_server::http::App,
+    options: ServeOptions,
+) -> (String, oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = oneshot::channel::<()>();
+    let stop = async {
+        let _ = rx.await;
+    };
+    tokio::spawn(serve(listener, app, stop, options));
+    (base, tx)
 }
