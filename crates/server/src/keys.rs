@@ -55,7 +55,7 @@ struct Verifier {
 
 /// A digest no key has, compared against when the key id is unknown so that both paths do the
 /// same work.
-const NO_DIGEST: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+const NO_DIGEST: [u8; 32] = [0; 32];
 
 impl KeyVerifier {
     /// A verifier caching lookups for `ttl` (zero disables the cache).
@@ -73,9 +73,9 @@ impl KeyVerifier {
     pub async fn verify(&self, presented: &str) -> Result<Caller, AuthError> {
         let key: ApiKey = presented.parse().map_err(|_| AuthError::Invalid)?;
         let record = self.lookup(key.key_id().as_str()).await?;
-        let presented_digest = digest_hex(key.expose_secret());
-        let stored = record.as_ref().map_or(NO_DIGEST, |r| r.digest.as_str());
-        let matches: bool = presented_digest.as_bytes().ct_eq(stored.as_bytes()).into();
+        let presented: [u8; 32] = Sha256::digest(key.expose_secret().as_bytes()).into();
+        let stored = record.as_ref().map_or(&NO_DIGEST, |r| &r.digest);
+        let matches: bool = presented.ct_eq(stored).into();
         match record {
             Some(key) if matches => Ok(Caller { key }),
             _ => Err(AuthError::Invalid),

@@ -83,8 +83,8 @@ pub struct KeyRecord {
     pub org_id: String,
     /// The key's role.
     pub role: Role,
-    /// Lowercase hex SHA-256 of the whole key.
-    pub digest: String,
+    /// SHA-256 of the whole key (stored as lowercase hex, kept decoded for the comparison).
+    pub digest: [u8; 32],
 }
 
 /// One row of `key list`.

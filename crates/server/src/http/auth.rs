@@ -91,9 +91,7 @@ pub async fn require_api_key(
 }
 
 fn with_key_tag(mut response: Response, caller: &Caller) -> Response {
-    response
-        .extensions_mut()
-        .insert(KeyTag(caller.key.key_id.clone()));
+    response.extensions_mut().insert(KeyTag(caller.key.clone()));
     response
 }
 

@@ -29,9 +29,9 @@ impl RequestId {
     }
 }
 
-/// The authenticated key id, attached to the response for the log line.
+/// The authenticated key, attached to the response for the log line (its id only is logged).
 #[derive(Debug, Clone)]
-pub struct KeyTag(pub String);
+pub struct KeyTag(pub std::sync::Arc<crate::model::KeyRecord>);
 
 /// Assigns the request id, then logs and counts the response.
 pub async fn observe(State(metrics): State<Metrics>, mut request: Request, next: Next) -> Response {
@@ -55,7 +55,7 @@ pub async fn observe(State(metrics): State<Metrics>, mut request: Request, next:
     let key_id = response
         .extensions()
         .get::<KeyTag>()
-        .map_or("-", |k| k.0.as_str());
+        .map_or("-", |k| k.0.key_id.as_str());
     let latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
     match response.extensions().get::<InternalDetail>() {
         Some(InternalDetail(detail)) if status >= 500 => tracing::error!(

@@ -242,7 +242,7 @@ impl Store {
                 key_id: row.try_get("key_id").classify()?,
                 org_id: row.try_get("org_id").classify()?,
                 role: parse_role(&row)?,
-                digest: row.try_get("digest").classify()?,
+                digest: parse_digest(&row.try_get::<String, _>("digest").classify()?)?,
             })
         })
         .transpose()
@@ -625,6 +625,13 @@ async fn replace_catalog_in(
 
 fn position(index: usize) -> i64 {
     i64::try_from(index).unwrap_or(i64::MAX)
+}
+
+fn parse_digest(hex_digest: &str) -> Result<[u8; 32], StoreError> {
+    let mut digest = [0u8; 32];
+    hex::decode_to_slice(hex_digest, &mut digest)
+        .map_err(|e| StoreError::Corrupt(format!("api_keys.digest: {e}")))?;
+    Ok(digest)
 }
 
 fn parse_role(row: &AnyRow) -> Result<Role, StoreError> {
