@@ -10,10 +10,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use appzone_contract::ProfileId;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use crate::catalog::file::CatalogFile;
 use crate::http::HttpConfig;
+pub use crate::logging::LogFormat;
 use crate::model::{format_ms, OrgId, Role};
 use crate::serve::{serve, shutdown_signal, ServeOptions};
 use crate::storage::{PoolSettings, Store};
@@ -52,15 +53,6 @@ pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Log output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
 }
 
 /// Top-level commands.
@@ -234,7 +226,7 @@ pub fn main() -> ExitCode {
         Command::Serve(_) => "info,sqlx=warn",
         _ => "error,sqlx=off",
     };
-    init_logging(cli.log_format, default_filter);
+    let _flush_logs_on_exit = crate::logging::init(cli.log_format, default_filter);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => return fail(&anyhow::anyhow!("cannot start the async runtime: {err}")),
@@ -249,29 +241,9 @@ pub fn main() -> ExitCode {
 }
 
 fn fail(err: &anyhow::Error) -> ExitCode {
+    crate::logging::flush();
     eprintln!("error: {err:#}");
     ExitCode::FAILURE
-}
-
-/// Logs go to stderr, one `write` per line from the thread that logs. Measured under load
-/// (BENCHMARKS.md), this costs about 1 µs per request line, where a background writer thread
-/// (tracing-appender) cost about 5 µs: its cross-core wake-ups and spinning outweigh the
-/// syscall it saves on a small machine.
-fn init_logging(format: LogFormat, default_filter: &str) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("APPZONE_LOG")
-        .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new(default_filter));
-    // Colours only for a person at a terminal, never in files or pipes.
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(ansi)
-        .with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder.json().try_init(),
-    };
 }
 
 /// Runs a parsed command; returns what to print on stdout.

@@ -14,6 +14,7 @@ pub mod cli;
 pub mod demo;
 pub mod http;
 pub mod keys;
+pub mod logging;
 pub mod model;
 pub mod serve;
 pub mod storage;
