@@ -24,6 +24,10 @@ pub struct Demo {
     pub deletable: ProfileId,
     /// A live profile for the 403 example.
     pub kept: ProfileId,
+    /// The listing path of the 200 example.
+    pub zones_path: String,
+    /// A profile path that names nothing, for the 404 example.
+    pub missing_path: String,
 }
 
 /// Seeds the demo organization; see the module docs.
@@ -39,6 +43,12 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
     }
     let admin = store.create_key(&org, Role::Admin, ADMIN_NAME).await?;
     let member = store.create_key(&org, Role::Member, MEMBER_NAME).await?;
+    let invalid = |e: appzone_contract::IdError| StoreError::Invalid(e.to_string());
+    let zones_path = paths::list_zones(
+        &"aws".parse().map_err(invalid)?,
+        &"us-east-1".parse().map_err(invalid)?,
+    );
+    let missing_path = paths::delete_profile(&"prof_does_not_exist".parse().map_err(invalid)?);
     let deletable = store
         .create_profile(&org, "Demo profile to delete", None)
         .await?;
@@ -50,22 +60,17 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
         member_key: member.expose_secret().to_owned(),
         deletable,
         kept,
+        zones_path,
+        missing_path,
     })
 }
 
 impl Demo {
     /// Labelled `curl` lines against `base_url`.
     pub fn curl_lines(&self, base_url: &str) -> String {
-        let zones = "/api/v1/providers/aws/regions/us-east-1/zones";
+        let (zones, missing) = (&self.zones_path, &self.missing_path);
         let delete = paths::delete_profile(&self.deletable);
         let forbidden = paths::delete_profile(&self.kept);
-        let missing = "/api/v1/applications/profiles/prof_does_not_exist";
-        debug_assert_eq!(
-            Ok(zones.to_owned()),
-            "aws"
-                .parse()
-                .and_then(|p| Ok(paths::list_zones(&p, &"us-east-1".parse()?)))
-        );
         format!(
             "demo organization \"{DEMO_ORG}\" is ready\n\
              admin key:  {admin}\n\
