@@ -105,15 +105,29 @@ pub fn decode_segment(raw: &str) -> Option<Cow<'_, str>> {
 /// assert_eq!(raw, Some(vec!["aws", "us-east-1"]));
 /// ```
 pub fn match_template<'p>(template: &str, path: &'p str) -> Option<Vec<&'p str>> {
+    let mut captures = Vec::new();
+    walk(template, path, |segment| {
+        captures.push(segment);
+        true
+    })
+    .then_some(captures)
+}
+
+/// Walks `path` along `template`, segment by segment; `capture` sees each segment filling a
+/// `{placeholder}` and may refuse it. True when the shapes match and no capture was refused.
+fn walk<'p>(template: &str, path: &'p str, mut capture: impl FnMut(&'p str) -> bool) -> bool {
     let mut wanted = template.split('/');
     let mut given = path.split('/');
-    let mut captures = Vec::new();
     loop {
         match (wanted.next(), given.next()) {
-            (None, None) => return Some(captures),
-            (Some(w), Some(g)) if w.starts_with('{') && w.ends_with('}') => captures.push(g),
+            (None, None) => return true,
+            (Some(w), Some(g)) if w.starts_with('{') && w.ends_with('}') => {
+                if !capture(g) {
+                    return false;
+                }
+            }
             (Some(w), Some(g)) if w == g => {}
-            _ => return None,
+            _ => return false,
         }
     }
 }
@@ -127,14 +141,5 @@ pub fn match_template<'p>(template: &str, path: &'p str) -> Option<Vec<&'p str>>
 /// assert!(!matches_template(DELETE_PROFILE, "/api/v1/applications/profiles/"));
 /// ```
 pub fn matches_template(template: &str, path: &str) -> bool {
-    let mut wanted = template.split('/');
-    let mut given = path.split('/');
-    loop {
-        match (wanted.next(), given.next()) {
-            (None, None) => return true,
-            (Some(w), Some(g)) if w.starts_with('{') && w.ends_with('}') && !g.is_empty() => {}
-            (Some(w), Some(g)) if w == g => {}
-            _ => return false,
-        }
-    }
+    walk(template, path, |segment| !segment.is_empty())
 }
