@@ -15,6 +15,8 @@ use std::time::Duration;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::EnvFilter;
 
+mod text;
+
 /// Buffer size that triggers a write from the logging thread itself.
 const FLUSH_AT: usize = 32 * 1024;
 /// Longest time a line waits in the buffer.
@@ -107,7 +109,7 @@ pub fn init(format: LogFormat, default_filter: &str) -> LogGuard {
         .with_ansi(ansi)
         .with_writer(BufferedStderr);
     let _ = match format {
-        LogFormat::Text => builder.try_init(),
+        LogFormat::Text => builder.event_format(text::TextFormat::default()).try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
     LogGuard(())
