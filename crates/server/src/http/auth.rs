@@ -1,17 +1,25 @@
-//! Authentication of every `/api/v1/...` request, before routing reads any path parameter.
+//! Authentication of every `/api/v1/...` request, before routing reads any path parameter,
+//! and the request body limit.
 //!
-//! A middleware rather than a per-handler extractor, so unknown routes and wrong methods under
-//! `/api/v1` are refused without a key too and no handler can forget the check.
+//! A service around the router rather than a per-handler extractor, so unknown routes and wrong
+//! methods under `/api/v1` are refused without a key too and no handler can forget the check.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use appzone_contract::headers::API_KEY;
 use appzone_contract::paths::API_PREFIX;
 use appzone_contract::ErrorCode;
-use std::net::SocketAddr;
-use std::sync::Arc;
-
-use axum::extract::{ConnectInfo, Request, State};
-use axum::middleware::Next;
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request};
 use axum::response::{IntoResponse, Response};
+use http::header::CONTENT_LENGTH;
+use http_body::Body as _;
+use tower::Service;
 
 use super::error::ApiError;
 use super::limits::RateLimits;
@@ -46,48 +54,141 @@ fn presented(headers: &http::HeaderMap) -> Presented<'_> {
     }
 }
 
-/// Middleware: verifies `X-API-KEY`, applies the rate limits, and puts the
-/// [`crate::keys::Caller`] into the request extensions.
-pub async fn require_api_key(
-    State(handles): State<Arc<(KeyVerifier, RateLimits)>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    if !is_api_path(request.uri().path()) {
-        return next.run(request).await;
+/// The service: verifies `X-API-KEY` on API paths, applies the rate limits, puts the
+/// [`Caller`] into the request extensions, and enforces the body limit (413) on every path.
+#[derive(Debug, Clone)]
+pub struct Auth<S> {
+    inner: S,
+    checks: Arc<Checks>,
+}
+
+#[derive(Debug)]
+struct Checks {
+    keys: KeyVerifier,
+    limits: RateLimits,
+    max_body_bytes: usize,
+}
+
+impl<S> Auth<S> {
+    /// Wraps `inner` (the router).
+    pub fn new(inner: S, keys: KeyVerifier, limits: RateLimits, max_body_bytes: usize) -> Self {
+        let checks = Arc::new(Checks {
+            keys,
+            limits,
+            max_body_bytes,
+        });
+        Self { inner, checks }
     }
-    let (keys, limits) = &*handles;
-    let verified = match presented(request.headers()) {
-        Presented::Missing => Err(ApiError::new(
-            ErrorCode::MissingApiKey,
-            "missing API key: send it in the X-API-KEY header",
-        )),
-        Presented::Unreadable => Err(invalid_key()),
-        Presented::Key(key) => match keys.verify(key).await {
-            Ok(caller) => Ok(caller),
-            Err(AuthError::Invalid) => Err(invalid_key()),
-            Err(AuthError::Store(err)) => return ApiError::storage(err).into_response(),
-        },
-    };
-    let caller = match verified {
-        Ok(caller) => caller,
-        Err(refusal) => {
-            // Failed attempts count against the client's address; past the limit, 429.
-            let peer = request
-                .extensions()
-                .get::<ConnectInfo<SocketAddr>>()
-                .map(|c| c.0.ip());
-            if let Some(Err(limited)) = peer.map(|ip| limits.auth_failed(ip)) {
-                return limited.into_response();
-            }
-            return refusal.into_response();
+}
+
+impl<S> Service<Request> for Auth<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // The service that was polled ready serves this request; a clone takes its place.
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        let checks = Arc::clone(&self.checks);
+        Box::pin(async move { Ok(checks.run(request, inner).await) })
+    }
+}
+
+impl Checks {
+    async fn run<S>(&self, request: Request, mut inner: S) -> Response
+    where
+        S: Service<Request, Response = Response, Error = Infallible>,
+    {
+        if !is_api_path(request.uri().path()) {
+            return match self.limit_body(request) {
+                Ok(request) => call(&mut inner, request).await,
+                Err(refusal) => refusal,
+            };
         }
-    };
-    if let Err(limited) = limits.check_key(&caller.key.key_id) {
-        return with_key_tag(limited.into_response(), &caller);
+        // Failed attempts count against the client's address.
+        let peer = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip());
+        let caller = match self.authenticate(request.headers(), peer).await {
+            Ok(caller) => caller,
+            Err(refusal) => return refusal,
+        };
+        if let Err(limited) = self.limits.check_key(&caller.key.key_id) {
+            return with_key_tag(limited.into_response(), &caller);
+        }
+        let response = match self.limit_body(request) {
+            Ok(mut request) => {
+                request.extensions_mut().insert(caller.clone());
+                call(&mut inner, request).await
+            }
+            Err(refusal) => refusal,
+        };
+        with_key_tag(response, &caller)
     }
-    request.extensions_mut().insert(caller.clone());
-    with_key_tag(next.run(request).await, &caller)
+
+    async fn authenticate(
+        &self,
+        headers: &http::HeaderMap,
+        peer: Option<IpAddr>,
+    ) -> Result<Caller, Response> {
+        let refusal = match presented(headers) {
+            Presented::Missing => ApiError::new(
+                ErrorCode::MissingApiKey,
+                "missing API key: send it in the X-API-KEY header",
+            ),
+            Presented::Unreadable => invalid_key(),
+            Presented::Key(key) => match self.keys.verify(key).await {
+                Ok(caller) => return Ok(caller),
+                Err(AuthError::Invalid) => invalid_key(),
+                Err(AuthError::Store(err)) => return Err(ApiError::storage(err).into_response()),
+            },
+        };
+        // Past the limit of failed attempts per address, 429.
+        if let Some(Err(limited)) = peer.map(|ip| self.limits.auth_failed(ip)) {
+            return Err(limited.into_response());
+        }
+        Err(refusal.into_response())
+    }
+
+    /// 413 for a declared length over the limit; a body that turns out longer fails when read.
+    fn limit_body(&self, request: Request) -> Result<Request, Response> {
+        let max = self.max_body_bytes;
+        let declared = request
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|len| len > u64::try_from(max).unwrap_or(u64::MAX)) {
+            return Err(
+                ApiError::new(ErrorCode::PayloadTooLarge, "request body too large").into_response(),
+            );
+        }
+        if request.body().is_end_stream() {
+            // Nothing to limit (every GET and DELETE without a body): no wrapper to allocate.
+            return Ok(request);
+        }
+        Ok(request.map(|body| Body::new(http_body_util::Limited::new(body, max))))
+    }
+}
+
+async fn call<S>(inner: &mut S, request: Request) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    match inner.call(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
 }
 
 fn with_key_tag(mut response: Response, caller: &Caller) -> Response {

@@ -1,19 +1,16 @@
-//! The HTTP layer: routing, the middleware stack, and the JSON fallbacks.
+//! The HTTP layer: routing, the middleware, and the JSON fallbacks.
 //!
-//! A request enters through [`crate::serve`], then passes these layers, outermost first:
+//! A request enters through [`crate::serve`] into [`App`] ([`stack`]), which wraps
+//! everything else:
 //!
-//! The stack wraps the whole router once (see [`App`]):
-//!
-//! 1. [`observe::observe`]: request id, one log line, metrics (sees every response);
-//! 2. `X-Content-Type-Options: nosniff` on every response;
-//! 3. `json_errors`: a safety net turning any non-JSON error produced by a framework layer
-//!    into the contract's body;
-//! 4. panic catching (JSON 500);
-//! 5. CORS, when origins are configured (answers preflights before authentication);
-//! 6. load shedding, a concurrency limit and the request timeout (JSON 503 + `Retry-After`);
-//! 7. the request body limit (413);
-//! 8. [`auth::require_api_key`] on `/api/v1/...`: authentication, then the rate limits;
-//! 9. the route, tagged with its template for logs and metrics.
+//! 1. [`stack::App`]: request id, route label, load shedding and the in-flight limit, the
+//!    request timeout, panic catching; afterwards the `json_errors` safety net (any non-JSON
+//!    error a framework layer produced gets the contract's body), metrics, one log line, and
+//!    `X-Request-Id` / `X-Content-Type-Options: nosniff` on every response ([`observe`]);
+//! 2. CORS, when origins are configured (answers preflights before authentication);
+//! 3. [`auth::Auth`]: on `/api/v1/...`, authentication, then the rate limits; everywhere, the
+//!    request body limit (413);
+//! 4. the router: API routes, operations endpoints, the JSON 404 / 405 fallbacks.
 //!
 //! API routes are registered through utoipa-axum's `routes!` with the contract crate's operation
 //! descriptions, so a route cannot exist without its entry in the OpenAPI document.
@@ -27,28 +24,24 @@ pub mod observe;
 pub mod ops;
 pub mod path;
 pub mod profiles;
+pub mod stack;
 pub mod zones;
 
 use std::any::Any;
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
 use appzone_contract::headers::{API_KEY, REQUEST_ID};
 use appzone_contract::{ErrorBody, ErrorCode};
-use axum::error_handling::HandleErrorLayer;
-use axum::extract::{FromRef, Request};
-use axum::middleware;
+use axum::extract::FromRef;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{BoxError, Router};
+use axum::Router;
 use http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER};
 use http::{HeaderValue, Method, StatusCode};
-use tower::util::BoxCloneSyncService;
-use tower::ServiceBuilder;
-use tower_http::catch_panic::CatchPanicLayer;
+use tower::util::Either;
+use tower::Layer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::limit::RequestBodyLimitLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -160,12 +153,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .split_for_parts()
 }
 
-/// The application as one service: the middleware stack around the router.
-///
-/// The stack wraps the router once, rather than each route through `Router::layer`: the
-/// concurrency limit is then one limit for the whole server (a per-route layer would give each
-/// route its own semaphore), and a request passes one boxed service instead of one per layer.
-pub type App = BoxCloneSyncService<Request, Response, Infallible>;
+pub use stack::App;
 
 /// The whole application.
 pub fn router(state: AppState) -> App {
@@ -182,33 +170,25 @@ pub fn router(state: AppState) -> App {
     with_middleware(routes, state)
 }
 
-/// Adds the fallbacks and the middleware stack to `routes`. Public so tests can check the
-/// stack's behaviour (panics, timeouts) with routes of their own.
+/// Adds the fallbacks and the middleware to `routes`. Public so tests can check the
+/// middleware's behaviour (panics, timeouts) with routes of their own.
 pub fn with_middleware(routes: Router<AppState>, state: AppState) -> App {
-    let cors = (!state.http.cors_origins.is_empty()).then(|| cors(&state.http.cors_origins));
     let router = routes
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
         .with_state(state.clone());
-    let stack = ServiceBuilder::new()
-        .layer(middleware::from_fn_with_state(
-            state.metrics.clone(),
-            observe::observe,
-        ))
-        .layer(CatchPanicLayer::custom(panic_response))
-        .option_layer(cors)
-        .layer(HandleErrorLayer::new(overload_error))
-        .load_shed()
-        .concurrency_limit(state.http.max_in_flight.max(1))
-        .timeout(state.http.request_timeout)
-        // The middleware's state is cloned per request: pass only its two cheap handles.
-        .layer(middleware::from_fn_with_state(
-            Arc::new((state.keys.clone(), state.limits.clone())),
-            auth::require_api_key,
-        ))
-        .layer(RequestBodyLimitLayer::new(state.http.max_body_bytes))
-        .service(router);
-    BoxCloneSyncService::new(stack)
+    let authed = auth::Auth::new(
+        router,
+        state.keys.clone(),
+        state.limits.clone(),
+        state.http.max_body_bytes,
+    );
+    let inner = if state.http.cors_origins.is_empty() {
+        Either::Right(authed)
+    } else {
+        Either::Left(cors(&state.http.cors_origins).layer(authed))
+    };
+    App::new(inner, state.metrics.clone(), &state.http)
 }
 
 fn cors(origins: &[HeaderValue]) -> CorsLayer {
@@ -218,16 +198,6 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
         .allow_headers([API_KEY, REQUEST_ID, IF_NONE_MATCH])
         .expose_headers([REQUEST_ID, ETAG, RETRY_AFTER])
         .max_age(Duration::from_secs(600))
-}
-
-async fn overload_error(err: BoxError) -> ApiError {
-    if err.is::<tower::timeout::error::Elapsed>() {
-        ApiError::unavailable("request timed out")
-    } else if err.is::<tower::load_shed::error::Overloaded>() {
-        ApiError::unavailable("overloaded: request shed")
-    } else {
-        ApiError::internal(format!("middleware error: {err}"))
-    }
 }
 
 async fn not_found() -> ApiError {
@@ -241,7 +211,7 @@ async fn method_not_allowed() -> ApiError {
     )
 }
 
-fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
+pub(crate) fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
     let detail = panic
         .downcast_ref::<String>()
         .map(String::as_str)

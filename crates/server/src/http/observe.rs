@@ -1,22 +1,21 @@
-//! The outermost middleware: request id, one log line per request, and request metrics.
+//! Request id, one log line per request, and request metrics: what the outermost service
+//! ([`super::stack::App`]) does before and after every request.
 //!
-//! Every response leaves through here, so every response gets `X-Request-Id`, is counted, and
-//! is logged once, with the internal detail of an error when there is one. The route template
-//! is derived from the path with the contract's templates; the auth layer tags the response
-//! with the key id (`KeyTag`).
+//! Every response leaves through [`finish`], so every response gets `X-Request-Id`, is counted,
+//! and is logged once, with the internal detail of an error when there is one. The route label
+//! is derived from the path with the contract's templates; the auth service tags the response
+//! with the key id ([`KeyTag`]).
 
 use std::time::Instant;
 
 use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
 use axum::response::Response;
 use http::header::X_CONTENT_TYPE_OPTIONS;
-use http::{HeaderValue, Method};
+use http::{HeaderMap, HeaderValue, Method};
 
 use super::error::InternalDetail;
-use super::metrics::{route_label, Metrics};
+use super::metrics::Metrics;
 
 /// The request's id: the caller's when valid, else a fresh ULID. In request extensions.
 #[derive(Debug, Clone)]
@@ -33,24 +32,28 @@ impl RequestId {
 #[derive(Debug, Clone)]
 pub struct KeyTag(pub std::sync::Arc<crate::model::KeyRecord>);
 
-/// Assigns the request id, then logs and counts the response.
-pub async fn observe(State(metrics): State<Metrics>, mut request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let id = request
-        .headers()
+/// The caller's `X-Request-Id` when valid, else a fresh ULID.
+pub(super) fn request_id(headers: &HeaderMap) -> HeaderValue {
+    headers
         .get(&REQUEST_ID)
         .filter(|v| v.to_str().is_ok_and(is_valid_request_id))
         .cloned()
-        .unwrap_or_else(fresh);
-    request.extensions_mut().insert(RequestId(id.clone()));
-    let method = request.method().clone();
-    let route = route_label(request.uri().path());
+        .unwrap_or_else(fresh)
+}
 
-    let mut response = super::json_errors(next.run(request).await);
-
+/// Counts and logs the answered request and adds the headers every response carries.
+pub(super) fn finish(
+    metrics: &Metrics,
+    method: &Method,
+    route: &'static str,
+    id: HeaderValue,
+    started: Instant,
+    response: Response,
+) -> Response {
+    let mut response = super::json_errors(response);
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
-    metrics.observe(&method, route, status, elapsed);
+    metrics.observe(method, route, status, elapsed);
     let request_id = id.to_str().unwrap_or_default();
     let key_id = response
         .extensions()
@@ -69,8 +72,8 @@ pub async fn observe(State(metrics): State<Metrics>, mut request: Request, next:
         ),
     }
     if method == Method::HEAD {
-        // The router strips HEAD bodies only for what it answers itself; layers outside it
-        // (authentication, shedding) answer too.
+        // The router strips HEAD bodies only for what it answers itself; the layers outside
+        // it (authentication, shedding) answer too.
         *response.body_mut() = Body::empty();
     }
     let headers = response.headers_mut();

@@ -1,0 +1,105 @@
+//! The outermost service: every request enters the application here (from [`crate::serve`]).
+//!
+//! One hand-written service instead of a tower layer per concern: a request costs one boxed
+//! future here and one in [`super::auth::Auth`], where the layered stack cloned and boxed at
+//! every layer (BENCHMARKS.md has the instruction counts). In order, it
+//!
+//! 1. assigns the request id and the route label ([`super::observe`]);
+//! 2. sheds the request at once (503) when the in-flight limit is reached;
+//! 3. runs the inner service (CORS when configured, then authentication and the router) under
+//!    the request timeout (503), catching panics (500);
+//! 4. turns a framework's non-JSON error into the contract's body, counts, logs once, and adds
+//!    `X-Request-Id` and `X-Content-Type-Options` to every response.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::extract::Request;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use futures_util::FutureExt;
+use tokio::sync::Semaphore;
+use tower::util::Either;
+use tower::{Service, ServiceExt};
+use tower_http::cors::Cors;
+
+use super::auth::Auth;
+use super::error::ApiError;
+use super::metrics::{route_label, Metrics};
+use super::{observe, HttpConfig};
+
+/// What runs inside the outermost service: authentication and the router, behind CORS when
+/// origins are configured (so preflights are answered without a key).
+pub(super) type Inner = Either<Cors<Auth<Router>>, Auth<Router>>;
+
+/// The whole application as one service. Cheap to clone (one `Arc`).
+#[derive(Debug, Clone)]
+pub struct App(Arc<Gate>);
+
+#[derive(Debug)]
+struct Gate {
+    inner: Inner,
+    metrics: Metrics,
+    in_flight: Semaphore,
+    timeout: Duration,
+}
+
+impl App {
+    pub(super) fn new(inner: Inner, metrics: Metrics, http: &HttpConfig) -> Self {
+        Self(Arc::new(Gate {
+            inner,
+            metrics,
+            in_flight: Semaphore::new(http.max_in_flight.clamp(1, Semaphore::MAX_PERMITS)),
+            timeout: http.request_timeout,
+        }))
+    }
+}
+
+impl Service<Request> for App {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Overload is answered per request (503), never by back-pressure on the connection.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let gate = Arc::clone(&self.0);
+        Box::pin(async move { Ok(gate.handle(request).await) })
+    }
+}
+
+impl Gate {
+    async fn handle(&self, mut request: Request) -> Response {
+        let started = Instant::now();
+        let id = observe::request_id(request.headers());
+        request
+            .extensions_mut()
+            .insert(observe::RequestId(id.clone()));
+        let method = request.method().clone();
+        let route = route_label(request.uri().path());
+        let response = self.run(request).await;
+        observe::finish(&self.metrics, &method, route, id, started, response)
+    }
+
+    async fn run(&self, request: Request) -> Response {
+        // Shed at once beyond the in-flight limit: queueing would only add latency.
+        let Ok(_permit) = self.in_flight.try_acquire() else {
+            return ApiError::unavailable("overloaded: request shed").into_response();
+        };
+        let inner = AssertUnwindSafe(self.inner.clone().oneshot(request)).catch_unwind();
+        match tokio::time::timeout(self.timeout, inner).await {
+            Ok(Ok(Ok(response))) => response,
+            Ok(Ok(Err(never))) => match never {},
+            Ok(Err(panic)) => super::panic_response(panic),
+            Err(_elapsed) => ApiError::unavailable("request timed out").into_response(),
+        }
+    }
+}
