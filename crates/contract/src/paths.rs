@@ -116,10 +116,9 @@ pub fn match_template<'p>(template: &str, path: &'p str) -> Option<Vec<&'p str>>
 /// Walks `path` along `template`, segment by segment; `capture` sees each segment filling a
 /// `{placeholder}` and may refuse it. True when the shapes match and no capture was refused.
 fn walk<'p>(template: &str, path: &'p str, mut capture: impl FnMut(&'p str) -> bool) -> bool {
-    let mut wanted = template.split('/');
-    let mut given = path.split('/');
+    let (mut wanted, mut given) = (Some(template), Some(path));
     loop {
-        match (wanted.next(), given.next()) {
+        match (next_segment(&mut wanted), next_segment(&mut given)) {
             (None, None) => return true,
             (Some(w), Some(g)) if w.starts_with('{') && w.ends_with('}') => {
                 if !capture(g) {
@@ -129,6 +128,19 @@ fn walk<'p>(template: &str, path: &'p str, mut capture: impl FnMut(&'p str) -> b
             (Some(w), Some(g)) if w == g => {}
             _ => return false,
         }
+    }
+}
+
+/// `str::split('/')` one segment at a time, by a plain byte scan: paths are short, and the
+/// general splitter's searcher cost more than the rest of the walk (this runs per request).
+fn next_segment<'a>(rest: &mut Option<&'a str>) -> Option<&'a str> {
+    let s = rest.take()?;
+    match s.bytes().position(|b| b == b'/') {
+        Some(slash) => {
+            *rest = Some(&s[slash + 1..]);
+            Some(&s[..slash])
+        }
+        None => Some(s),
     }
 }
 

@@ -2,38 +2,49 @@
 //!
 //! axum's `Path` extractor answers malformed percent-encoding with its own plain-text 400, but
 //! the contract wants each operation's own JSON answer for a malformed id (400
-//! `invalid_provider`, 404 `profile_not_found`, ...). So this extractor never fails: it splits
-//! the request path along the matched template (the contract's), percent-decodes each segment,
-//! and leaves validation, and its error code, to the handler.
+//! `invalid_provider`, 404 `profile_not_found`, ...). So this extractor never fails: it takes
+//! the parameters the router already decoded, and when one of them is not UTF-8 it splits the
+//! request path along the matched template (the contract's) itself and marks that segment. The
+//! handler validates, with its own error code.
 
 use std::convert::Infallible;
 
 use appzone_contract::paths::{decode_segment, match_template};
-use axum::extract::{FromRequestParts, MatchedPath};
+use axum::extract::{FromRequestParts, MatchedPath, RawPathParams};
 use http::request::Parts;
 
-/// The route's path parameters in template order; `None` for a segment that is not UTF-8
-/// after percent-decoding.
+/// The route's path parameters in template order.
 #[derive(Debug)]
-pub struct RawParams(Vec<Option<String>>);
+pub enum RawParams {
+    /// All parameters decoded to UTF-8 by the router (the usual case: nothing to copy).
+    Decoded(RawPathParams),
+    /// Some parameter is not UTF-8 after percent-decoding: `None` in its place.
+    Split(Vec<Option<String>>),
+}
 
 impl RawParams {
     /// The `index`th parameter, `None` when missing or not UTF-8.
     pub fn get(&self, index: usize) -> Option<&str> {
-        self.0.get(index).and_then(|s| s.as_deref())
+        match self {
+            Self::Decoded(params) => params.iter().nth(index).map(|(_, value)| value),
+            Self::Split(segments) => segments.get(index).and_then(|s| s.as_deref()),
+        }
     }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for RawParams {
     type Rejection = Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Infallible> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Infallible> {
+        if let Ok(params) = RawPathParams::from_request_parts(parts, state).await {
+            return Ok(Self::Decoded(params));
+        }
         let segments = parts
             .extensions
             .get::<MatchedPath>()
             .and_then(|template| match_template(template.as_str(), parts.uri.path()))
             .unwrap_or_default();
-        Ok(Self(
+        Ok(Self::Split(
             segments
                 .into_iter()
                 .map(|raw| decode_segment(raw).map(|s| s.into_owned()))
