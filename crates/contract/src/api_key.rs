@@ -102,19 +102,34 @@ impl ApiKey {
     }
 }
 
-impl FromStr for ApiKey {
-    type Err = ApiKeyError;
-    fn from_str(s: &str) -> Result<Self, ApiKeyError> {
+impl ApiKey {
+    /// Checks that `s` has the key format and returns its key id, without copying anything
+    /// (a server checks a presented key this way on every request).
+    ///
+    /// ```
+    /// use appzone_contract::ApiKey;
+    /// let key = "apz_AbCdEfGhIjKl_0123456789abcdefghijABCDEFGHIJKL";
+    /// assert_eq!(ApiKey::key_id_in(key), Ok("AbCdEfGhIjKl"));
+    /// assert!(ApiKey::key_id_in("apz_short_secret").is_err());
+    /// ```
+    pub fn key_id_in(s: &str) -> Result<&str, ApiKeyError> {
         let rest = s.strip_prefix(PREFIX).ok_or(ApiKeyError::Malformed)?;
         if rest.len() != KEY_ID_LEN + 1 + SECRET_LEN || !rest.is_ascii() {
             return Err(ApiKeyError::Malformed);
         }
         let (key_id, secret) = rest.split_at(KEY_ID_LEN);
         let secret = secret.strip_prefix('_').ok_or(ApiKeyError::Malformed)?;
-        let key_id: KeyId = key_id.parse()?;
-        if !is_base62(secret) {
+        if !is_base62(key_id) || !is_base62(secret) {
             return Err(ApiKeyError::Malformed);
         }
+        Ok(key_id)
+    }
+}
+
+impl FromStr for ApiKey {
+    type Err = ApiKeyError;
+    fn from_str(s: &str) -> Result<Self, ApiKeyError> {
+        let key_id = KeyId(Self::key_id_in(s)?.to_owned());
         Ok(Self {
             full: s.to_owned(),
             key_id,

@@ -151,6 +151,18 @@ macro_rules! identifier {
                 Ok(Self(value))
             }
 
+            /// Checks `value` against the identifier's rules without copying it; `parse`
+            /// does the same check and then owns a copy.
+            ///
+            /// ```
+            #[doc = concat!("use appzone_contract::", stringify!($name), ";")]
+            #[doc = concat!("assert!(", stringify!($name), "::validate(\"ok-1\").is_ok());")]
+            #[doc = concat!("assert!(", stringify!($name), "::validate(\"\").is_err());")]
+            /// ```
+            pub fn validate(value: &str) -> Result<(), IdError> {
+                validate($kind, value)
+            }
+
             /// The identifier as a string slice.
             pub fn as_str(&self) -> &str {
                 &self.0

@@ -3,7 +3,7 @@
 //! `axum::serve` sets no hyper timer, so hyper's header-read timeout is silently off and a
 //! client that never finishes its request head holds a connection forever. This loop sets the
 //! timer and the timeout explicitly, disables Nagle's algorithm on every connection, hands the
-//! peer address to the app (`ConnectInfo`), and on shutdown stops accepting, lets in-flight
+//! peer address to the app ([`App::with_peer`]), and on shutdown stops accepting, lets in-flight
 //! requests finish, and gives up on stragglers after a deadline.
 
 use std::future::Future;
@@ -11,7 +11,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Request};
+use axum::extract::Request;
 
 use crate::http::App;
 use hyper::body::Incoming;
@@ -77,11 +77,9 @@ pub async fn serve(
         if let Err(err) = stream.set_nodelay(true) {
             tracing::debug!(error = %err, "cannot set TCP_NODELAY");
         }
-        let service = app.clone().map_request(move |request: Request<Incoming>| {
-            let mut request = request.map(Body::new);
-            request.extensions_mut().insert(ConnectInfo(peer));
-            request
-        });
+        let service = app
+            .with_peer(peer)
+            .map_request(|request: Request<Incoming>| request.map(Body::new));
         // hyper's header-read timer starts with the first byte, so a client that connects and
         // sends nothing would hold its connection forever: give it the same time for that byte.
         let (builder, watcher) = (builder.clone(), graceful.watcher());

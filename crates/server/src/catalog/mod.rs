@@ -109,8 +109,8 @@ impl Snapshot {
     }
 
     /// Looks up a provider's regions; `None` when the provider is not in the catalog.
-    pub fn provider(&self, provider: &ProviderId) -> Option<&HashMap<String, RegionAnswer>> {
-        self.providers.get(provider.as_str())
+    pub fn provider(&self, provider: &str) -> Option<&HashMap<String, RegionAnswer>> {
+        self.providers.get(provider)
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -15,7 +15,7 @@ use appzone_contract::headers::API_KEY;
 use appzone_contract::paths::API_PREFIX;
 use appzone_contract::ErrorCode;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Request};
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use http::header::CONTENT_LENGTH;
 use http_body::Body as _;
@@ -23,7 +23,7 @@ use tower::Service;
 
 use super::error::ApiError;
 use super::limits::RateLimits;
-use super::observe::KeyTag;
+use super::observe::RequestContext;
 use crate::keys::{AuthError, Caller, KeyVerifier};
 
 fn is_api_path(path: &str) -> bool {
@@ -54,8 +54,8 @@ fn presented(headers: &http::HeaderMap) -> Presented<'_> {
     }
 }
 
-/// The service: verifies `X-API-KEY` on API paths, applies the rate limits, puts the
-/// [`Caller`] into the request extensions, and enforces the body limit (413) on every path.
+/// The service: verifies `X-API-KEY` on API paths, records the [`Caller`] in the request's
+/// [`RequestContext`], applies the rate limits, and enforces the body limit (413) on every path.
 #[derive(Debug, Clone)]
 pub struct Auth<S> {
     inner: S,
@@ -111,29 +111,27 @@ impl Checks {
         if !is_api_path(request.uri().path()) {
             return match self.limit_body(request) {
                 Ok(request) => call(&mut inner, request).await,
-                Err(refusal) => refusal,
+                Err(refusal) => refusal.into_response(),
             };
         }
+        let Some(context) = request.extensions().get::<Arc<RequestContext>>().cloned() else {
+            return ApiError::internal("request without its context: Auth runs inside App")
+                .into_response();
+        };
         // Failed attempts count against the client's address.
-        let peer = request
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0.ip());
-        let caller = match self.authenticate(request.headers(), peer).await {
+        let caller = match self.authenticate(request.headers(), context.peer()).await {
             Ok(caller) => caller,
             Err(refusal) => return refusal,
         };
-        if let Err(limited) = self.limits.check_key(&caller.key.key_id) {
-            return with_key_tag(limited.into_response(), &caller);
+        let key = Arc::clone(&caller.key);
+        context.authenticated(caller);
+        if let Err(limited) = self.limits.check_key(&key.key_id) {
+            return limited.into_response();
         }
-        let response = match self.limit_body(request) {
-            Ok(mut request) => {
-                request.extensions_mut().insert(caller.clone());
-                call(&mut inner, request).await
-            }
-            Err(refusal) => refusal,
-        };
-        with_key_tag(response, &caller)
+        match self.limit_body(request) {
+            Ok(request) => call(&mut inner, request).await,
+            Err(refusal) => refusal.into_response(),
+        }
     }
 
     async fn authenticate(
@@ -161,7 +159,7 @@ impl Checks {
     }
 
     /// 413 for a declared length over the limit; a body that turns out longer fails when read.
-    fn limit_body(&self, request: Request) -> Result<Request, Response> {
+    fn limit_body(&self, request: Request) -> Result<Request, ApiError> {
         let max = self.max_body_bytes;
         let declared = request
             .headers()
@@ -169,9 +167,10 @@ impl Checks {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|len| len > u64::try_from(max).unwrap_or(u64::MAX)) {
-            return Err(
-                ApiError::new(ErrorCode::PayloadTooLarge, "request body too large").into_response(),
-            );
+            return Err(ApiError::new(
+                ErrorCode::PayloadTooLarge,
+                "request body too large",
+            ));
         }
         if request.body().is_end_stream() {
             // Nothing to limit (every GET and DELETE without a body): no wrapper to allocate.
@@ -189,11 +188,6 @@ where
         Ok(response) => response,
         Err(never) => match never {},
     }
-}
-
-fn with_key_tag(mut response: Response, caller: &Caller) -> Response {
-    response.extensions_mut().insert(KeyTag(caller.key.clone()));
-    response
 }
 
 fn invalid_key() -> ApiError {

@@ -3,9 +3,11 @@
 //!
 //! Every response leaves through [`finish`], so every response gets `X-Request-Id`, is counted,
 //! and is logged once, with the internal detail of an error when there is one. The route label
-//! is derived from the path with the contract's templates; the auth service tags the response
-//! with the key id ([`KeyTag`]).
+//! is derived from the path with the contract's templates; the key id comes from the
+//! [`RequestContext`] the auth service filled in.
 
+use std::net::IpAddr;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
@@ -16,21 +18,46 @@ use http::{HeaderMap, HeaderValue, Method};
 
 use super::error::InternalDetail;
 use super::metrics::Metrics;
+use crate::keys::Caller;
 
-/// The request's id: the caller's when valid, else a fresh ULID. In request extensions.
-#[derive(Debug, Clone)]
-pub struct RequestId(pub HeaderValue);
-
-impl RequestId {
-    /// The id as text; always ASCII by construction.
-    pub fn as_str(&self) -> &str {
-        self.0.to_str().unwrap_or_default()
-    }
+/// What the outermost service knows of a request, shared with the layers and handlers inside
+/// through the request's extensions as `Arc<RequestContext>` (one allocation for all of it).
+#[derive(Debug)]
+pub struct RequestContext {
+    id: HeaderValue,
+    peer: Option<IpAddr>,
+    caller: OnceLock<Caller>,
 }
 
-/// The authenticated key, attached to the response for the log line (its id only is logged).
-#[derive(Debug, Clone)]
-pub struct KeyTag(pub std::sync::Arc<crate::model::KeyRecord>);
+impl RequestContext {
+    pub(super) fn new(id: HeaderValue, peer: Option<IpAddr>) -> Self {
+        Self {
+            id,
+            peer,
+            caller: OnceLock::new(),
+        }
+    }
+
+    /// The request id: the caller's `X-Request-Id` when valid, else a fresh ULID. ASCII.
+    pub fn request_id(&self) -> &str {
+        self.id.to_str().unwrap_or_default()
+    }
+
+    /// The client's address, when the request came over a socket.
+    pub fn peer(&self) -> Option<IpAddr> {
+        self.peer
+    }
+
+    /// The authenticated caller; set by [`super::auth::Auth`] on API paths.
+    pub fn caller(&self) -> Option<&Caller> {
+        self.caller.get()
+    }
+
+    pub(super) fn authenticated(&self, caller: Caller) {
+        // Set once per request, by the one authentication; a second value is ignored.
+        let _ = self.caller.set(caller);
+    }
+}
 
 /// The caller's `X-Request-Id` when valid, else a fresh ULID.
 pub(super) fn request_id(headers: &HeaderMap) -> HeaderValue {
@@ -46,7 +73,7 @@ pub(super) fn finish(
     metrics: &Metrics,
     method: &Method,
     route: &'static str,
-    id: HeaderValue,
+    context: &RequestContext,
     started: Instant,
     response: Response,
 ) -> Response {
@@ -54,11 +81,8 @@ pub(super) fn finish(
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
     metrics.observe(method, route, status, elapsed);
-    let request_id = id.to_str().unwrap_or_default();
-    let key_id = response
-        .extensions()
-        .get::<KeyTag>()
-        .map_or("-", |k| k.0.key_id.as_str());
+    let request_id = context.request_id();
+    let key_id = context.caller().map_or("-", |c| c.key.key_id.as_str());
     let latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
     match response.extensions().get::<InternalDetail>() {
         Some(InternalDetail(detail)) if status >= 500 => tracing::error!(
@@ -77,7 +101,7 @@ pub(super) fn finish(
         *response.body_mut() = Body::empty();
     }
     let headers = response.headers_mut();
-    headers.insert(REQUEST_ID, id);
+    headers.insert(REQUEST_ID, context.id.clone());
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
 }

@@ -4,6 +4,8 @@
 //! the caller's organization does not have (so other tenants' profiles stay invisible), then 403
 //! for a member key, then 204 once the tombstone and its audit record are committed.
 
+use std::sync::Arc;
+
 use appzone_contract::{ErrorCode, ProfileId};
 use axum::extract::State;
 use axum::Extension;
@@ -11,7 +13,7 @@ use http::StatusCode;
 
 use super::error::ApiError;
 use super::metrics::Metrics;
-use super::observe::RequestId;
+use super::observe::RequestContext;
 use super::path::RawParams;
 use crate::keys::Caller;
 use crate::model::Role;
@@ -27,16 +29,19 @@ fn not_found() -> ApiError {
 pub async fn delete_application_profile(
     State(store): State<Store>,
     State(metrics): State<Metrics>,
-    Extension(caller): Extension<Caller>,
-    Extension(request_id): Extension<RequestId>,
+    Extension(context): Extension<Arc<RequestContext>>,
     params: RawParams,
 ) -> Result<StatusCode, ApiError> {
+    let Some(Caller { key }) = context.caller() else {
+        return Err(ApiError::internal(
+            "API route reached without an authenticated caller",
+        ));
+    };
     // A malformed id cannot name a profile: same answer as an absent one.
     let id: ProfileId = params
         .get(0)
         .and_then(|s| s.parse().ok())
         .ok_or_else(not_found)?;
-    let key = &caller.key;
     match key.role {
         Role::Member => {
             if store
@@ -54,7 +59,7 @@ pub async fn delete_application_profile(
         }
         Role::Admin => {
             let outcome = store
-                .delete_profile(&id, &key.org_id, &key.key_id, request_id.as_str())
+                .delete_profile(&id, &key.org_id, &key.key_id, context.request_id())
                 .await
                 .map_err(ApiError::storage)?;
             match outcome {
@@ -64,7 +69,7 @@ pub async fn delete_application_profile(
                         profile_id = id.as_str(),
                         org_id = key.org_id.as_str(),
                         key_id = key.key_id.as_str(),
-                        request_id = request_id.as_str(),
+                        request_id = context.request_id(),
                         "profile deleted"
                     );
                     Ok(StatusCode::NO_CONTENT)

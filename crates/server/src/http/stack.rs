@@ -4,7 +4,8 @@
 //! future here and one in [`super::auth::Auth`], where the layered stack cloned and boxed at
 //! every layer (BENCHMARKS.md has the instruction counts). In order, it
 //!
-//! 1. assigns the request id and the route label ([`super::observe`]);
+//! 1. assigns the request id and the route label, and puts the [`RequestContext`] into the
+//!    request's extensions ([`super::observe`]);
 //! 2. sheds the request at once (503) when the in-flight limit is reached;
 //! 3. runs the inner service (CORS when configured, then authentication and the router) under
 //!    the request timeout (503), catching panics (500);
@@ -13,6 +14,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -31,7 +33,8 @@ use tower_http::cors::Cors;
 use super::auth::Auth;
 use super::error::ApiError;
 use super::metrics::{route_label, Metrics};
-use super::{observe, HttpConfig};
+use super::observe::{self, RequestContext};
+use super::HttpConfig;
 
 /// What runs inside the outermost service: authentication and the router, behind CORS when
 /// origins are configured (so preflights are answered without a key).
@@ -39,7 +42,11 @@ pub(super) type Inner = Either<Cors<Auth<Router>>, Auth<Router>>;
 
 /// The whole application as one service. Cheap to clone (one `Arc`).
 #[derive(Debug, Clone)]
-pub struct App(Arc<Gate>);
+pub struct App {
+    gate: Arc<Gate>,
+    /// The client's address, for the connection this clone serves.
+    peer: Option<IpAddr>,
+}
 
 #[derive(Debug)]
 struct Gate {
@@ -51,12 +58,22 @@ struct Gate {
 
 impl App {
     pub(super) fn new(inner: Inner, metrics: Metrics, http: &HttpConfig) -> Self {
-        Self(Arc::new(Gate {
+        let gate = Arc::new(Gate {
             inner,
             metrics,
             in_flight: Semaphore::new(http.max_in_flight.clamp(1, Semaphore::MAX_PERMITS)),
             timeout: http.request_timeout,
-        }))
+        });
+        Self { gate, peer: None }
+    }
+
+    /// The application for one connection from `peer` (failed authentications are limited
+    /// per address).
+    pub fn with_peer(&self, peer: SocketAddr) -> Self {
+        Self {
+            gate: Arc::clone(&self.gate),
+            peer: Some(peer.ip()),
+        }
     }
 }
 
@@ -71,22 +88,21 @@ impl Service<Request> for App {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let gate = Arc::clone(&self.0);
-        Box::pin(async move { Ok(gate.handle(request).await) })
+        let (gate, peer) = (Arc::clone(&self.gate), self.peer);
+        Box::pin(async move { Ok(gate.handle(peer, request).await) })
     }
 }
 
 impl Gate {
-    async fn handle(&self, mut request: Request) -> Response {
+    async fn handle(&self, peer: Option<IpAddr>, mut request: Request) -> Response {
         let started = Instant::now();
         let id = observe::request_id(request.headers());
-        request
-            .extensions_mut()
-            .insert(observe::RequestId(id.clone()));
+        let context = Arc::new(RequestContext::new(id, peer));
+        request.extensions_mut().insert(Arc::clone(&context));
         let method = request.method().clone();
         let route = route_label(request.uri().path());
         let response = self.run(request).await;
-        observe::finish(&self.metrics, &method, route, id, started, response)
+        observe::finish(&self.metrics, &method, route, &context, started, response)
     }
 
     async fn run(&self, request: Request) -> Response {

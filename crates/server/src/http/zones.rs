@@ -1,17 +1,22 @@
 //! `GET /api/v1/providers/{providerId}/regions/{regionId}/zones`: the hot path.
 //!
 //! Served entirely from the in-memory catalog snapshot: no database, no JSON serialization
-//! (the body is precomputed around the request id), one allocation for the body.
+//! (the body is precomputed around the request id), no copy of the ids, one allocation for
+//! the body.
+
+use std::convert::Infallible;
+use std::sync::Arc;
 
 use appzone_contract::{ErrorCode, IdError, ProviderId, RegionId};
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::request::Parts;
+use http::{HeaderValue, StatusCode};
 
 use super::error::ApiError;
-use super::observe::RequestId;
+use super::observe::RequestContext;
 use super::path::RawParams;
 use crate::catalog::Catalog;
 
@@ -22,39 +27,33 @@ const CACHE_POLICY: HeaderValue = HeaderValue::from_static("private, max-age=60"
 /// Lists a region's zones; see the operation's description in the contract crate.
 pub async fn list_zones(
     State(catalog): State<Catalog>,
-    Extension(request_id): Extension<RequestId>,
+    Extension(context): Extension<Arc<RequestContext>>,
     params: RawParams,
-    headers: HeaderMap,
+    IfNoneMatch(if_none_match): IfNoneMatch,
 ) -> Result<Response, ApiError> {
-    let provider: ProviderId = parse(params.get(0)).map_err(|e| {
+    let provider = valid(params.get(0), ProviderId::validate).map_err(|e| {
         ApiError::new(
             ErrorCode::InvalidProvider,
             format!("invalid provider id: {e}"),
         )
     })?;
     let snapshot = catalog.snapshot();
-    let regions = snapshot.provider(&provider).ok_or_else(|| {
+    let regions = snapshot.provider(provider).ok_or_else(|| {
         ApiError::new(
             ErrorCode::InvalidProvider,
-            format!(
-                "unknown provider: no provider has the id {:?}",
-                provider.as_str()
-            ),
+            format!("unknown provider: no provider has the id {provider:?}"),
         )
     })?;
-    let region: RegionId = parse(params.get(1))
+    let region = valid(params.get(1), RegionId::validate)
         .map_err(|e| ApiError::new(ErrorCode::InvalidRegion, format!("invalid region id: {e}")))?;
-    let answer = regions.get(region.as_str()).ok_or_else(|| {
+    let answer = regions.get(region).ok_or_else(|| {
         ApiError::new(
             ErrorCode::RegionNotFound,
-            format!(
-                "region not found: {provider} has no region {:?}",
-                region.as_str()
-            ),
+            format!("region not found: {provider} has no region {region:?}"),
         )
     })?;
 
-    if if_none_match(&headers, &answer.etag) {
+    if matches_etag(&if_none_match, &answer.etag) {
         return Ok((
             StatusCode::NOT_MODIFIED,
             [(ETAG, answer.etag.clone()), (CACHE_CONTROL, CACHE_POLICY)],
@@ -67,24 +66,46 @@ pub async fn list_zones(
             (ETAG, answer.etag.clone()),
             (CACHE_CONTROL, CACHE_POLICY),
         ],
-        answer.body(request_id.as_str()),
+        answer.body(context.request_id()),
     )
         .into_response())
 }
 
-/// Parses a decoded segment; a segment that was not UTF-8 is reported as non-ASCII input.
-fn parse<T: std::str::FromStr<Err = IdError>>(segment: Option<&str>) -> Result<T, IdError> {
-    segment.unwrap_or("\u{fffd}").parse()
+/// The request's `If-None-Match` values; none (and no allocation) in the usual case.
+#[derive(Debug)]
+pub struct IfNoneMatch(Vec<HeaderValue>);
+
+impl<S: Send + Sync> FromRequestParts<S> for IfNoneMatch {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Infallible> {
+        Ok(Self(
+            parts
+                .headers
+                .get_all(IF_NONE_MATCH)
+                .iter()
+                .cloned()
+                .collect(),
+        ))
+    }
+}
+
+/// Checks a decoded segment; a segment that was not UTF-8 is reported as non-ASCII input.
+fn valid(
+    segment: Option<&str>,
+    validate: fn(&str) -> Result<(), IdError>,
+) -> Result<&str, IdError> {
+    let segment = segment.unwrap_or("\u{fffd}");
+    validate(segment).map(|()| segment)
 }
 
 /// Weak comparison (RFC 9110 §13.1.2): `*` or any listed tag equal to ours, `W/` ignored.
-fn if_none_match(headers: &HeaderMap, etag: &HeaderValue) -> bool {
+fn matches_etag(if_none_match: &[HeaderValue], etag: &HeaderValue) -> bool {
     let ours = etag
         .as_bytes()
         .strip_prefix(b"W/")
         .unwrap_or(etag.as_bytes());
-    headers
-        .get_all(IF_NONE_MATCH)
+    if_none_match
         .iter()
         .filter_map(|v| v.to_str().ok())
         .any(|list| {
