@@ -8,14 +8,50 @@
 //! buffer is written while its lock is held. A crash can lose the last 50 ms of lines; nothing
 //! else depends on them.
 
+use std::cell::RefCell;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, Once};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::EnvFilter;
 
 mod text;
+
+pub use text::RequestLine;
+
+/// Set once the text format is installed: request lines are then written by [`request`]
+/// itself, without a `tracing` event (about 3,000 instructions less per request).
+static DIRECT_REQUEST_LINES: AtomicBool = AtomicBool::new(false);
+
+/// Logs the line of a request answered without error, at INFO with target `appzone::request`.
+///
+/// With the text format installed by [`init`], the line is formatted here and appended to the
+/// log buffer, byte for byte as the `tracing` event would have been written (a test compares
+/// them); the log filter still decides whether it is written. Otherwise (the JSON format, a
+/// test's subscriber) it is a `tracing` event like every other line.
+pub fn request(line: &RequestLine<'_>) {
+    if DIRECT_REQUEST_LINES.load(Ordering::Relaxed) && line.is_plain() {
+        if tracing::enabled!(target: text::REQUEST_TARGET, tracing::Level::INFO) {
+            thread_local! {
+                static LINE: RefCell<String> = const { RefCell::new(String::new()) };
+            }
+            LINE.with_borrow_mut(|buffer| {
+                buffer.clear();
+                if line.write(buffer, SystemTime::now()).is_ok() {
+                    let _ = BufferedStderr.write(buffer.as_bytes());
+                }
+            });
+        }
+        return;
+    }
+    tracing::info!(
+        target: "appzone::request", method = %line.method, route = line.route,
+        status = line.status, latency_us = line.latency_us, request_id = line.request_id,
+        key_id = line.key_id, "request"
+    );
+}
 
 /// Buffer size that triggers a write from the logging thread itself.
 const FLUSH_AT: usize = 32 * 1024;
@@ -108,9 +144,19 @@ pub fn init(format: LogFormat, default_filter: &str) -> LogGuard {
         .with_env_filter(filter)
         .with_ansi(ansi)
         .with_writer(BufferedStderr);
-    let _ = match format {
-        LogFormat::Text => builder.event_format(text::TextFormat::default()).try_init(),
-        LogFormat::Json => builder.json().try_init(),
-    };
+    match format {
+        LogFormat::Text => {
+            if builder
+                .event_format(text::TextFormat::default())
+                .try_init()
+                .is_ok()
+            {
+                DIRECT_REQUEST_LINES.store(true, Ordering::Relaxed);
+            }
+        }
+        LogFormat::Json => {
+            let _ = builder.json().try_init();
+        }
+    }
     LogGuard(())
 }

@@ -3,7 +3,7 @@
 //! Route labels are the contract's path templates (never raw paths, which would let callers
 //! create unbounded label values); methods outside the usual set are counted as `OTHER`.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use appzone_contract::paths::{matches_template, DELETE_PROFILE, LIST_ZONES};
@@ -22,8 +22,8 @@ use super::error::ApiError;
 use crate::catalog::Catalog;
 use crate::storage::Store;
 
-/// The route templates metrics and logs may name.
-const ROUTES: [&str; 7] = [
+/// The route templates metrics and logs may name, and `unmatched` last.
+const ROUTES: [&str; 8] = [
     LIST_ZONES,
     DELETE_PROFILE,
     "/healthz",
@@ -31,32 +31,74 @@ const ROUTES: [&str; 7] = [
     "/metrics",
     "/openapi.json",
     "/docs",
+    "unmatched",
 ];
+const DOCS: usize = 6;
+const UNMATCHED: usize = ROUTES.len() - 1;
+
+/// The route a request belongs to, for metrics and logs: one of a fixed set of templates, so
+/// callers cannot create label values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteLabel(usize);
+
+impl RouteLabel {
+    /// The route template, or `unmatched`.
+    pub fn as_str(self) -> &'static str {
+        ROUTES[self.0]
+    }
+}
 
 /// The route template a request path belongs to, or `unmatched`. Computed from the path with
 /// the contract's templates, so the outermost layer can label requests the router refused.
-pub fn route_label(path: &str) -> &'static str {
+pub fn route_label(path: &str) -> RouteLabel {
     if path == "/docs" || path.starts_with("/docs/") {
-        return "/docs";
+        return RouteLabel(DOCS);
     }
-    ROUTES
+    let index = ROUTES[..UNMATCHED]
         .iter()
-        .find(|template| matches_template(template, path))
-        .copied()
-        .unwrap_or("unmatched")
+        .position(|template| matches(template, path))
+        .unwrap_or(UNMATCHED);
+    RouteLabel(index)
 }
 
-fn method_label(method: &Method) -> &'static str {
-    match *method {
-        Method::GET => "GET",
-        Method::HEAD => "HEAD",
-        Method::DELETE => "DELETE",
-        Method::POST => "POST",
-        Method::PUT => "PUT",
-        Method::PATCH => "PATCH",
-        Method::OPTIONS => "OPTIONS",
-        _ => "OTHER",
+/// `matches_template`, after a cheap check of the template's literal start (this runs for
+/// every request, and most paths are told apart by their first bytes).
+fn matches(template: &str, path: &str) -> bool {
+    let literal = template.find('{').map_or(template, |i| &template[..i]);
+    match path.strip_prefix(literal) {
+        Some("") => literal.len() == template.len(),
+        Some(rest) => matches_template(&template[literal.len()..], rest),
+        None => false,
     }
+}
+
+const METHODS: [&str; 8] = [
+    "GET", "HEAD", "DELETE", "POST", "PUT", "PATCH", "OPTIONS", "OTHER",
+];
+
+fn method_index(method: &Method) -> usize {
+    match *method {
+        Method::GET => 0,
+        Method::HEAD => 1,
+        Method::DELETE => 2,
+        Method::POST => 3,
+        Method::PUT => 4,
+        Method::PATCH => 5,
+        Method::OPTIONS => 6,
+        _ => 7,
+    }
+}
+
+/// Statuses whose metric handles are kept resolved; others are looked up per request.
+const STATUSES: [u16; 14] = [
+    200, 204, 304, 400, 401, 403, 404, 405, 413, 429, 431, 500, 503, 504,
+];
+
+/// A request series' counter and histogram, resolved once.
+#[derive(Debug)]
+struct Series {
+    requests: Counter,
+    latency: Histogram,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -94,6 +136,9 @@ struct Inner {
     deletes: Counter,
     pool: Family<PoolLabels, Gauge>,
     catalog_version: Gauge,
+    /// Resolved series by method, route and status (`STATUSES`): the families' lookup hashes
+    /// the labels and takes a lock, per request and per family.
+    series: Box<[OnceLock<Series>]>,
 }
 
 /// The service's metrics. Cheap to clone.
@@ -150,21 +195,37 @@ impl Metrics {
             deletes,
             pool,
             catalog_version,
+            series: (0..METHODS.len() * ROUTES.len() * STATUSES.len())
+                .map(|_| OnceLock::new())
+                .collect(),
         }))
     }
 
     /// Counts one answered request.
-    pub fn observe(&self, method: &Method, route: &'static str, status: u16, elapsed: Duration) {
-        let labels = RequestLabels {
-            method: method_label(method),
-            route,
+    pub fn observe(&self, method: &Method, route: RouteLabel, status: u16, elapsed: Duration) {
+        let (method, route) = (method_index(method), route.0);
+        let labels = || RequestLabels {
+            method: METHODS[method],
+            route: ROUTES[route],
             status,
         };
-        self.0.requests.get_or_create(&labels).inc();
-        self.0
-            .latency
-            .get_or_create(&labels)
-            .observe(elapsed.as_secs_f64());
+        let seconds = elapsed.as_secs_f64();
+        let Some(slot) = STATUSES.iter().position(|s| *s == status) else {
+            let labels = labels();
+            self.0.requests.get_or_create(&labels).inc();
+            self.0.latency.get_or_create(&labels).observe(seconds);
+            return;
+        };
+        let series = self.0.series[(method * ROUTES.len() + route) * STATUSES.len() + slot]
+            .get_or_init(|| {
+                let labels = labels();
+                Series {
+                    requests: self.0.requests.get_or_create(&labels).clone(),
+                    latency: self.0.latency.get_or_create(&labels).clone(),
+                }
+            });
+        series.requests.inc();
+        series.latency.observe(seconds);
     }
 
     /// Counts one 429.
@@ -212,5 +273,43 @@ pub async fn serve_metrics(
         )
             .into_response(),
         Err(err) => ApiError::internal(format!("cannot encode metrics: {err}")).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_labels_name_templates_and_nothing_else() {
+        let cases = [
+            ("/api/v1/providers/aws/regions/us-east-1/zones", LIST_ZONES),
+            ("/api/v1/providers/a%2Fb/regions/r/zones", LIST_ZONES),
+            ("/api/v1/providers//regions/us-east-1/zones", "unmatched"),
+            (
+                "/api/v1/providers/aws/regions/us-east-1/zones/",
+                "unmatched",
+            ),
+            ("/api/v1/providers/aws/regions/us-east-1", "unmatched"),
+            ("/api/v1/providers/", "unmatched"),
+            ("/api/v1/applications/profiles/p1", DELETE_PROFILE),
+            ("/api/v1/applications/profiles/", "unmatched"),
+            ("/api/v1/applications/profiles/p1/x", "unmatched"),
+            ("/healthz", "/healthz"),
+            ("/healthz/", "unmatched"),
+            ("/healthzz", "unmatched"),
+            ("/readyz", "/readyz"),
+            ("/metrics", "/metrics"),
+            ("/openapi.json", "/openapi.json"),
+            ("/docs", "/docs"),
+            ("/docs/", "/docs"),
+            ("/docs/swagger-ui.css", "/docs"),
+            ("/docsx", "unmatched"),
+            ("/", "unmatched"),
+            ("", "unmatched"),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(route_label(path).as_str(), expected, "{path}");
+        }
     }
 }

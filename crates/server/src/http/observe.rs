@@ -17,7 +17,7 @@ use http::header::X_CONTENT_TYPE_OPTIONS;
 use http::{HeaderMap, HeaderValue, Method};
 
 use super::error::InternalDetail;
-use super::metrics::Metrics;
+use super::metrics::{Metrics, RouteLabel};
 use crate::keys::Caller;
 
 /// What the outermost service knows of a request, shared with the layers and handlers inside
@@ -72,7 +72,7 @@ pub(super) fn request_id(headers: &HeaderMap) -> HeaderValue {
 pub(super) fn finish(
     metrics: &Metrics,
     method: &Method,
-    route: &'static str,
+    route: RouteLabel,
     context: &RequestContext,
     started: Instant,
     response: Response,
@@ -81,6 +81,7 @@ pub(super) fn finish(
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
     metrics.observe(method, route, status, elapsed);
+    let route = route.as_str();
     let request_id = context.request_id();
     let key_id = context.caller().map_or("-", |c| c.key.key_id.as_str());
     let latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
@@ -91,9 +92,14 @@ pub(super) fn finish(
         Some(InternalDetail(detail)) => tracing::warn!(
             target: "appzone::request", %method, route, status, latency_us, request_id, key_id, detail, "request refused"
         ),
-        None => tracing::info!(
-            target: "appzone::request", %method, route, status, latency_us, request_id, key_id, "request"
-        ),
+        None => crate::logging::request(&crate::logging::RequestLine {
+            method,
+            route,
+            status,
+            latency_us,
+            request_id,
+            key_id,
+        }),
     }
     if method == Method::HEAD {
         // The router strips HEAD bodies only for what it answers itself; the layers outside

@@ -13,10 +13,10 @@
 //!    `X-Request-Id` and `X-Content-Type-Options` to every response.
 
 use std::convert::Infallible;
-use std::future::Future;
+use std::future::{poll_fn, Future};
 use std::net::{IpAddr, SocketAddr};
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -101,17 +101,29 @@ impl Gate {
         request.extensions_mut().insert(Arc::clone(&context));
         let method = request.method().clone();
         let route = route_label(request.uri().path());
-        let response = self.run(request).await;
+        let response = self.run(started, request).await;
         observe::finish(&self.metrics, &method, route, &context, started, response)
     }
 
-    async fn run(&self, request: Request) -> Response {
+    async fn run(&self, started: Instant, request: Request) -> Response {
         // Shed at once beyond the in-flight limit: queueing would only add latency.
         let Ok(_permit) = self.in_flight.try_acquire() else {
             return ApiError::unavailable("overloaded: request shed").into_response();
         };
         let inner = AssertUnwindSafe(self.inner.clone().oneshot(request)).catch_unwind();
-        match tokio::time::timeout(self.timeout, inner).await {
+        let mut inner = pin!(inner);
+        // Most requests complete in their first poll (a listing never waits): the timer, a
+        // registration in tokio's timer wheel and its removal, is armed only for those that
+        // wait. The deadline still counts from the request's start.
+        let first = poll_fn(|cx| Poll::Ready(inner.as_mut().poll(cx))).await;
+        let outcome = match first {
+            Poll::Ready(outcome) => Ok(outcome),
+            Poll::Pending => {
+                let deadline = tokio::time::Instant::from_std(started) + self.timeout;
+                tokio::time::timeout_at(deadline, inner).await
+            }
+        };
+        match outcome {
             Ok(Ok(Ok(response))) => response,
             Ok(Ok(Err(never))) => match never {},
             Ok(Err(panic)) => super::panic_response(panic),

@@ -67,6 +67,53 @@ where
     }
 }
 
+/// The line of a request answered without error (the most frequent line by far).
+#[derive(Debug)]
+pub struct RequestLine<'a> {
+    /// The request method.
+    pub method: &'a http::Method,
+    /// The route template, or `unmatched`.
+    pub route: &'a str,
+    /// The response status.
+    pub status: u16,
+    /// Time to answer.
+    pub latency_us: u64,
+    /// The request id.
+    pub request_id: &'a str,
+    /// The key id, or `-`.
+    pub key_id: &'a str,
+}
+
+impl RequestLine<'_> {
+    /// Whether every string prints verbatim between quotes, so [`Self::write`] needs no escaping.
+    pub fn is_plain(&self) -> bool {
+        quotes_verbatim(self.route)
+            && quotes_verbatim(self.request_id)
+            && quotes_verbatim(self.key_id)
+    }
+
+    /// Appends the line as the text format writes the INFO event `request` with these fields
+    /// (`crate::logging::request` emits that event when the line is not written here).
+    pub fn write(&self, out: &mut String, now: SystemTime) -> fmt::Result {
+        write_timestamp(out, now)?;
+        let mut number = itoa::Buffer::new();
+        out.push_str("  INFO appzone::request: request method=");
+        out.push_str(self.method.as_str());
+        out.push_str(" route=\"");
+        out.push_str(self.route);
+        out.push_str("\" status=");
+        out.push_str(number.format(self.status));
+        out.push_str(" latency_us=");
+        out.push_str(number.format(self.latency_us));
+        out.push_str(" request_id=\"");
+        out.push_str(self.request_id);
+        out.push_str("\" key_id=\"");
+        out.push_str(self.key_id);
+        out.push_str("\"\n");
+        Ok(())
+    }
+}
+
 /// Writes `2026-11-23T15:17:40.340781Z`, as tracing-subscriber's `SystemTime` timer does. The
 /// date and time up to the second are formatted once per second per thread.
 fn write_timestamp(writer: &mut impl fmt::Write, now: SystemTime) -> fmt::Result {
@@ -199,6 +246,47 @@ mod tests {
             detail = "no such \"route\"", "request refused"
         );
         tracing::error!(target: "appzone::request", status = 500u16, "request failed");
+    }
+
+    #[test]
+    fn direct_request_lines_match_the_default_format_byte_for_byte() {
+        let theirs = Capture::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer({
+                let theirs = theirs.clone();
+                move || theirs.clone()
+            })
+            .finish();
+        let line = RequestLine {
+            method: &http::Method::DELETE,
+            route: "/api/v1/applications/profiles/{profileId}",
+            status: 204,
+            latency_us: 1234,
+            request_id: "01JBENCH000000000000000000",
+            key_id: "3s8eYW4YBO3P",
+        };
+        assert!(line.is_plain());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!(
+                target: "appzone::request", method = %line.method, route = line.route,
+                status = line.status, latency_us = line.latency_us,
+                request_id = line.request_id, key_id = line.key_id, "request"
+            );
+        });
+        let mut ours = String::new();
+        line.write(&mut ours, SystemTime::now()).unwrap();
+        assert_eq!(
+            without_timestamps(&ours),
+            without_timestamps(&theirs.text())
+        );
+        assert!(ours.ends_with('\n'));
+
+        let quoted = RequestLine {
+            request_id: "a\"b",
+            ..line
+        };
+        assert!(!quoted.is_plain());
     }
 
     /// The text after the timestamp, line by line.
