@@ -116,6 +116,11 @@ async fn zones(State(answer): State<Answer>, headers: HeaderMap) -> Response {
         .into_response()
 }
 
+// The allocator appzone-server ships with: the baseline differs from appzone only in the
+// application, not in the process's runtime, socket options or allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(args) => args,

@@ -312,4 +312,17 @@ mod tests {
             assert_eq!(route_label(path).as_str(), expected, "{path}");
         }
     }
+
+    #[test]
+    fn route_labels_need_no_escaping_in_log_lines() {
+        // The direct request line writes the route between quotes without escaping it.
+        for route in ROUTES {
+            assert!(
+                route
+                    .bytes()
+                    .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\'),
+                "{route}"
+            );
+        }
+    }
 }
