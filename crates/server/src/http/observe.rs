@@ -1,7 +1,7 @@
 //! Request id, one log line per request, and request metrics: what the outermost service
 //! ([`super::stack::App`]) does before and after every request.
 //!
-//! Every response leaves through [`finish`], so every response gets `X-Request-Id`, is counted,
+//! Every response leaves through `finish`, so every response gets `X-Request-Id`, is counted,
 //! and is logged once, with the internal detail of an error when there is one. The route label
 //! is derived from the path with the contract's templates; the key id comes from the
 //! [`RequestContext`] the auth service filled in.
