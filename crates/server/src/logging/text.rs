@@ -251,13 +251,6 @@ mod tests {
     #[test]
     fn direct_request_lines_match_the_default_format_byte_for_byte() {
         let theirs = Capture::default();
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_writer({
-                let theirs = theirs.clone();
-                move || theirs.clone()
-            })
-            .finish();
         let line = RequestLine {
             method: &http::Method::DELETE,
             route: "/api/v1/applications/profiles/{profileId}",
@@ -267,7 +260,7 @@ mod tests {
             key_id: "3s8eYW4YBO3P",
         };
         assert!(line.is_plain());
-        tracing::subscriber::with_default(subscriber, || {
+        tracing::subscriber::with_default(text_subscriber(&theirs, false), || {
             tracing::info!(
                 target: "appzone::request", method = %line.method, route = line.route,
                 status = line.status, latency_us = line.latency_us,
@@ -289,6 +282,20 @@ mod tests {
         assert!(!quoted.is_plain());
     }
 
+    /// A text-format subscriber without colours writing into `capture`: with [`TextFormat`]
+    /// when `ours`, else with tracing-subscriber's default format.
+    fn text_subscriber(capture: &Capture, ours: bool) -> Box<dyn Subscriber + Send + Sync> {
+        let capture = capture.clone();
+        let builder = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || capture.clone());
+        if ours {
+            Box::new(builder.event_format(TextFormat::default()).finish())
+        } else {
+            Box::new(builder.finish())
+        }
+    }
+
     /// The text after the timestamp, line by line.
     fn without_timestamps(text: &str) -> Vec<String> {
         text.lines()
@@ -300,23 +307,8 @@ mod tests {
     fn request_lines_match_the_default_format_byte_for_byte() {
         let ours = Capture::default();
         let theirs = Capture::default();
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_writer({
-                let ours = ours.clone();
-                move || ours.clone()
-            })
-            .event_format(TextFormat::default())
-            .finish();
-        tracing::subscriber::with_default(subscriber, emit_request_lines);
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_writer({
-                let theirs = theirs.clone();
-                move || theirs.clone()
-            })
-            .finish();
-        tracing::subscriber::with_default(subscriber, emit_request_lines);
+        tracing::subscriber::with_default(text_subscriber(&ours, true), emit_request_lines);
+        tracing::subscriber::with_default(text_subscriber(&theirs, false), emit_request_lines);
 
         let (ours, theirs) = (ours.text(), theirs.text());
         assert_eq!(ours.lines().count(), 3, "{ours}");
