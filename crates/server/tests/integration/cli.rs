@@ -226,86 +226,21 @@ fn help_lists_commands_and_examples() {
 #[test]
 fn serve_demo_prints_curl_lines_that_give_the_labelled_statuses() {
     let cli = Cli::new();
-    let mut child = cli
-        .command()
-        .args(["serve", "--demo", "--listen", "127.0.0.1:0"])
-        .env("APPZONE_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let mut expectations = Vec::new();
-    let mut label = None;
-    while let Some(Ok(line)) = lines.next() {
-        if let Some(rest) = line.strip_prefix("# ") {
-            label = rest.split(':').next().and_then(|s| s.parse::<u16>().ok());
-        } else if let Some(curl) = line.strip_prefix("curl ") {
-            expectations.push((
-                label.take().expect("each curl line is labelled"),
-                curl.to_owned(),
-            ));
-            if expectations.len() == 4 {
-                break;
-            }
-        }
-    }
+    let Demo {
+        mut child,
+        mut lines,
+        expectations,
+    } = Demo::start(&cli, "info");
     let statuses: Vec<u16> = expectations.iter().map(|(status, _)| *status).collect();
     assert_eq!(statuses, [200, 204, 403, 404]);
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let http = reqwest::Client::new();
     for (expected, curl) in &expectations {
-        let words: Vec<&str> = curl.split_whitespace().collect();
-        let url = words.last().unwrap();
-        let key = curl
-            .split("X-API-KEY: ")
-            .nth(1)
-            .unwrap()
-            .split('\'')
-            .next()
-            .unwrap();
-        let method = if curl.contains("-X DELETE") {
-            reqwest::Method::DELETE
-        } else {
-            reqwest::Method::GET
-        };
-        let status = rt.block_on(async {
-            http.request(method, *url)
-                .header("X-API-KEY", key)
-                .send()
-                .await
-                .unwrap()
-                .status()
-        });
-        assert_eq!(status.as_u16(), *expected, "{curl}");
+        assert_eq!(Demo::send(curl), *expected, "{curl}");
     }
-
-    let pid = child.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "server did not stop after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(status.success(), "exit status after SIGTERM: {status}");
+    Demo::stop(&mut child);
 
     // One log line per request, with route template, status and key id, and no key material.
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let rest: Vec<String> = lines.by_ref().map_while(Result::ok).collect();
     let requests: Vec<&String> = rest
         .iter()
         .filter(|l| l.contains("appzone::request"))
@@ -335,6 +270,133 @@ fn serve_demo_prints_curl_lines_that_give_the_labelled_statuses() {
             assert!(!line.contains(&key[17..]), "key secret in log line: {line}");
         }
     }
+}
+
+/// `serve --demo` running, with its stderr being read and its four labelled curl lines.
+struct Demo {
+    child: std::process::Child,
+    lines: std::io::Lines<BufReader<std::process::ChildStderr>>,
+    /// (status the line is labelled with, the curl command line after `curl `)
+    expectations: Vec<(u16, String)>,
+}
+
+impl Demo {
+    fn start(cli: &Cli, log_filter: &str) -> Self {
+        let mut child = cli
+            .command()
+            .args(["serve", "--demo", "--listen", "127.0.0.1:0"])
+            .env("APPZONE_LOG", log_filter)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let mut lines = BufReader::new(stderr).lines();
+        let mut expectations = Vec::new();
+        let mut label = None;
+        while let Some(Ok(line)) = lines.next() {
+            if let Some(rest) = line.strip_prefix("# ") {
+                label = rest.split(':').next().and_then(|s| s.parse::<u16>().ok());
+            } else if let Some(curl) = line.strip_prefix("curl ") {
+                expectations.push((
+                    label.take().expect("each curl line is labelled"),
+                    curl.to_owned(),
+                ));
+                if expectations.len() == 4 {
+                    break;
+                }
+            }
+        }
+        Self {
+            child,
+            lines,
+            expectations,
+        }
+    }
+
+    /// Sends what a printed curl line sends; the status.
+    fn send(curl: &str) -> u16 {
+        let words: Vec<&str> = curl.split_whitespace().collect();
+        let url = words.last().unwrap();
+        let key = curl
+            .split("X-API-KEY: ")
+            .nth(1)
+            .unwrap()
+            .split('\'')
+            .next()
+            .unwrap();
+        let method = if curl.contains("-X DELETE") {
+            reqwest::Method::DELETE
+        } else {
+            reqwest::Method::GET
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            reqwest::Client::new()
+                .request(method, *url)
+                .header("X-API-KEY", key)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        })
+    }
+
+    /// SIGTERM, then waits (bounded) for a clean exit.
+    fn stop(child: &mut std::process::Child) {
+        let pid = child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "server did not stop after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(status.success(), "exit status after SIGTERM: {status}");
+    }
+}
+
+/// Successful requests' lines are written by a fast path, not as `tracing` events
+/// (`logging::request`): the log filter must still decide, per target and level, in the text
+/// format the binary uses by default.
+#[test]
+fn request_lines_follow_the_log_filter_in_the_text_format() {
+    let cli = Cli::new();
+    let Demo {
+        mut child,
+        lines,
+        expectations,
+    } = Demo::start(&cli, "info,appzone::request=warn");
+    for (expected, curl) in &expectations {
+        assert_eq!(Demo::send(curl), *expected, "{curl}");
+    }
+    Demo::stop(&mut child);
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let requests: Vec<&String> = rest
+        .iter()
+        .filter(|l| l.contains("appzone::request"))
+        .collect();
+    // Answers without an internal detail (all four here) are INFO lines: filtered out.
+    assert!(requests.is_empty(), "{requests:#?}");
+    // The INFO lines of other targets still pass: the server's own start and stop lines.
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("INFO") && l.contains("drain")),
+        "{rest:#?}"
+    );
 }
 
 fn sh(program: &str, args: &[&str]) {
