@@ -1018,7 +1018,7 @@ fn check_answer(req: &Prepared, seen: &Seen) -> Result<(), String> {
     Ok(())
 }
 
-/// Sends through the router in process (no socket; `ConnectInfo` is absent).
+/// Sends through the router in process (no socket, so no peer address).
 async fn send_in_process(app: &TestApp, req: &Prepared) -> Option<Seen> {
     use tower::ServiceExt;
     let mut builder = http::Request::builder()
