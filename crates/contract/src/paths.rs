@@ -153,5 +153,16 @@ fn next_segment<'a>(rest: &mut Option<&'a str>) -> Option<&'a str> {
 /// assert!(!matches_template(DELETE_PROFILE, "/api/v1/applications/profiles/"));
 /// ```
 pub fn matches_template(template: &str, path: &str) -> bool {
-    walk(template, path, |segment| !segment.is_empty())
+    // The literal start (up to the first placeholder segment) is compared in one go: most paths
+    // are told apart by their first bytes, and this runs per request.
+    let literal = template.find("/{").map_or(template, |i| &template[..=i]);
+    match path.strip_prefix(literal) {
+        Some(rest) if literal.len() < template.len() => {
+            walk(&template[literal.len()..], rest, |segment| {
+                !segment.is_empty()
+            })
+        }
+        Some(rest) => rest.is_empty(),
+        None => false,
+    }
 }

@@ -146,11 +146,7 @@ pub fn init(format: LogFormat, default_filter: &str) -> LogGuard {
         .with_writer(BufferedStderr);
     match format {
         LogFormat::Text => {
-            if builder
-                .event_format(text::TextFormat::default())
-                .try_init()
-                .is_ok()
-            {
+            if builder.try_init().is_ok() {
                 DIRECT_REQUEST_LINES.store(true, Ordering::Relaxed);
             }
         }

@@ -33,7 +33,6 @@ const ROUTES: [&str; 8] = [
     "/docs",
     "unmatched",
 ];
-const DOCS: usize = 6;
 const UNMATCHED: usize = ROUTES.len() - 1;
 
 /// The route a request belongs to, for metrics and logs: one of a fixed set of templates, so
@@ -52,24 +51,18 @@ impl RouteLabel {
 /// the contract's templates, so the outermost layer can label requests the router refused.
 pub fn route_label(path: &str) -> RouteLabel {
     if path == "/docs" || path.starts_with("/docs/") {
-        return RouteLabel(DOCS);
+        return RouteLabel(
+            ROUTES
+                .iter()
+                .position(|r| *r == "/docs")
+                .unwrap_or(UNMATCHED),
+        );
     }
     let index = ROUTES[..UNMATCHED]
         .iter()
-        .position(|template| matches(template, path))
+        .position(|template| matches_template(template, path))
         .unwrap_or(UNMATCHED);
     RouteLabel(index)
-}
-
-/// `matches_template`, after a cheap check of the template's literal start (this runs for
-/// every request, and most paths are told apart by their first bytes).
-fn matches(template: &str, path: &str) -> bool {
-    let literal = template.find('{').map_or(template, |i| &template[..i]);
-    match path.strip_prefix(literal) {
-        Some("") => literal.len() == template.len(),
-        Some(rest) => matches_template(&template[literal.len()..], rest),
-        None => false,
-    }
 }
 
 const METHODS: [&str; 8] = [

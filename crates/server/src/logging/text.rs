@@ -1,71 +1,18 @@
-//! The text log format, with a fast path for the request line.
+//! The request line, written without a `tracing` event.
 //!
 //! tracing-subscriber's default text format spent about 12,000 instructions per request line
 //! (callgrind), a fifth of the whole listing: a calendar conversion per timestamp, ANSI style
 //! wrappers around every field name even with colours off, and `Debug` formatting of every
-//! string. The request line (`target: appzone::request`, no span, no colours) is written here
-//! instead, byte for byte as the default format writes it (a test compares the two); every other
-//! event goes through the default format unchanged.
+//! string. The line of a request answered without error is formatted here instead, byte for
+//! byte as the default format writes the same event (a test compares the two); every other
+//! event, error lines included, goes through the default format.
 
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tracing::field::{Field, Visit};
-use tracing::{Event, Subscriber};
-use tracing_subscriber::fmt::format::{Format, Full, Writer};
-use tracing_subscriber::fmt::time::SystemTime as DefaultTimer;
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
-use tracing_subscriber::registry::LookupSpan;
-
 /// The target of the one-line-per-request events (see `http::observe`).
 pub const REQUEST_TARGET: &str = "appzone::request";
-
-/// tracing-subscriber's `Full` text format, with the request line on a fast path.
-#[derive(Debug, Default)]
-pub struct TextFormat {
-    default: Format<Full, DefaultTimer>,
-}
-
-impl<S, N> FormatEvent<S, N> for TextFormat
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-    N: for<'a> FormatFields<'a> + 'static,
-{
-    fn format_event(
-        &self,
-        ctx: &FmtContext<'_, S, N>,
-        mut writer: Writer<'_>,
-        event: &Event<'_>,
-    ) -> fmt::Result {
-        let meta = event.metadata();
-        if meta.target() != REQUEST_TARGET
-            || writer.has_ansi_escapes()
-            || ctx.lookup_current().is_some()
-        {
-            return self.default.format_event(ctx, writer, event);
-        }
-        write_timestamp(&mut writer, SystemTime::now())?;
-        // The default format pads the level to five columns.
-        writer.write_str(match *meta.level() {
-            tracing::Level::ERROR => " ERROR ",
-            tracing::Level::WARN => "  WARN ",
-            tracing::Level::INFO => "  INFO ",
-            tracing::Level::DEBUG => " DEBUG ",
-            tracing::Level::TRACE => " TRACE ",
-        })?;
-        writer.write_str(meta.target())?;
-        writer.write_str(": ")?;
-        let mut visitor = Fields {
-            writer: &mut writer,
-            first: true,
-            result: Ok(()),
-        };
-        event.record(&mut visitor);
-        visitor.result?;
-        writer.write_char('\n')
-    }
-}
 
 /// The line of a request answered without error (the most frequent line by far).
 #[derive(Debug)]
@@ -145,67 +92,10 @@ fn write_timestamp(writer: &mut impl fmt::Write, now: SystemTime) -> fmt::Result
     })
 }
 
-/// Writes fields as tracing-subscriber's default visitor does: the message bare, the others
-/// `name=value` with strings in `Debug` quotes, separated by spaces.
-struct Fields<'a, 'w> {
-    writer: &'a mut Writer<'w>,
-    first: bool,
-    result: fmt::Result,
-}
-
-impl Fields<'_, '_> {
-    fn separator(&mut self) -> fmt::Result {
-        if std::mem::take(&mut self.first) {
-            Ok(())
-        } else {
-            self.writer.write_char(' ')
-        }
-    }
-}
-
 /// Whether `Debug` would print `s` unchanged between quotes.
 fn quotes_verbatim(s: &str) -> bool {
     s.bytes()
         .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
-}
-
-impl Visit for Fields<'_, '_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" || !quotes_verbatim(value) {
-            // The default format writes the message with `Display` and escapes ANSI sequences
-            // in it; leave both to the general path.
-            return self.record_debug(field, &value);
-        }
-        if self.result.is_ok() {
-            self.result = self.separator().and_then(|()| {
-                let w = &mut *self.writer;
-                w.write_str(field.name())?;
-                w.write_str("=\"")?;
-                w.write_str(value)?;
-                w.write_char('"')
-            });
-        }
-    }
-
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        if self.result.is_ok() {
-            self.result = self.separator().and_then(|()| {
-                let w = &mut *self.writer;
-                w.write_str(field.name())?;
-                w.write_char('=')?;
-                w.write_str(itoa::Buffer::new().format(value))
-            });
-        }
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if self.result.is_ok() {
-            self.result = self.separator().and_then(|()| match field.name() {
-                "message" => write!(self.writer, "{value:?}"),
-                name => write!(self.writer, "{name}={value:?}"),
-            });
-        }
-    }
 }
 
 #[cfg(test)]
@@ -233,21 +123,6 @@ mod tests {
         }
     }
 
-    fn emit_request_lines() {
-        let method = http::Method::GET;
-        let route = "/api/v1/providers/{providerId}/regions/{regionId}/zones";
-        tracing::info!(
-            target: "appzone::request", %method, route, status = 200u16, latency_us = 17u64,
-            request_id = "01JBENCH000000000000000000", key_id = "3s8eYW4YBO3P", "request"
-        );
-        tracing::warn!(
-            target: "appzone::request", %method, route = "unmatched", status = 404u16,
-            latency_us = 0u64, request_id = "a\"b\\c\u{1b}[31m\u{e9}", key_id = "-",
-            detail = "no such \"route\"", "request refused"
-        );
-        tracing::error!(target: "appzone::request", status = 500u16, "request failed");
-    }
-
     #[test]
     fn direct_request_lines_match_the_default_format_byte_for_byte() {
         let theirs = Capture::default();
@@ -260,7 +135,7 @@ mod tests {
             key_id: "3s8eYW4YBO3P",
         };
         assert!(line.is_plain());
-        tracing::subscriber::with_default(text_subscriber(&theirs, false), || {
+        tracing::subscriber::with_default(text_subscriber(&theirs), || {
             tracing::info!(
                 target: "appzone::request", method = %line.method, route = line.route,
                 status = line.status, latency_us = line.latency_us,
@@ -282,18 +157,13 @@ mod tests {
         assert!(!quoted.is_plain());
     }
 
-    /// A text-format subscriber without colours writing into `capture`: with [`TextFormat`]
-    /// when `ours`, else with tracing-subscriber's default format.
-    fn text_subscriber(capture: &Capture, ours: bool) -> Box<dyn Subscriber + Send + Sync> {
+    /// tracing-subscriber's default text format without colours, writing into `capture`.
+    fn text_subscriber(capture: &Capture) -> impl tracing::Subscriber + Send + Sync {
         let capture = capture.clone();
-        let builder = tracing_subscriber::fmt()
+        tracing_subscriber::fmt()
             .with_ansi(false)
-            .with_writer(move || capture.clone());
-        if ours {
-            Box::new(builder.event_format(TextFormat::default()).finish())
-        } else {
-            Box::new(builder.finish())
-        }
+            .with_writer(move || capture.clone())
+            .finish()
     }
 
     /// The text after the timestamp, line by line.
@@ -304,24 +174,9 @@ mod tests {
     }
 
     #[test]
-    fn request_lines_match_the_default_format_byte_for_byte() {
-        let ours = Capture::default();
-        let theirs = Capture::default();
-        tracing::subscriber::with_default(text_subscriber(&ours, true), emit_request_lines);
-        tracing::subscriber::with_default(text_subscriber(&theirs, false), emit_request_lines);
-
-        let (ours, theirs) = (ours.text(), theirs.text());
-        assert_eq!(ours.lines().count(), 3, "{ours}");
-        assert_eq!(without_timestamps(&ours), without_timestamps(&theirs));
-        for line in ours.lines() {
-            let stamp = line.split_once(' ').unwrap().0;
-            assert_eq!(stamp.len(), "2026-11-23T15:17:40.340781Z".len(), "{line}");
-        }
-    }
-
-    #[test]
     fn timestamps_match_the_default_timer() {
-        use tracing_subscriber::fmt::time::FormatTime;
+        use tracing_subscriber::fmt::format::Writer;
+        use tracing_subscriber::fmt::time::{FormatTime, SystemTime as DefaultTimer};
         let moments = [
             UNIX_EPOCH,
             UNIX_EPOCH + std::time::Duration::from_micros(1_795_447_059_000_001),

@@ -259,13 +259,7 @@ fn serve_demo_prints_curl_lines_that_give_the_labelled_statuses() {
         "no colour codes in a pipe: {zones}"
     );
     for (_, curl) in &expectations {
-        let key = curl
-            .split("X-API-KEY: ")
-            .nth(1)
-            .unwrap()
-            .split('\'')
-            .next()
-            .unwrap();
+        let key = Demo::key(curl);
         for line in &rest {
             assert!(!line.contains(&key[17..]), "key secret in log line: {line}");
         }
@@ -314,17 +308,21 @@ impl Demo {
         }
     }
 
-    /// Sends what a printed curl line sends; the status.
-    fn send(curl: &str) -> u16 {
-        let words: Vec<&str> = curl.split_whitespace().collect();
-        let url = words.last().unwrap();
-        let key = curl
-            .split("X-API-KEY: ")
+    /// The API key a printed curl line sends.
+    fn key(curl: &str) -> &str {
+        curl.split("X-API-KEY: ")
             .nth(1)
             .unwrap()
             .split('\'')
             .next()
-            .unwrap();
+            .unwrap()
+    }
+
+    /// Sends what a printed curl line sends; the status.
+    fn send(curl: &str) -> u16 {
+        let words: Vec<&str> = curl.split_whitespace().collect();
+        let url = words.last().unwrap();
+        let key = Demo::key(curl);
         let method = if curl.contains("-X DELETE") {
             reqwest::Method::DELETE
         } else {
@@ -348,12 +346,7 @@ impl Demo {
 
     /// SIGTERM, then waits (bounded) for a clean exit.
     fn stop(child: &mut std::process::Child) {
-        let pid = child.id().to_string();
-        assert!(Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success());
+        crate::server_process::sigterm(child.id());
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let status = loop {
             if let Some(status) = child.try_wait().unwrap() {

@@ -133,12 +133,7 @@ impl ServerProcess {
 
     /// SIGTERM, then waits (bounded) for a graceful exit.
     pub async fn terminate(&mut self) -> ExitStatus {
-        let pid = self.pid().to_string();
-        assert!(Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success());
+        sigterm(self.pid());
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -187,4 +182,13 @@ fn listening_addr(line: &[u8]) -> Option<String> {
         return None;
     }
     Some(fields.get("addr")?.as_str()?.to_owned())
+}
+
+/// Sends SIGTERM to `pid` (the graceful-shutdown signal), with the system's `kill`.
+pub fn sigterm(pid: u32) {
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
 }
