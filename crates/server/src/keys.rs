@@ -7,9 +7,13 @@
 //! Lookups are cached per `key_id` for a short TTL (default 10 s), negative answers included, so
 //! a flood of requests with one key costs one query per TTL. Revocation therefore takes effect on
 //! every replica within the TTL.
+//!
+//! A connection also remembers the last key it verified ([`KeyMemo`]): its next requests with
+//! the same key skip the cache and the digest, for no longer than the cache entry the
+//! verification came from lives, so the revocation bound is the same.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use appzone_contract::ApiKey;
 use sha2::{Digest, Sha256};
@@ -50,7 +54,26 @@ pub struct KeyVerifier(Arc<Verifier>);
 struct Verifier {
     store: Store,
     /// `None` when the TTL is zero: every request reads the database.
-    cache: Option<moka::sync::Cache<String, Option<Arc<KeyRecord>>>>,
+    cache: Option<moka::sync::Cache<String, Lookup>>,
+    ttl: Duration,
+}
+
+/// A cached answer of the database and when it was read.
+#[derive(Debug, Clone)]
+struct Lookup {
+    record: Option<Arc<KeyRecord>>,
+    read_at: Instant,
+}
+
+/// A successful verification.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// Who is calling.
+    pub caller: Caller,
+    /// Until when the answer may be reused without asking again: the end of the life of the
+    /// cache entry it came from. `None` when the cache is off (every request reads the
+    /// database).
+    pub reusable_until: Option<Instant>,
 }
 
 /// A digest no key has, compared against when the key id is unknown so that both paths do the
@@ -66,31 +89,86 @@ impl KeyVerifier {
                 .time_to_live(ttl)
                 .build()
         });
-        Self(Arc::new(Verifier { store, cache }))
+        Self(Arc::new(Verifier { store, cache, ttl }))
     }
 
     /// Checks a raw `X-API-KEY` value.
-    pub async fn verify(&self, presented: &str) -> Result<Caller, AuthError> {
+    pub async fn verify(&self, presented: &str) -> Result<Verified, AuthError> {
         let key_id = ApiKey::key_id_in(presented).map_err(|_| AuthError::Invalid)?;
-        let record = self.lookup(key_id).await?;
+        let lookup = self.lookup(key_id).await?;
         let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
-        let stored = record.as_ref().map_or(&NO_DIGEST, |r| &r.digest);
+        let stored = lookup.record.as_ref().map_or(&NO_DIGEST, |r| &r.digest);
         let matches: bool = presented.ct_eq(stored).into();
-        match record {
-            Some(key) if matches => Ok(Caller { key }),
+        match lookup.record {
+            Some(key) if matches => Ok(Verified {
+                caller: Caller { key },
+                reusable_until: self
+                    .0
+                    .cache
+                    .as_ref()
+                    .and_then(|_| lookup.read_at.checked_add(self.0.ttl)),
+            }),
             _ => Err(AuthError::Invalid),
         }
     }
 
-    async fn lookup(&self, key_id: &str) -> Result<Option<Arc<KeyRecord>>, StoreError> {
-        let Some(cache) = &self.0.cache else {
-            return Ok(self.0.store.find_active_key(key_id).await?.map(Arc::new));
-        };
-        if let Some(hit) = cache.get(key_id) {
+    async fn lookup(&self, key_id: &str) -> Result<Lookup, StoreError> {
+        let cache = self.0.cache.as_ref();
+        if let Some(hit) = cache.and_then(|cache| cache.get(key_id)) {
             return Ok(hit);
         }
-        let found = self.0.store.find_active_key(key_id).await?.map(Arc::new);
-        cache.insert(key_id.to_owned(), found.clone());
-        Ok(found)
+        // Taken before the query: the entry's life counts from no later than the read.
+        let read_at = Instant::now();
+        let record = self.0.store.find_active_key(key_id).await?.map(Arc::new);
+        let lookup = Lookup { record, read_at };
+        if let Some(cache) = cache {
+            cache.insert(key_id.to_owned(), lookup.clone());
+        }
+        Ok(lookup)
+    }
+}
+
+/// The last key verified on one connection, so that the connection's next requests with the
+/// same key skip the cache lookup and the digest (keep-alive clients send one key over and over).
+///
+/// The remembered answer is dropped when the cache entry it came from would expire, so a
+/// revocation takes effect within the same TTL as without it; nothing is remembered when the
+/// cache is off. The presented key is compared in constant time.
+///
+/// ```
+/// use appzone_server::keys::KeyMemo;
+/// let memo = KeyMemo::default();
+/// assert!(memo.recall("apz_...", std::time::Instant::now()).is_none());
+/// ```
+#[derive(Debug, Default)]
+pub struct KeyMemo(Mutex<Option<Remembered>>);
+
+#[derive(Debug)]
+struct Remembered {
+    presented: Box<[u8]>,
+    caller: Caller,
+    until: Instant,
+}
+
+impl KeyMemo {
+    /// The caller of `presented` if it is the remembered key and `now` is before its end.
+    pub fn recall(&self, presented: &str, now: Instant) -> Option<Caller> {
+        let memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let remembered = memo.as_ref()?;
+        let same = remembered.presented.len() == presented.len()
+            && bool::from(remembered.presented.ct_eq(presented.as_bytes()));
+        (same && now < remembered.until).then(|| remembered.caller.clone())
+    }
+
+    /// Remembers a successful verification of `presented`, replacing the previous one.
+    pub fn remember(&self, presented: &str, verified: &Verified) {
+        let Some(until) = verified.reusable_until else {
+            return;
+        };
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(Remembered {
+            presented: presented.as_bytes().into(),
+            caller: verified.caller.clone(),
+            until,
+        });
     }
 }

@@ -3,10 +3,11 @@
 //!
 //! A service around the router rather than a per-handler extractor, so unknown routes and wrong
 //! methods under `/api/v1` are refused without a key too and no handler can forget the check.
+//! The outermost service calls [`Auth::handle`] directly when CORS is off, and through the
+//! `Service` impl (behind CORS) otherwise.
 
 use std::convert::Infallible;
-use std::future::Future;
-use std::net::IpAddr;
+use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -21,9 +22,9 @@ use http::header::CONTENT_LENGTH;
 use http_body::Body as _;
 use tower::Service;
 
+use super::context::RequestContext;
 use super::error::ApiError;
 use super::limits::RateLimits;
-use super::observe::RequestContext;
 use crate::keys::{AuthError, Caller, KeyVerifier};
 
 fn is_api_path(path: &str) -> bool {
@@ -79,6 +80,18 @@ impl<S> Auth<S> {
         });
         Self { inner, checks }
     }
+
+    /// Serves one request whose context the caller holds.
+    pub(super) async fn handle(&self, context: &RequestContext, request: Request) -> Response
+    where
+        S: Service<Request, Response = Response, Error = Infallible> + Clone,
+    {
+        let mut inner = self.inner.clone();
+        match poll_fn(|cx| inner.poll_ready(cx)).await {
+            Ok(()) => self.checks.run(context, request, inner).await,
+            Err(never) => match never {},
+        }
+    }
 }
 
 impl<S> Service<Request> for Auth<S>
@@ -99,12 +112,20 @@ where
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);
         let checks = Arc::clone(&self.checks);
-        Box::pin(async move { Ok(checks.run(request, inner).await) })
+        let context = request.extensions().get::<Arc<RequestContext>>().cloned();
+        Box::pin(async move {
+            Ok(match context {
+                Some(context) => checks.run(&context, request, inner).await,
+                None => ApiError::internal("request without its context: Auth runs inside App")
+                    .into_response(),
+            })
+        })
     }
 }
 
 impl Checks {
-    async fn run<S>(&self, request: Request, mut inner: S) -> Response
+    /// `inner` has been polled ready.
+    async fn run<S>(&self, context: &RequestContext, request: Request, mut inner: S) -> Response
     where
         S: Service<Request, Response = Response, Error = Infallible>,
     {
@@ -114,12 +135,7 @@ impl Checks {
                 Err(refusal) => refusal.into_response(),
             };
         }
-        let Some(context) = request.extensions().get::<Arc<RequestContext>>().cloned() else {
-            return ApiError::internal("request without its context: Auth runs inside App")
-                .into_response();
-        };
-        // Failed attempts count against the client's address.
-        let caller = match self.authenticate(request.headers(), context.peer()).await {
+        let caller = match self.authenticate(request.headers(), context).await {
             Ok(caller) => caller,
             Err(refusal) => return refusal,
         };
@@ -137,7 +153,7 @@ impl Checks {
     async fn authenticate(
         &self,
         headers: &http::HeaderMap,
-        peer: Option<IpAddr>,
+        context: &RequestContext,
     ) -> Result<Caller, Response> {
         let refusal = match presented(headers) {
             Presented::Missing => ApiError::new(
@@ -145,14 +161,28 @@ impl Checks {
                 "missing API key: send it in the X-API-KEY header",
             ),
             Presented::Unreadable => invalid_key(),
-            Presented::Key(key) => match self.keys.verify(key).await {
-                Ok(caller) => return Ok(caller),
-                Err(AuthError::Invalid) => invalid_key(),
-                Err(AuthError::Store(err)) => return Err(ApiError::storage(err).into_response()),
-            },
+            Presented::Key(key) => {
+                // The key this connection verified last, while its cache entry would live.
+                let memo = context.key_memo();
+                if let Some(caller) = memo.and_then(|m| m.recall(key, context.started())) {
+                    return Ok(caller);
+                }
+                match self.keys.verify(key).await {
+                    Ok(verified) => {
+                        if let Some(memo) = memo {
+                            memo.remember(key, &verified);
+                        }
+                        return Ok(verified.caller);
+                    }
+                    Err(AuthError::Invalid) => invalid_key(),
+                    Err(AuthError::Store(err)) => {
+                        return Err(ApiError::storage(err).into_response())
+                    }
+                }
+            }
         };
-        // Past the limit of failed attempts per address, 429.
-        if let Some(Err(limited)) = peer.map(|ip| self.limits.auth_failed(ip)) {
+        // Failed attempts count against the client's address; past the limit, 429.
+        if let Some(Err(limited)) = context.peer().map(|ip| self.limits.auth_failed(ip)) {
             return Err(limited.into_response());
         }
         Err(refusal.into_response())

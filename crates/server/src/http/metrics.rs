@@ -41,9 +41,22 @@ const UNMATCHED: usize = ROUTES.len() - 1;
 pub struct RouteLabel(usize);
 
 impl RouteLabel {
+    /// `GET /api/v1/providers/{providerId}/regions/{regionId}/zones`.
+    pub const LIST_ZONES: Self = Self(0);
+    /// `DELETE /api/v1/applications/profiles/{profileId}`.
+    pub const DELETE_PROFILE: Self = Self(1);
+
     /// The route template, or `unmatched`.
     pub fn as_str(self) -> &'static str {
         ROUTES[self.0]
+    }
+
+    pub(super) fn index(self) -> usize {
+        self.0
+    }
+
+    pub(super) fn from_index(index: usize) -> Option<Self> {
+        (index < ROUTES.len()).then_some(Self(index))
     }
 }
 

@@ -16,6 +16,7 @@
 //! descriptions, so a route cannot exist without its entry in the OpenAPI document.
 
 pub mod auth;
+pub mod context;
 pub mod docs;
 pub mod error;
 pub mod limits;

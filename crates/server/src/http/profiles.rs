@@ -11,9 +11,10 @@ use axum::extract::State;
 use axum::Extension;
 use http::StatusCode;
 
+use super::context::RequestContext;
 use super::error::ApiError;
 use super::metrics::Metrics;
-use super::observe::RequestContext;
+use super::metrics::RouteLabel;
 use super::path::RawParams;
 use crate::keys::Caller;
 use crate::model::Role;
@@ -32,6 +33,7 @@ pub async fn delete_application_profile(
     Extension(context): Extension<Arc<RequestContext>>,
     params: RawParams,
 ) -> Result<StatusCode, ApiError> {
+    context.matched(RouteLabel::DELETE_PROFILE);
     let Some(Caller { key }) = context.caller() else {
         return Err(ApiError::internal(
             "API route reached without an authenticated caller",

@@ -4,17 +4,19 @@
 //! future here and one in [`super::auth::Auth`], where the layered stack cloned and boxed at
 //! every layer (BENCHMARKS.md has the instruction counts). In order, it
 //!
-//! 1. assigns the request id and the route label, and puts the [`RequestContext`] into the
-//!    request's extensions ([`super::observe`]);
+//! 1. assigns the request id and puts the [`RequestContext`] into the request's extensions
+//!    ([`super::context`], [`super::observe`]);
 //! 2. sheds the request at once (503) when the in-flight limit is reached;
 //! 3. runs the inner service (CORS when configured, then authentication and the router) under
-//!    the request timeout (503), catching panics (500);
-//! 4. turns a framework's non-JSON error into the contract's body, counts, logs once, and adds
-//!    `X-Request-Id` and `X-Content-Type-Options` to every response.
+//!    the request timeout (503), catching panics (500); without CORS, authentication is called
+//!    directly rather than as a boxed service;
+//! 4. turns a framework's non-JSON error into the contract's body, counts it under the route
+//!    the handler recorded (else the one its path matches), logs once, and adds `X-Request-Id`
+//!    and `X-Content-Type-Options` to every response.
 
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::{pin, Pin};
 use std::sync::Arc;
@@ -31,21 +33,22 @@ use tower::{Service, ServiceExt};
 use tower_http::cors::Cors;
 
 use super::auth::Auth;
+use super::context::{Connection, RequestContext};
 use super::error::ApiError;
 use super::metrics::{route_label, Metrics};
-use super::observe::{self, RequestContext};
+use super::observe;
 use super::HttpConfig;
 
 /// What runs inside the outermost service: authentication and the router, behind CORS when
 /// origins are configured (so preflights are answered without a key).
 pub(super) type Inner = Either<Cors<Auth<Router>>, Auth<Router>>;
 
-/// The whole application as one service. Cheap to clone (one `Arc`).
+/// The whole application as one service. Cheap to clone (one or two `Arc`s).
 #[derive(Debug, Clone)]
 pub struct App {
     gate: Arc<Gate>,
-    /// The client's address, for the connection this clone serves.
-    peer: Option<IpAddr>,
+    /// The connection this clone serves; `None` for in-process use.
+    connection: Option<Arc<Connection>>,
 }
 
 #[derive(Debug)]
@@ -64,15 +67,18 @@ impl App {
             in_flight: Semaphore::new(http.max_in_flight.clamp(1, Semaphore::MAX_PERMITS)),
             timeout: http.request_timeout,
         });
-        Self { gate, peer: None }
+        Self {
+            gate,
+            connection: None,
+        }
     }
 
-    /// The application for one connection from `peer` (failed authentications are limited
-    /// per address).
+    /// The application for one new connection from `peer` (failed authentications are
+    /// limited per address; the connection remembers the last key it verified).
     pub fn with_peer(&self, peer: SocketAddr) -> Self {
         Self {
             gate: Arc::clone(&self.gate),
-            peer: Some(peer.ip()),
+            connection: Some(Arc::new(Connection::new(peer.ip()))),
         }
     }
 }
@@ -88,29 +94,40 @@ impl Service<Request> for App {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let (gate, peer) = (Arc::clone(&self.gate), self.peer);
-        Box::pin(async move { Ok(gate.handle(peer, request).await) })
+        let (gate, connection) = (Arc::clone(&self.gate), self.connection.clone());
+        Box::pin(async move { Ok(gate.handle(connection, request).await) })
     }
 }
 
 impl Gate {
-    async fn handle(&self, peer: Option<IpAddr>, mut request: Request) -> Response {
+    async fn handle(&self, connection: Option<Arc<Connection>>, mut request: Request) -> Response {
         let started = Instant::now();
         let id = observe::request_id(request.headers());
-        let context = Arc::new(RequestContext::new(id, peer));
+        let context = Arc::new(RequestContext::new(id, started, connection));
         request.extensions_mut().insert(Arc::clone(&context));
         let method = request.method().clone();
-        let route = route_label(request.uri().path());
-        let response = self.run(started, request).await;
-        observe::finish(&self.metrics, &method, route, &context, started, response)
+        // Kept for the route label of answers no handler labelled (401, 404, 503...).
+        let uri = request.uri().clone();
+        let response = self.run(&context, request).await;
+        let route = context.route().unwrap_or_else(|| route_label(uri.path()));
+        observe::finish(&self.metrics, &method, route, &context, response)
     }
 
-    async fn run(&self, started: Instant, request: Request) -> Response {
+    async fn run(&self, context: &RequestContext, request: Request) -> Response {
         // Shed at once beyond the in-flight limit: queueing would only add latency.
         let Ok(_permit) = self.in_flight.try_acquire() else {
             return ApiError::unavailable("overloaded: request shed").into_response();
         };
-        let inner = AssertUnwindSafe(self.inner.clone().oneshot(request)).catch_unwind();
+        let inner = async {
+            match &self.inner {
+                Either::Left(cors) => match cors.clone().oneshot(request).await {
+                    Ok(response) => response,
+                    Err(never) => match never {},
+                },
+                Either::Right(auth) => auth.handle(context, request).await,
+            }
+        };
+        let inner = AssertUnwindSafe(inner).catch_unwind();
         let mut inner = pin!(inner);
         // Most requests complete in their first poll (a listing never waits): the timer, a
         // registration in tokio's timer wheel and its removal, is armed only for those that
@@ -119,13 +136,12 @@ impl Gate {
         let outcome = match first {
             Poll::Ready(outcome) => Ok(outcome),
             Poll::Pending => {
-                let deadline = tokio::time::Instant::from_std(started) + self.timeout;
+                let deadline = tokio::time::Instant::from_std(context.started()) + self.timeout;
                 tokio::time::timeout_at(deadline, inner).await
             }
         };
         match outcome {
-            Ok(Ok(Ok(response))) => response,
-            Ok(Ok(Err(never))) => match never {},
+            Ok(Ok(response)) => response,
             Ok(Err(panic)) => super::panic_response(panic),
             Err(_elapsed) => ApiError::unavailable("request timed out").into_response(),
         }

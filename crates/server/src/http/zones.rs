@@ -15,8 +15,9 @@ use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use http::request::Parts;
 use http::{HeaderValue, StatusCode};
 
+use super::context::RequestContext;
 use super::error::ApiError;
-use super::observe::RequestContext;
+use super::metrics::RouteLabel;
 use super::path::RawParams;
 use crate::catalog::Catalog;
 
@@ -31,6 +32,7 @@ pub async fn list_zones(
     params: RawParams,
     IfNoneMatch(if_none_match): IfNoneMatch,
 ) -> Result<Response, ApiError> {
+    context.matched(RouteLabel::LIST_ZONES);
     let provider = valid(params.get(0), ProviderId::validate).map_err(|e| {
         ApiError::new(
             ErrorCode::InvalidProvider,

@@ -33,9 +33,10 @@ pub struct RequestLine<'a> {
 
 impl RequestLine<'_> {
     /// Whether every string prints verbatim between quotes, so [`Self::write`] needs no escaping.
+    /// Always true for the lines the server writes: request ids pass `is_valid_request_id` or
+    /// are ULIDs, key ids are base62, and route labels are a fixed set of templates (checked by
+    /// a test in `http::metrics`); checked in debug builds only.
     pub fn is_plain(&self) -> bool {
-        // Route labels are a fixed set of templates, checked once by a test in `http::metrics`:
-        // only the two strings that come from outside are scanned per request.
         quotes_verbatim(self.request_id) && quotes_verbatim(self.key_id)
     }
 
@@ -155,6 +156,20 @@ mod tests {
             ..line
         };
         assert!(!quoted.is_plain());
+    }
+
+    #[test]
+    fn request_ids_and_key_ids_always_print_verbatim() {
+        use appzone_contract::headers::is_valid_request_id;
+        // Every byte a valid request id may hold, and every byte of a key id (base62).
+        let allowed: Vec<u8> = (0..=255u8)
+            .filter(|&b| is_valid_request_id(std::str::from_utf8(&[b]).unwrap_or("")))
+            .collect();
+        assert!(!allowed.is_empty());
+        assert!(quotes_verbatim(std::str::from_utf8(&allowed).unwrap()));
+        let key = appzone_contract::ApiKey::generate();
+        assert!(quotes_verbatim(key.key_id().as_str()));
+        assert!(quotes_verbatim(&ulid::Ulid::new().to_string()));
     }
 
     /// tracing-subscriber's default text format without colours, writing into `capture`.

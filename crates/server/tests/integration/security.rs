@@ -18,7 +18,7 @@ use rand::SeedableRng;
 use tower::ServiceExt;
 
 use crate::server_process::{operator, ServerProcess};
-use crate::support::{both_backends, fast_config, Resp, TestApp};
+use crate::support::{both_backends, fast_config, OneConnection, Resp, TestApp};
 
 fn zones() -> String {
     TestApp::zones_path("aws", "us-east-1")
@@ -123,6 +123,50 @@ both_backends! {
         assert_eq!(successes, 0);
         assert!(differing.is_empty(), "{differing:?}");
         assert_eq!(survivors, PAIRS);
+    }
+
+    async fn api2_one_connection_is_authenticated_anew_whenever_its_key_changes(app: TestApp) {
+        // A connection remembers the last key it verified; another key on the same connection,
+        // a wrong secret for the same key id included, must not ride on that memory.
+        let mut conn = OneConnection::open(&app).await;
+        let wrong_secret = format!("{}{}", &app.member_key[..17], &app.admin_key[17..]);
+        let steps: [(&str, &str, &str, u16); 7] = [
+            ("member", "GET", &app.member_key, 200),
+            ("member's key id, admin's secret", "GET", &wrong_secret, 401),
+            ("member again", "GET", &app.member_key, 200),
+            ("member deleting", "DELETE", &app.member_key, 403),
+            ("other tenant's admin deleting", "DELETE", &app.other_admin_key, 404),
+            ("revoked admin", "GET", &app.revoked_key, 401),
+            ("admin deleting", "DELETE", &app.admin_key, 204),
+        ];
+        for (who, method, key, expected) in steps {
+            let path = if method == "GET" {
+                zones()
+            } else {
+                TestApp::profile_path(app.profile.as_str())
+            };
+            let (status, body) = conn.send(method, &path, Some(key)).await;
+            assert_eq!(status, expected, "{who}: {body}");
+        }
+    }
+
+    async fn api2_a_key_revoked_while_its_connection_stays_open_is_refused_within_the_cache_ttl(
+        app: TestApp
+    ) {
+        // The test apps cache keys for 500 ms; the connection's memory of the key must not
+        // outlive the cache entry it came from.
+        let mut conn = OneConnection::open(&app).await;
+        assert_eq!(conn.send("GET", &zones(), Some(&app.member_key)).await.0, 200);
+        app.store.revoke_key(&app.member_key[4..16]).await.unwrap();
+        let revoked_at = Instant::now();
+        let mut status = 200;
+        while status == 200 && revoked_at.elapsed() < Duration::from_secs(3) {
+            status = conn.send("GET", &zones(), Some(&app.member_key)).await.0;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let took = revoked_at.elapsed();
+        assert_eq!(status, 401, "still accepted {took:?} after revocation");
+        assert!(took < Duration::from_millis(1500), "refused only after {took:?}");
     }
 }
 

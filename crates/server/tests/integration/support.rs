@@ -464,6 +464,59 @@ impl TestApp {
     }
 }
 
+/// One keep-alive HTTP/1.1 connection, for tests about what a connection remembers. Requests
+/// go out one at a time; each answer is read to the end of its `Content-Length` body.
+pub struct OneConnection {
+    stream: tokio::io::BufReader<tokio::net::TcpStream>,
+}
+
+impl OneConnection {
+    pub async fn open(app: &TestApp) -> Self {
+        let addr = app.base.trim_start_matches("http://");
+        let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        Self {
+            stream: tokio::io::BufReader::new(stream),
+        }
+    }
+
+    /// Sends `method path` with `key` and returns the status and the body. Panics if the
+    /// server closes the connection instead of answering.
+    pub async fn send(&mut self, method: &str, path: &str, key: Option<&str>) -> (u16, String) {
+        use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+        let key = key
+            .map(|k| format!("X-API-KEY: {k}\r\n"))
+            .unwrap_or_default();
+        let head = format!("{method} {path} HTTP/1.1\r\nHost: appzone\r\n{key}\r\n");
+        self.stream
+            .get_mut()
+            .write_all(head.as_bytes())
+            .await
+            .unwrap();
+        let mut status_line = String::new();
+        self.stream.read_line(&mut status_line).await.unwrap();
+        let status = status_line
+            .get(9..12)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no answer on the connection: {status_line:?}"));
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            self.stream.read_line(&mut line).await.unwrap();
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().unwrap();
+                }
+            }
+        }
+        let mut body = vec![0; length];
+        self.stream.read_exact(&mut body).await.unwrap();
+        (status, String::from_utf8(body).unwrap())
+    }
+}
+
 /// A fresh, empty PostgreSQL schema for a test that runs its own servers (a child process, say);
 /// dropped in the background when this is dropped. `None` when no PostgreSQL is configured.
 pub struct PgSchema {
