@@ -2,17 +2,19 @@
 //!
 //! `axum::serve` sets no hyper timer, so hyper's header-read timeout is silently off and a
 //! client that never finishes its request head holds a connection forever. This loop sets the
-//! timer and the timeout explicitly, disables Nagle's algorithm on every connection, hands the
+//! timer (one per connection: [`timer`]) and the timeout explicitly, disables Nagle's algorithm on every connection, hands the
 //! peer address to the app ([`App::with_peer`]), and on shutdown stops accepting, lets in-flight
 //! requests finish, and gives up on stragglers after a deadline.
 
-use std::future::Future;
+mod timer;
 
+use std::future::Future;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::Request;
 
+use self::timer::ConnectionTimer;
 use crate::http::App;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -52,9 +54,9 @@ pub async fn serve(
     options: ServeOptions,
 ) {
     let mut builder = Builder::new(TokioExecutor::new());
+    // HTTP/1's timer is set per connection, below.
     builder
         .http1()
-        .timer(TokioTimer::new())
         .header_read_timeout(options.header_read_timeout)
         .max_buf_size(options.max_header_bytes.max(8192));
     builder.http2().timer(TokioTimer::new());
@@ -82,7 +84,9 @@ pub async fn serve(
             .map_request(|request: Request<Incoming>| request.map(Body::new));
         // hyper's header-read timer starts with the first byte, so a client that connects and
         // sends nothing would hold its connection forever: give it the same time for that byte.
-        let (builder, watcher) = (builder.clone(), graceful.watcher());
+        let (mut builder, watcher) = (builder.clone(), graceful.watcher());
+        // One header-read timer per connection, its deadline moved for each request head.
+        builder.http1().timer(ConnectionTimer::default());
         let first_byte_timeout = options.header_read_timeout;
         tokio::spawn(async move {
             // `peek` waits for data (or EOF) and consumes nothing; `readable()` can report

@@ -203,6 +203,26 @@ async fn oversized_headers_answer_431_and_the_server_keeps_serving() {
     assert_eq!(app.get(&zones(), Some(&app.member_key)).await.status, 200);
 }
 
+/// Sends a request head a byte every 20 ms (never finishing it) until the server closes the
+/// connection or 3 s pass; then waits up to 2 s more for the close. Whether it was closed.
+async fn drip_a_head(stream: &mut TcpStream) -> bool {
+    let started = Instant::now();
+    let head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    let endless = head.iter().chain(std::iter::repeat(&b'a'));
+    for byte in endless {
+        if stream.write_all(&[*byte]).await.is_err() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if started.elapsed() > Duration::from_secs(3) {
+            break;
+        }
+    }
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(2), stream.read_to_end(&mut buf)).await;
+    matches!(read, Ok(Ok(_)) | Ok(Err(_)))
+}
+
 #[tokio::test]
 async fn a_client_sending_its_head_a_byte_at_a_time_is_cut_off() {
     let app = TestApp::sqlite_serving(ServeOptions {
@@ -213,31 +233,7 @@ async fn a_client_sending_its_head_a_byte_at_a_time_is_cut_off() {
     let addr = app.base.trim_start_matches("http://").to_owned();
     let mut stream = TcpStream::connect(&addr).await.unwrap();
     let started = Instant::now();
-    let head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ";
-    let mut closed = false;
-    for _ in 0..40 {
-        for byte in head
-            .iter()
-            .chain(b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".iter())
-        {
-            if stream.write_all(&[*byte]).await.is_err() {
-                closed = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            if started.elapsed() > Duration::from_secs(3) {
-                break;
-            }
-        }
-        if closed || started.elapsed() > Duration::from_secs(3) {
-            break;
-        }
-    }
-    if !closed {
-        let mut buf = Vec::new();
-        let read = tokio::time::timeout(Duration::from_secs(2), stream.read_to_end(&mut buf)).await;
-        closed = matches!(read, Ok(Ok(_)) | Ok(Err(_)));
-    }
+    let closed = drip_a_head(&mut stream).await;
     assert!(
         closed,
         "connection still open after {:?}",
@@ -245,6 +241,42 @@ async fn a_client_sending_its_head_a_byte_at_a_time_is_cut_off() {
     );
     assert!(started.elapsed() < Duration::from_secs(4));
     assert_eq!(app.get("/healthz", None).await.status, 200);
+}
+
+#[tokio::test]
+async fn a_keep_alive_client_sending_its_next_head_a_byte_at_a_time_is_cut_off() {
+    // The header-read timer is one per connection, its deadline moved for each request head:
+    // the second head on a connection is timed like the first.
+    let app = TestApp::sqlite_serving(ServeOptions {
+        header_read_timeout: Duration::from_millis(500),
+        ..ServeOptions::default()
+    })
+    .await;
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    let mut stream = TcpStream::connect(&addr).await.unwrap();
+    for _ in 0..3 {
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = [0; 512];
+        let n = stream.read(&mut answer).await.unwrap();
+        assert!(
+            answer[..n].starts_with(b"HTTP/1.1 200"),
+            "{:?}",
+            String::from_utf8_lossy(&answer[..n])
+        );
+        // Longer than the timeout in all: the deadline counts from each head, not the first.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let started = Instant::now();
+    let closed = drip_a_head(&mut stream).await;
+    assert!(
+        closed,
+        "connection still open after {:?}",
+        started.elapsed()
+    );
+    assert!(started.elapsed() < Duration::from_secs(4));
 }
 
 #[tokio::test]
