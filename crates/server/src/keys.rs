@@ -179,10 +179,11 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    let ((a_words, a_rest), (b_words, b_rest)) = (a.as_chunks::<8>(), b.as_chunks::<8>());
-    let mut equal = a_rest.ct_eq(b_rest);
-    for (x, y) in a_words.iter().zip(b_words) {
-        equal &= u64::from_ne_bytes(*x).ct_eq(&u64::from_ne_bytes(*y));
+    let (a_words, b_words) = (a.chunks_exact(8), b.chunks_exact(8));
+    let mut equal = a_words.remainder().ct_eq(b_words.remainder());
+    for (x, y) in a_words.zip(b_words) {
+        let word = |bytes: &[u8]| u64::from_ne_bytes(bytes.try_into().unwrap_or_default());
+        equal &= word(x).ct_eq(&word(y));
     }
     equal.into()
 }
