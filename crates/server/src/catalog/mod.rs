@@ -77,12 +77,16 @@ impl RegionAnswer {
     }
 }
 
+/// Maps keyed by catalog ids. foldhash rather than SipHash: the keys come from the catalog
+/// (lookups with caller-chosen ids only read), and two lookups per listing are on the hot path.
+pub type IdMap<V> = HashMap<String, V, foldhash::fast::RandomState>;
+
 /// One immutable version of the catalog.
 #[derive(Debug, Default)]
 pub struct Snapshot {
     /// The catalog version this snapshot was built from.
     pub version: i64,
-    providers: HashMap<String, HashMap<String, RegionAnswer>>,
+    providers: IdMap<IdMap<RegionAnswer>>,
 }
 
 impl Snapshot {
@@ -109,7 +113,7 @@ impl Snapshot {
     }
 
     /// Looks up a provider's regions; `None` when the provider is not in the catalog.
-    pub fn provider(&self, provider: &str) -> Option<&HashMap<String, RegionAnswer>> {
+    pub fn provider(&self, provider: &str) -> Option<&IdMap<RegionAnswer>> {
         self.providers.get(provider)
     }
 }

@@ -36,7 +36,7 @@ fn is_api_path(path: &str) -> bool {
 enum Presented<'a> {
     /// No header, or an empty or blank one.
     Missing,
-    /// Not readable as one key: non-ASCII bytes, or the header sent twice.
+    /// Not readable as one key: not UTF-8, or the header sent twice.
     Unreadable,
     /// One value, trimmed.
     Key(&'a str),
@@ -47,7 +47,9 @@ fn presented(headers: &http::HeaderMap) -> Presented<'_> {
     match (values.next(), values.next()) {
         (None, _) => Presented::Missing,
         (Some(_), Some(_)) => Presented::Unreadable,
-        (Some(value), None) => match value.to_str().map(str::trim) {
+        // UTF-8 rather than `to_str`'s visible ASCII, checked a word at a time: anything outside
+        // the key format fails verification with the same 401.
+        (Some(value), None) => match std::str::from_utf8(value.as_bytes()).map(str::trim) {
             Ok("") => Presented::Missing,
             Ok(key) => Presented::Key(key),
             Err(_) => Presented::Unreadable,
@@ -190,6 +192,11 @@ impl Checks {
 
     /// 413 for a declared length over the limit; a body that turns out longer fails when read.
     fn limit_body(&self, request: Request) -> Result<Request, ApiError> {
+        if request.body().is_end_stream() {
+            // Nothing to limit (every GET and DELETE without a body): no header to read, no
+            // wrapper to allocate.
+            return Ok(request);
+        }
         let max = self.max_body_bytes;
         let declared = request
             .headers()
@@ -201,10 +208,6 @@ impl Checks {
                 ErrorCode::PayloadTooLarge,
                 "request body too large",
             ));
-        }
-        if request.body().is_end_stream() {
-            // Nothing to limit (every GET and DELETE without a body): no wrapper to allocate.
-            return Ok(request);
         }
         Ok(request.map(|body| Body::new(http_body_util::Limited::new(body, max))))
     }

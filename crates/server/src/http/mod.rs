@@ -225,11 +225,14 @@ pub(crate) fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
 /// tower-http's 413) gets the contract's body for its status; its headers are kept.
 pub(crate) fn json_errors(response: Response) -> Response {
     let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
     let is_json = response
         .headers()
         .get(CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if !(status.is_client_error() || status.is_server_error()) || is_json {
+    if is_json {
         return response;
     }
     let code = match status {

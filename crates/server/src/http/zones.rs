@@ -33,27 +33,31 @@ pub async fn list_zones(
     IfNoneMatch(if_none_match): IfNoneMatch,
 ) -> Result<Response, ApiError> {
     context.matched(RouteLabel::LIST_ZONES);
-    let provider = valid(params.get(0), ProviderId::validate).map_err(|e| {
-        ApiError::new(
-            ErrorCode::InvalidProvider,
-            format!("invalid provider id: {e}"),
-        )
-    })?;
     let snapshot = catalog.snapshot();
-    let regions = snapshot.provider(provider).ok_or_else(|| {
-        ApiError::new(
+    // The catalog's ids were validated when it was imported: an id it holds needs no check
+    // here, and one it lacks is checked to tell a malformed id (400) from an unknown one.
+    let (provider, region) = (params.get(0), params.get(1));
+    let Some((provider, regions)) = provider.and_then(|p| Some((p, snapshot.provider(p)?))) else {
+        let provider = valid(provider, ProviderId::validate).map_err(|e| {
+            ApiError::new(
+                ErrorCode::InvalidProvider,
+                format!("invalid provider id: {e}"),
+            )
+        })?;
+        return Err(ApiError::new(
             ErrorCode::InvalidProvider,
             format!("unknown provider: no provider has the id {provider:?}"),
-        )
-    })?;
-    let region = valid(params.get(1), RegionId::validate)
-        .map_err(|e| ApiError::new(ErrorCode::InvalidRegion, format!("invalid region id: {e}")))?;
-    let answer = regions.get(region).ok_or_else(|| {
-        ApiError::new(
+        ));
+    };
+    let Some(answer) = region.and_then(|r| regions.get(r)) else {
+        let region = valid(region, RegionId::validate).map_err(|e| {
+            ApiError::new(ErrorCode::InvalidRegion, format!("invalid region id: {e}"))
+        })?;
+        return Err(ApiError::new(
             ErrorCode::RegionNotFound,
             format!("region not found: {provider} has no region {region:?}"),
-        )
-    })?;
+        ));
+    };
 
     if matches_etag(&if_none_match, &answer.etag) {
         return Ok((
