@@ -84,15 +84,16 @@ impl<S> Auth<S> {
     }
 
     /// Serves one request whose context the caller holds.
-    pub(super) async fn handle(&self, context: &RequestContext, request: Request) -> Response
+    pub(super) fn handle<'a>(
+        &'a self,
+        context: &'a RequestContext,
+        request: Request,
+    ) -> impl Future<Output = Response> + Send + 'a
     where
-        S: Service<Request, Response = Response, Error = Infallible> + Clone,
+        S: Service<Request, Response = Response, Error = Infallible> + Clone + Send,
+        S::Future: Send,
     {
-        let mut inner = self.inner.clone();
-        match poll_fn(|cx| inner.poll_ready(cx)).await {
-            Ok(()) => self.checks.run(context, request, inner).await,
-            Err(never) => match never {},
-        }
+        self.checks.run(context, request, self.inner.clone())
     }
 }
 
@@ -126,30 +127,50 @@ where
 }
 
 impl Checks {
-    /// `inner` has been polled ready.
+    // One async fn from here to the router: the request is moved into a future's state once
+    // per nesting level, and every level's state is part of the request future the outermost
+    // service boxes and copies (BENCHMARKS.md).
     async fn run<S>(&self, context: &RequestContext, request: Request, mut inner: S) -> Response
     where
         S: Service<Request, Response = Response, Error = Infallible>,
     {
-        if !is_api_path(request.uri().path()) {
-            return match self.limit_body(request) {
-                Ok(request) => call(&mut inner, request).await,
-                Err(refusal) => refusal.into_response(),
+        if is_api_path(request.uri().path()) {
+            let caller = match self.remembered(request.headers(), context) {
+                Some(caller) => caller,
+                // Boxed: the lookup's future (a cache, maybe a query) would otherwise make
+                // every request's future larger, for the few requests that need it.
+                None => match Box::pin(self.authenticate(request.headers(), context)).await {
+                    Ok(caller) => caller,
+                    Err(refusal) => return refusal,
+                },
             };
+            let key = Arc::clone(&caller.key);
+            context.authenticated(caller);
+            if let Err(limited) = self.limits.check_key(&key.key_id) {
+                return limited.into_response();
+            }
         }
-        let caller = match self.authenticate(request.headers(), context).await {
-            Ok(caller) => caller,
-            Err(refusal) => return refusal,
+        let request = match self.limit_body(request) {
+            Ok(request) => request,
+            Err(refusal) => return refusal.into_response(),
         };
-        let key = Arc::clone(&caller.key);
-        context.authenticated(caller);
-        if let Err(limited) = self.limits.check_key(&key.key_id) {
-            return limited.into_response();
+        let served = match poll_fn(|cx| inner.poll_ready(cx)).await {
+            Ok(()) => inner.call(request).await,
+            Err(never) => match never {},
+        };
+        match served {
+            Ok(response) => response,
+            Err(never) => match never {},
         }
-        match self.limit_body(request) {
-            Ok(request) => call(&mut inner, request).await,
-            Err(refusal) => refusal.into_response(),
-        }
+    }
+
+    /// The caller, when the request presents the key its connection verified last and that
+    /// verification may still be reused.
+    fn remembered(&self, headers: &http::HeaderMap, context: &RequestContext) -> Option<Caller> {
+        let Presented::Key(key) = presented(headers) else {
+            return None;
+        };
+        context.key_memo()?.recall(key, context.started())
     }
 
     async fn authenticate(
@@ -164,11 +185,8 @@ impl Checks {
             ),
             Presented::Unreadable => invalid_key(),
             Presented::Key(key) => {
-                // The key this connection verified last, while its cache entry would live.
+                // Remembered by the connection for its next requests (see `remembered`).
                 let memo = context.key_memo();
-                if let Some(caller) = memo.and_then(|m| m.recall(key, context.started())) {
-                    return Ok(caller);
-                }
                 match self.keys.verify(key).await {
                     Ok(verified) => {
                         if let Some(memo) = memo {
@@ -210,16 +228,6 @@ impl Checks {
             ));
         }
         Ok(request.map(|body| Body::new(http_body_util::Limited::new(body, max))))
-    }
-}
-
-async fn call<S>(inner: &mut S, request: Request) -> Response
-where
-    S: Service<Request, Response = Response, Error = Infallible>,
-{
-    match inner.call(request).await {
-        Ok(response) => response,
-        Err(never) => match never {},
     }
 }
 

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use futures_util::FutureExt;
+use futures_util::{future, FutureExt};
 use tokio::sync::Semaphore;
 use tower::util::Either;
 use tower::{Service, ServiceExt};
@@ -94,13 +94,19 @@ impl Service<Request> for App {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let (gate, connection) = (Arc::clone(&self.gate), self.connection.clone());
-        Box::pin(async move { Ok(gate.handle(connection, request).await) })
+        // No `async` block around `handle`: it would hold a second copy of the request.
+        let handled = Arc::clone(&self.gate).handle(self.connection.clone(), request);
+        Box::pin(handled.map(Ok))
     }
 }
 
 impl Gate {
-    async fn handle(&self, connection: Option<Arc<Connection>>, mut request: Request) -> Response {
+    // One async fn from here to authentication: see `Checks::run` on future sizes.
+    async fn handle(
+        self: Arc<Self>,
+        connection: Option<Arc<Connection>>,
+        mut request: Request,
+    ) -> Response {
         let started = Instant::now();
         let id = observe::request_id(request.headers());
         let context = Arc::new(RequestContext::new(id, started, connection));
@@ -108,42 +114,43 @@ impl Gate {
         let method = request.method().clone();
         // Kept for the route label of answers no handler labelled (401, 404, 503...).
         let uri = request.uri().clone();
-        let response = self.run(&context, request).await;
+        // Shed at once beyond the in-flight limit: queueing would only add latency.
+        let response = match self.in_flight.try_acquire() {
+            Err(_) => ApiError::unavailable("overloaded: request shed").into_response(),
+            Ok(_permit) => {
+                // Built in one expression: every moved-from local would keep its own slot in
+                // this future's state.
+                let mut inner = pin!(AssertUnwindSafe(match &self.inner {
+                    // Boxed, so that the request future of the usual configuration is not
+                    // sized for CORS's state.
+                    Either::Left(cors) => {
+                        future::Either::Left(Box::pin(cors.clone().oneshot(request)))
+                    }
+                    Either::Right(auth) => {
+                        future::Either::Right(auth.handle(&context, request).map(Ok))
+                    }
+                })
+                .catch_unwind());
+                // Most requests complete in their first poll (a listing never waits): the
+                // timer, a registration in tokio's timer wheel and its removal, is armed only
+                // for those that wait. The deadline still counts from the request's start.
+                let outcome = match poll_fn(|cx| Poll::Ready(inner.as_mut().poll(cx))).await {
+                    Poll::Ready(outcome) => Ok(outcome),
+                    Poll::Pending => {
+                        let deadline = tokio::time::Instant::from_std(started) + self.timeout;
+                        // Boxed: a timer is large, and only requests that wait need one.
+                        Box::pin(tokio::time::timeout_at(deadline, inner)).await
+                    }
+                };
+                match outcome {
+                    Ok(Ok(Ok(response))) => response,
+                    Ok(Ok(Err(never))) => match never {},
+                    Ok(Err(panic)) => super::panic_response(panic),
+                    Err(_elapsed) => ApiError::unavailable("request timed out").into_response(),
+                }
+            }
+        };
         let route = context.route().unwrap_or_else(|| route_label(uri.path()));
         observe::finish(&self.metrics, &method, route, &context, response)
-    }
-
-    async fn run(&self, context: &RequestContext, request: Request) -> Response {
-        // Shed at once beyond the in-flight limit: queueing would only add latency.
-        let Ok(_permit) = self.in_flight.try_acquire() else {
-            return ApiError::unavailable("overloaded: request shed").into_response();
-        };
-        let inner = async {
-            match &self.inner {
-                Either::Left(cors) => match cors.clone().oneshot(request).await {
-                    Ok(response) => response,
-                    Err(never) => match never {},
-                },
-                Either::Right(auth) => auth.handle(context, request).await,
-            }
-        };
-        let inner = AssertUnwindSafe(inner).catch_unwind();
-        let mut inner = pin!(inner);
-        // Most requests complete in their first poll (a listing never waits): the timer, a
-        // registration in tokio's timer wheel and its removal, is armed only for those that
-        // wait. The deadline still counts from the request's start.
-        let first = poll_fn(|cx| Poll::Ready(inner.as_mut().poll(cx))).await;
-        let outcome = match first {
-            Poll::Ready(outcome) => Ok(outcome),
-            Poll::Pending => {
-                let deadline = tokio::time::Instant::from_std(context.started()) + self.timeout;
-                tokio::time::timeout_at(deadline, inner).await
-            }
-        };
-        match outcome {
-            Ok(Ok(response)) => response,
-            Ok(Err(panic)) => super::panic_response(panic),
-            Err(_elapsed) => ApiError::unavailable("request timed out").into_response(),
-        }
     }
 }
