@@ -138,7 +138,7 @@ impl KeyVerifier {
 /// ```
 /// use appzone_server::keys::KeyMemo;
 /// let memo = KeyMemo::default();
-/// assert!(memo.recall("apz_...", std::time::Instant::now()).is_none());
+/// assert!(memo.recall(b"apz_...", std::time::Instant::now()).is_none());
 /// ```
 #[derive(Debug, Default)]
 pub struct KeyMemo(Mutex<Option<Remembered>>);
@@ -151,11 +151,12 @@ struct Remembered {
 }
 
 impl KeyMemo {
-    /// The caller of `presented` if it is the remembered key and `now` is before its end.
-    pub fn recall(&self, presented: &str, now: Instant) -> Option<Caller> {
+    /// The caller of `presented` (the raw header value) if it is the remembered key and `now`
+    /// is before its end.
+    pub fn recall(&self, presented: &[u8], now: Instant) -> Option<Caller> {
         let memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let remembered = memo.as_ref()?;
-        let same = same_secret(&remembered.presented, presented.as_bytes());
+        let same = same_secret(&remembered.presented, presented);
         (same && now < remembered.until).then(|| remembered.caller.clone())
     }
 

@@ -164,13 +164,16 @@ impl Checks {
         }
     }
 
-    /// The caller, when the request presents the key its connection verified last and that
-    /// verification may still be reused.
+    /// The caller, when the request presents, byte for byte, the key its connection verified
+    /// last and that verification may still be reused. (A key sent with surrounding blanks
+    /// misses here and is recalled, trimmed, by `authenticate`.)
     fn remembered(&self, headers: &http::HeaderMap, context: &RequestContext) -> Option<Caller> {
-        let Presented::Key(key) = presented(headers) else {
+        let memo = context.key_memo()?;
+        let mut values = headers.get_all(&API_KEY).iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
             return None;
         };
-        context.key_memo()?.recall(key, context.started())
+        memo.recall(value.as_bytes(), context.started())
     }
 
     async fn authenticate(
@@ -187,6 +190,10 @@ impl Checks {
             Presented::Key(key) => {
                 // Remembered by the connection for its next requests (see `remembered`).
                 let memo = context.key_memo();
+                if let Some(caller) = memo.and_then(|m| m.recall(key.as_bytes(), context.started()))
+                {
+                    return Ok(caller);
+                }
                 match self.keys.verify(key).await {
                     Ok(verified) => {
                         if let Some(memo) = memo {

@@ -19,6 +19,7 @@ use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -27,7 +28,6 @@ use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use futures_util::{future, FutureExt};
-use tokio::sync::Semaphore;
 use tower::util::Either;
 use tower::{Service, ServiceExt};
 use tower_http::cors::Cors;
@@ -55,7 +55,7 @@ pub struct App {
 struct Gate {
     inner: Inner,
     metrics: Metrics,
-    in_flight: Semaphore,
+    in_flight: InFlight,
     timeout: Duration,
 }
 
@@ -64,7 +64,7 @@ impl App {
         let gate = Arc::new(Gate {
             inner,
             metrics,
-            in_flight: Semaphore::new(http.max_in_flight.clamp(1, Semaphore::MAX_PERMITS)),
+            in_flight: InFlight::new(http.max_in_flight),
             timeout: http.request_timeout,
         });
         Self {
@@ -115,9 +115,9 @@ impl Gate {
         // Kept for the route label of answers no handler labelled (401, 404, 503...).
         let uri = request.uri().clone();
         // Shed at once beyond the in-flight limit: queueing would only add latency.
-        let response = match self.in_flight.try_acquire() {
-            Err(_) => ApiError::unavailable("overloaded: request shed").into_response(),
-            Ok(_permit) => {
+        let response = match self.in_flight.enter() {
+            None => ApiError::unavailable("overloaded: request shed").into_response(),
+            Some(_admitted) => {
                 // Built in one expression: every moved-from local would keep its own slot in
                 // this future's state.
                 let mut inner = pin!(AssertUnwindSafe(match &self.inner {
@@ -152,5 +152,41 @@ impl Gate {
         };
         let route = context.route().unwrap_or_else(|| route_label(uri.path()));
         observe::finish(&self.metrics, &method, route, &context, response)
+    }
+}
+
+/// The in-flight limit: a counter, as requests are admitted or shed at once and never wait
+/// (a semaphore's release takes its waiters' lock, for waiters this service never has).
+#[derive(Debug)]
+struct InFlight {
+    count: AtomicUsize,
+    max: usize,
+}
+
+/// One admitted request; leaves the count when dropped.
+struct Admitted<'a>(&'a AtomicUsize);
+
+impl InFlight {
+    fn new(max: usize) -> Self {
+        Self {
+            count: AtomicUsize::new(0),
+            max: max.max(1),
+        }
+    }
+
+    /// Admits a request, or `None` when `max` are in flight.
+    fn enter(&self) -> Option<Admitted<'_>> {
+        let before = self.count.fetch_add(1, Ordering::AcqRel);
+        if before >= self.max {
+            self.count.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Admitted(&self.count))
+    }
+}
+
+impl Drop for Admitted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }

@@ -80,16 +80,13 @@ fn write_timestamp(writer: &mut impl fmt::Write, now: SystemTime) -> fmt::Result
             prefix.pop();
             *cached = secs;
         }
-        let micros = since_epoch.subsec_micros();
-        let mut digits = *b".000000Z";
-        let mut rest = micros;
-        for digit in digits[1..7].iter_mut().rev() {
-            // `rest % 10` is below 10: the cast cannot truncate.
-            *digit = b'0' + (rest % 10) as u8;
-            rest /= 10;
-        }
+        // Six digits with leading zeros: those of 1,000,000 + micros after its `1`.
+        let mut number = itoa::Buffer::new();
+        let digits = number.format(1_000_000 + since_epoch.subsec_micros());
         writer.write_str(prefix)?;
-        writer.write_str(std::str::from_utf8(&digits).map_err(|_| fmt::Error)?)
+        writer.write_char('.')?;
+        writer.write_str(digits.get(1..).unwrap_or_default())?;
+        writer.write_char('Z')
     })
 }
 

@@ -130,8 +130,10 @@ both_backends! {
         // a wrong secret for the same key id included, must not ride on that memory.
         let mut conn = OneConnection::open(&app).await;
         let wrong_secret = format!("{}{}", &app.member_key[..17], &app.admin_key[17..]);
-        let steps: [(&str, &str, &str, u16); 7] = [
+        let padded = format!(" {}\t", app.member_key);
+        let steps: [(&str, &str, &str, u16); 8] = [
             ("member", "GET", &app.member_key, 200),
+            ("member, padded", "GET", &padded, 200),
             ("member's key id, admin's secret", "GET", &wrong_secret, 401),
             ("member again", "GET", &app.member_key, 200),
             ("member deleting", "DELETE", &app.member_key, 403),
