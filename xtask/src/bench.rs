@@ -40,7 +40,7 @@ delete scenario also needs psql and a reachable server.
 
 Options:
   --quick              smoke test: 1 round of 2 s, no long run, short client benchmark
-  --rounds N           rounds of every A/B scenario (default 3)
+  --rounds N           rounds of every A/B scenario (default 5)
   --duration SECS      length of each wrk run (default 5)
   --threads N          wrk threads (default 1: the machine's other core serves)
   --long-requests N    requests of the long memory run at 64 connections (default 1000000, 0 skips)
@@ -151,7 +151,7 @@ enum Postgres {
 impl Options {
     fn parse(args: &[&str]) -> Result<Option<Self>, String> {
         let mut opts = Options {
-            rounds: 3,
+            rounds: 5,
             duration: 5,
             warmup: 2,
             threads: 1,

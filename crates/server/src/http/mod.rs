@@ -3,10 +3,12 @@
 //! A request enters through [`crate::serve`] into [`App`] ([`stack`]), which wraps
 //! everything else:
 //!
-//! 1. [`stack::App`]: request id, route label, load shedding and the in-flight limit, the
-//!    request timeout, panic catching; afterwards the `json_errors` safety net (any non-JSON
-//!    error a framework layer produced gets the contract's body), metrics, one log line, and
-//!    `X-Request-Id` / `X-Content-Type-Options: nosniff` on every response ([`observe`]);
+//! 1. [`stack::App`]: request id and the [`context::RequestContext`], load shedding and the
+//!    in-flight limit, the request timeout, panic catching; afterwards the `json_errors` safety
+//!    net (any non-JSON error a framework layer produced gets the contract's body), metrics
+//!    under the route label (recorded by the handler, else derived from the path), one log
+//!    line, and `X-Request-Id` / `X-Content-Type-Options: nosniff` on every response
+//!    ([`observe`]);
 //! 2. CORS, when origins are configured (answers preflights before authentication);
 //! 3. [`auth::Auth`]: on `/api/v1/...`, authentication, then the rate limits; everywhere, the
 //!    request body limit (413);
