@@ -165,9 +165,12 @@ impl KeyMemo {
         let Some(until) = verified.reusable_until else {
             return;
         };
+        // The connection's own copy of the record: every request clones the `Arc`, and the
+        // cache's one is shared by all connections (its count would move between cores).
+        let key = Arc::new(KeyRecord::clone(&verified.caller.key));
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(Remembered {
             presented: presented.as_bytes().into(),
-            caller: verified.caller.clone(),
+            caller: Caller { key },
             until,
         });
     }

@@ -144,9 +144,9 @@ impl Checks {
                     Err(refusal) => return refusal,
                 },
             };
-            let key = Arc::clone(&caller.key);
+            let limited = self.limits.check_key(&caller.key.key_id);
             context.authenticated(caller);
-            if let Err(limited) = self.limits.check_key(&key.key_id) {
+            if let Err(limited) = limited {
                 return limited.into_response();
             }
         }

@@ -43,11 +43,17 @@ use super::HttpConfig;
 /// origins are configured (so preflights are answered without a key).
 pub(super) type Inner = Either<Cors<Auth<Router>>, Auth<Router>>;
 
-/// The whole application as one service. Cheap to clone (one or two `Arc`s).
+/// The whole application as one service. Cheap to clone (one `Arc`).
 #[derive(Debug, Clone)]
-pub struct App {
+pub struct App(Arc<Bound>);
+
+/// The application as one connection sees it. hyper clones the service for every request:
+/// an `Arc` per connection keeps that reference count on one core, where cloning the shared
+/// `Gate` would move its cache line between cores on every request.
+#[derive(Debug)]
+struct Bound {
     gate: Arc<Gate>,
-    /// The connection this clone serves; `None` for in-process use.
+    /// The connection; `None` for in-process use.
     connection: Option<Arc<Connection>>,
 }
 
@@ -67,19 +73,19 @@ impl App {
             in_flight: InFlight::new(http.max_in_flight),
             timeout: http.request_timeout,
         });
-        Self {
+        Self(Arc::new(Bound {
             gate,
             connection: None,
-        }
+        }))
     }
 
     /// The application for one new connection from `peer` (failed authentications are
     /// limited per address; the connection remembers the last key it verified).
     pub fn with_peer(&self, peer: SocketAddr) -> Self {
-        Self {
-            gate: Arc::clone(&self.gate),
+        Self(Arc::new(Bound {
+            gate: Arc::clone(&self.0.gate),
             connection: Some(Arc::new(Connection::new(peer.ip()))),
-        }
+        }))
     }
 }
 
@@ -95,18 +101,16 @@ impl Service<Request> for App {
 
     fn call(&mut self, request: Request) -> Self::Future {
         // No `async` block around `handle`: it would hold a second copy of the request.
-        let handled = Arc::clone(&self.gate).handle(self.connection.clone(), request);
+        let handled = Arc::clone(&self.0).handle(request);
         Box::pin(handled.map(Ok))
     }
 }
 
-impl Gate {
+impl Bound {
     // One async fn from here to authentication: see `Checks::run` on future sizes.
-    async fn handle(
-        self: Arc<Self>,
-        connection: Option<Arc<Connection>>,
-        mut request: Request,
-    ) -> Response {
+    async fn handle(self: Arc<Self>, mut request: Request) -> Response {
+        let gate = &self.gate;
+        let connection = self.connection.clone();
         let started = Instant::now();
         let id = observe::request_id(request.headers());
         let context = Arc::new(RequestContext::new(id, started, connection));
@@ -115,12 +119,12 @@ impl Gate {
         // Kept for the route label of answers no handler labelled (401, 404, 503...).
         let uri = request.uri().clone();
         // Shed at once beyond the in-flight limit: queueing would only add latency.
-        let response = match self.in_flight.enter() {
+        let response = match gate.in_flight.enter() {
             None => ApiError::unavailable("overloaded: request shed").into_response(),
             Some(_admitted) => {
                 // Built in one expression: every moved-from local would keep its own slot in
                 // this future's state.
-                let mut inner = pin!(AssertUnwindSafe(match &self.inner {
+                let mut inner = pin!(AssertUnwindSafe(match &gate.inner {
                     // Boxed, so that the request future of the usual configuration is not
                     // sized for CORS's state.
                     Either::Left(cors) => {
@@ -137,7 +141,7 @@ impl Gate {
                 let outcome = match poll_fn(|cx| Poll::Ready(inner.as_mut().poll(cx))).await {
                     Poll::Ready(outcome) => Ok(outcome),
                     Poll::Pending => {
-                        let deadline = tokio::time::Instant::from_std(started) + self.timeout;
+                        let deadline = tokio::time::Instant::from_std(started) + gate.timeout;
                         // Boxed: a timer is large, and only requests that wait need one.
                         Box::pin(tokio::time::timeout_at(deadline, inner)).await
                     }
@@ -151,7 +155,7 @@ impl Gate {
             }
         };
         let route = context.route().unwrap_or_else(|| route_label(uri.path()));
-        observe::finish(&self.metrics, &method, route, &context, response)
+        observe::finish(&gate.metrics, &method, route, &context, response)
     }
 }
 
