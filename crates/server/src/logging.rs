@@ -1,17 +1,20 @@
-//! Log output: tracing to stderr through a small shared buffer.
+//! Log output: tracing to stderr through small per-thread buffers.
 //!
 //! One `write(2)` per request line cost about 1 µs of the listing's ~14 µs, and a background
-//! writer thread (tracing-appender) cost about 5 µs in cross-core wake-ups (BENCHMARKS.md).
-//! Here each formatted line is appended to one buffer under a mutex, and the buffer reaches
-//! stderr when it holds 32 KiB, every 50 ms from a flusher thread, before an operator error is
-//! printed, and when the process ends normally ([`LogGuard`]). Lines keep their order: the
-//! buffer is written while its lock is held. A crash can lose the last 50 ms of lines; nothing
-//! else depends on them.
+//! writer thread (tracing-appender) cost about 5 µs in cross-core wake-ups; one buffer shared by
+//! all threads cost up to 1 µs more per line on two cores, its lock and its bytes moving
+//! between the cores' caches with every line (BENCHMARKS.md). Here each thread appends its
+//! formatted lines to a buffer of its own, and a buffer reaches stderr when it holds 32 KiB,
+//! every 50 ms from a flusher thread, before an operator error is printed, and when the process
+//! ends normally ([`LogGuard`]). The lines of one thread keep their order (its buffer is written
+//! while its lock is held); lines of different threads may interleave up to 50 ms out of order,
+//! and each carries its timestamp. A crash can lose the last 50 ms of lines; nothing else
+//! depends on them.
 
 use std::cell::RefCell;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::{Arc, Mutex, MutexGuard, Once, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use tracing_subscriber::fmt::MakeWriter;
@@ -50,7 +53,7 @@ pub fn request(line: &RequestLine<'_>) {
             LINE.with_borrow_mut(|buffer| {
                 buffer.clear();
                 if line.write(buffer, SystemTime::now()).is_ok() {
-                    let _ = BufferedStderr.write(buffer.as_bytes());
+                    append(buffer.as_bytes());
                 }
             });
         }
@@ -68,13 +71,39 @@ const FLUSH_AT: usize = 32 * 1024;
 /// Longest time a line waits in the buffer.
 const FLUSH_EVERY: Duration = Duration::from_millis(50);
 
-static BUFFER: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+/// One thread's buffer.
+type Buffer = Arc<Mutex<Vec<u8>>>;
 
-fn buffer() -> MutexGuard<'static, Vec<u8>> {
+/// Every thread's buffer, for the flusher.
+static BUFFERS: Mutex<Vec<Buffer>> = Mutex::new(Vec::new());
+
+thread_local! {
+    /// This thread's buffer, registered in `BUFFERS` on its first line.
+    static MINE: Buffer = {
+        let buffer = Buffer::default();
+        lock(&BUFFERS).push(Arc::clone(&buffer));
+        buffer
+    };
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock leaves bytes, not broken state: keep going.
-    BUFFER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Appends a formatted line to this thread's buffer.
+fn append(line: &[u8]) {
+    let appended = MINE.try_with(|mine| {
+        let mut buffer = lock(mine);
+        buffer.extend_from_slice(line);
+        if buffer.len() >= FLUSH_AT {
+            write_out(&mut buffer);
+        }
+    });
+    if appended.is_err() {
+        // The thread is ending and its buffer is gone: write the line straight away.
+        let _ = std::io::stderr().write_all(line);
+    }
 }
 
 fn write_out(buffer: &mut Vec<u8>) {
@@ -84,9 +113,14 @@ fn write_out(buffer: &mut Vec<u8>) {
     }
 }
 
-/// Writes everything buffered to stderr now.
+/// Writes everything buffered, by every thread, to stderr now.
 pub fn flush() {
-    write_out(&mut buffer());
+    let mut buffers = lock(&BUFFERS);
+    for buffer in buffers.iter() {
+        write_out(&mut lock(buffer));
+    }
+    // The buffer of a thread that ended is held here alone: written above, dropped now.
+    buffers.retain(|buffer| Arc::strong_count(buffer) > 1);
 }
 
 /// Flushes the log buffer when dropped; keep it alive for the life of `main`.
@@ -99,17 +133,13 @@ impl Drop for LogGuard {
     }
 }
 
-/// The `tracing` writer: appends each formatted event to the shared buffer.
+/// The `tracing` writer: appends each formatted event to the thread's buffer.
 #[derive(Debug, Clone, Copy)]
 struct BufferedStderr;
 
 impl Write for BufferedStderr {
     fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {
-        let mut buffer = buffer();
-        buffer.extend_from_slice(line);
-        if buffer.len() >= FLUSH_AT {
-            write_out(&mut buffer);
-        }
+        append(line);
         Ok(line.len())
     }
 

@@ -392,6 +392,74 @@ fn request_lines_follow_the_log_filter_in_the_text_format() {
     );
 }
 
+/// Request lines are buffered per thread: under concurrent load every request still gets
+/// exactly one whole line by the time the server has stopped.
+#[test]
+fn every_request_gets_one_whole_log_line_under_concurrent_load() {
+    const REQUESTS: usize = 400;
+    let cli = Cli::new();
+    let Demo {
+        mut child,
+        lines,
+        expectations,
+    } = Demo::start(&cli, "info");
+    let (_, listing) = expectations
+        .iter()
+        .find(|(status, curl)| *status == 200 && !curl.contains("DELETE"))
+        .expect("the demo prints a listing");
+    let url = listing.split_whitespace().last().unwrap().to_owned();
+    let key = Demo::key(listing).to_owned();
+    // Read the log while it is written: a full pipe would block the server's writes.
+    let log = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<String>>());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let http = reqwest::Client::new();
+        let sends = (0..REQUESTS).map(|i| {
+            let (http, url, key) = (http.clone(), url.clone(), key.clone());
+            async move {
+                let status = http
+                    .get(&url)
+                    .header("X-API-KEY", key)
+                    .header("X-Request-Id", format!("load-{i}"))
+                    .send()
+                    .await
+                    .unwrap()
+                    .status();
+                assert_eq!(status, 200);
+            }
+        });
+        futures::future::join_all(sends).await;
+    });
+    Demo::stop(&mut child);
+    let rest = log.join().unwrap();
+    let mut seen = vec![0; REQUESTS];
+    for line in rest.iter().filter(|l| l.contains("request_id=\"load-")) {
+        assert!(
+            line.starts_with("20")
+                && line.contains(" INFO appzone::request: request method=GET ")
+                && line.ends_with('"'),
+            "not one whole line: {line:?}"
+        );
+        let id = line.split("request_id=\"load-").nth(1).unwrap();
+        let n: usize = id[..id.find('"').unwrap()].parse().unwrap();
+        seen[n] += 1;
+    }
+    let wrong: Vec<(usize, usize)> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, count)| **count != 1)
+        .map(|(i, count)| (i, *count))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "requests without exactly one line: {wrong:?}"
+    );
+}
+
 fn sh(program: &str, args: &[&str]) {
     let out = Command::new(program)
         .args(args)
