@@ -223,23 +223,34 @@ async fn drip_a_head(stream: &mut TcpStream) -> bool {
     matches!(read, Ok(Ok(_)) | Ok(Err(_)))
 }
 
-#[tokio::test]
-async fn a_client_sending_its_head_a_byte_at_a_time_is_cut_off() {
+/// A server with a 500 ms header-read timeout, and a connection to it.
+async fn impatient_server() -> (TestApp, TcpStream) {
     let app = TestApp::sqlite_serving(ServeOptions {
         header_read_timeout: Duration::from_millis(500),
         ..ServeOptions::default()
     })
     .await;
     let addr = app.base.trim_start_matches("http://").to_owned();
-    let mut stream = TcpStream::connect(&addr).await.unwrap();
+    let stream = TcpStream::connect(&addr).await.unwrap();
+    (app, stream)
+}
+
+/// Drips a head on `stream` and checks the server closed the connection within 4 s.
+async fn assert_cut_off(stream: &mut TcpStream) {
     let started = Instant::now();
-    let closed = drip_a_head(&mut stream).await;
+    let closed = drip_a_head(stream).await;
     assert!(
         closed,
         "connection still open after {:?}",
         started.elapsed()
     );
     assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+#[tokio::test]
+async fn a_client_sending_its_head_a_byte_at_a_time_is_cut_off() {
+    let (app, mut stream) = impatient_server().await;
+    assert_cut_off(&mut stream).await;
     assert_eq!(app.get("/healthz", None).await.status, 200);
 }
 
@@ -247,13 +258,7 @@ async fn a_client_sending_its_head_a_byte_at_a_time_is_cut_off() {
 async fn a_keep_alive_client_sending_its_next_head_a_byte_at_a_time_is_cut_off() {
     // The header-read timer is one per connection, its deadline moved for each request head:
     // the second head on a connection is timed like the first.
-    let app = TestApp::sqlite_serving(ServeOptions {
-        header_read_timeout: Duration::from_millis(500),
-        ..ServeOptions::default()
-    })
-    .await;
-    let addr = app.base.trim_start_matches("http://").to_owned();
-    let mut stream = TcpStream::connect(&addr).await.unwrap();
+    let (_app, mut stream) = impatient_server().await;
     for _ in 0..3 {
         stream
             .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -269,14 +274,7 @@ async fn a_keep_alive_client_sending_its_next_head_a_byte_at_a_time_is_cut_off()
         // Longer than the timeout in all: the deadline counts from each head, not the first.
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    let started = Instant::now();
-    let closed = drip_a_head(&mut stream).await;
-    assert!(
-        closed,
-        "connection still open after {:?}",
-        started.elapsed()
-    );
-    assert!(started.elapsed() < Duration::from_secs(4));
+    assert_cut_off(&mut stream).await;
 }
 
 #[tokio::test]
