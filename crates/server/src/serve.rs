@@ -2,9 +2,10 @@
 //!
 //! `axum::serve` sets no hyper timer, so hyper's header-read timeout is silently off and a
 //! client that never finishes its request head holds a connection forever. This loop sets the
-//! timer (one per connection: [`timer`]) and the timeout explicitly, disables Nagle's algorithm on every connection, hands the
-//! peer address to the app ([`App::with_peer`]), and on shutdown stops accepting, lets in-flight
-//! requests finish, and gives up on stragglers after a deadline.
+//! timer (one per connection: `serve/timer.rs`) and the timeout explicitly, disables Nagle's
+//! algorithm on every connection, hands the peer address to the app ([`App::with_peer`]), and
+//! on shutdown stops accepting, lets in-flight requests finish, and gives up on stragglers
+//! after a deadline.
 
 mod timer;
 

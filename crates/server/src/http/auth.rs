@@ -3,7 +3,7 @@
 //!
 //! A service around the router rather than a per-handler extractor, so unknown routes and wrong
 //! methods under `/api/v1` are refused without a key too and no handler can forget the check.
-//! The outermost service calls [`Auth::handle`] directly when CORS is off, and through the
+//! The outermost service calls `Auth::handle` directly when CORS is off, and through the
 //! `Service` impl (behind CORS) otherwise.
 
 use std::convert::Infallible;
