@@ -164,16 +164,16 @@ impl Checks {
         }
     }
 
-    /// The caller, when the request presents, byte for byte, the key its connection verified
-    /// last and that verification may still be reused. (A key sent with surrounding blanks
-    /// misses here and is recalled, trimmed, by `authenticate`.)
+    /// The caller, when the request presents the key its connection verified last (one
+    /// header value, blanks around it ignored) and that verification may still be reused.
+    /// Compares raw bytes: keys are ASCII, so no UTF-8 check is needed for a match.
     fn remembered(&self, headers: &http::HeaderMap, context: &RequestContext) -> Option<Caller> {
         let memo = context.key_memo()?;
         let mut values = headers.get_all(&API_KEY).iter();
         let (Some(value), None) = (values.next(), values.next()) else {
             return None;
         };
-        memo.recall(value.as_bytes(), context.started())
+        memo.recall(value.as_bytes().trim_ascii(), context.started())
     }
 
     async fn authenticate(
@@ -188,15 +188,10 @@ impl Checks {
             ),
             Presented::Unreadable => invalid_key(),
             Presented::Key(key) => {
-                // Remembered by the connection for its next requests (see `remembered`).
-                let memo = context.key_memo();
-                if let Some(caller) = memo.and_then(|m| m.recall(key.as_bytes(), context.started()))
-                {
-                    return Ok(caller);
-                }
                 match self.keys.verify(key).await {
                     Ok(verified) => {
-                        if let Some(memo) = memo {
+                        // Remembered by the connection for its next requests (`remembered`).
+                        if let Some(memo) = context.key_memo() {
                             memo.remember(key, &verified);
                         }
                         return Ok(verified.caller);

@@ -317,6 +317,9 @@ mod tests {
         for (path, expected) in cases {
             assert_eq!(route_label(path).as_str(), expected, "{path}");
         }
+        // The labels handlers record name their own templates.
+        assert_eq!(RouteLabel::LIST_ZONES.as_str(), LIST_ZONES);
+        assert_eq!(RouteLabel::DELETE_PROFILE.as_str(), DELETE_PROFILE);
     }
 
     #[test]
