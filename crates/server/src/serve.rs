@@ -1,21 +1,22 @@
 //! The accept loop: hyper with a header-read timeout, `TCP_NODELAY`, and a bounded drain.
 //!
 //! `axum::serve` sets no hyper timer, so hyper's header-read timeout is silently off and a
-//! client that never finishes its request head holds a connection forever. This loop sets the
-//! timer (one per connection: `serve/timer.rs`) and the timeout explicitly, disables Nagle's
-//! algorithm on every connection, hands the peer address to the app ([`App::with_peer`]), and
-//! on shutdown stops accepting, lets in-flight requests finish, and gives up on stragglers
-//! after a deadline.
+//! client that never finishes its request head holds a connection forever. This loop keeps a
+//! header-read timeout per connection itself (`serve/watchdog.rs`: it costs a request nothing,
+//! where hyper's timed every head), disables Nagle's algorithm on every connection, hands the
+//! peer address to the app ([`App::with_peer`]), and on shutdown stops accepting, lets
+//! in-flight requests finish, and gives up on stragglers after a deadline.
 
-mod timer;
+mod watchdog;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::Request;
 
-use self::timer::ConnectionTimer;
+use self::watchdog::{cut_off_when_quiet, Watched};
 use crate::http::App;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -55,12 +56,13 @@ pub async fn serve(
     options: ServeOptions,
 ) {
     let mut builder = Builder::new(TokioExecutor::new());
-    // HTTP/1's timer is set per connection, below.
     builder
         .http1()
-        .header_read_timeout(options.header_read_timeout)
+        // Kept per connection by `watchdog` instead: hyper's timed every request head.
+        .header_read_timeout(None)
         .max_buf_size(options.max_header_bytes.max(8192));
     builder.http2().timer(TokioTimer::new());
+    let builder = Arc::new(builder);
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
 
@@ -80,35 +82,38 @@ pub async fn serve(
         if let Err(err) = stream.set_nodelay(true) {
             tracing::debug!(error = %err, "cannot set TCP_NODELAY");
         }
-        let service = app
-            .with_peer(peer)
-            .map_request(|request: Request<Incoming>| request.map(Body::new));
-        // hyper's header-read timer starts with the first byte, so a client that connects and
-        // sends nothing would hold its connection forever: give it the same time for that byte.
-        let (mut builder, watcher) = (builder.clone(), graceful.watcher());
-        // One header-read timer per connection, its deadline moved for each request head.
-        builder.http1().timer(ConnectionTimer::default());
-        let first_byte_timeout = options.header_read_timeout;
+        let app = app.with_peer(peer);
+        let Some(connection) = app.connection().cloned() else {
+            continue; // `with_peer` always makes one
+        };
+        let service = app.map_request(|request: Request<Incoming>| request.map(Body::new));
+        let (builder, watcher) = (Arc::clone(&builder), graceful.watcher());
+        let timeout = options.header_read_timeout;
         tokio::spawn(async move {
-            // `peek` waits for data (or EOF) and consumes nothing; `readable()` can report
-            // readiness spuriously, which would defeat the timeout.
+            // Nothing is parsed, and no buffer allocated, before the first byte; a client that
+            // sends none gets the header-read timeout for it. `peek` waits for data (or EOF)
+            // and consumes nothing; `readable()` can report readiness spuriously, which would
+            // defeat the timeout.
             let mut first = [0u8; 1];
             let first_byte = stream.peek(&mut first);
-            if !matches!(
-                tokio::time::timeout(first_byte_timeout, first_byte).await,
-                Ok(Ok(1..))
-            ) {
+            if !matches!(tokio::time::timeout(timeout, first_byte).await, Ok(Ok(1..))) {
                 tracing::debug!(%peer, "closing a connection that sent nothing");
                 return;
             }
-            let connection = builder
+            let serving = builder
                 .serve_connection_with_upgrades(
-                    TokioIo::new(stream),
+                    TokioIo::new(Watched::new(stream, Arc::clone(&connection))),
                     TowerToHyperService::new(service),
                 )
                 .into_owned();
-            if let Err(err) = watcher.watch(connection).await {
-                tracing::debug!(error = %err, %peer, "connection ended with an error");
+            match cut_off_when_quiet(watcher.watch(serving), connection.activity(), timeout).await {
+                Some(Ok(())) => {}
+                Some(Err(err)) => {
+                    tracing::debug!(error = %err, %peer, "connection ended with an error");
+                }
+                None => {
+                    tracing::debug!(%peer, "closing a connection quiet for the header-read timeout")
+                }
             }
         });
     }

@@ -5,7 +5,7 @@
 //! of it); authentication fills in the caller, the handler that matched records its route.
 
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -19,6 +19,7 @@ use crate::keys::{Caller, KeyMemo};
 pub struct Connection {
     peer: IpAddr,
     keys: KeyMemo,
+    activity: Activity,
 }
 
 impl Connection {
@@ -27,7 +28,87 @@ impl Connection {
         Self {
             peer,
             keys: KeyMemo::default(),
+            activity: Activity::default(),
         }
+    }
+
+    /// What moves on the connection, for its header-read timeout (`serve/watchdog.rs`).
+    pub fn activity(&self) -> &Activity {
+        &self.activity
+    }
+}
+
+/// What moves on one connection: requests begun and ended, and writes to its socket. The
+/// connection's watchdog closes it when none of it moved for a header-read timeout while no
+/// request was in flight (`serve/watchdog.rs`); nothing here is timed.
+///
+/// ```
+/// use appzone_server::http::context::Activity;
+/// let activity = Activity::default();
+/// let before = activity.snapshot();
+/// let request = activity.begin();
+/// assert!(activity.snapshot().in_flight());
+/// drop(request);
+/// assert!(!activity.snapshot().in_flight());
+/// assert_ne!(activity.snapshot(), before);
+/// ```
+#[derive(Debug, Default)]
+pub struct Activity {
+    begun: AtomicU64,
+    ended: AtomicU64,
+    /// Writes that made progress. Only the connection's own task writes to its socket.
+    writes: AtomicU64,
+}
+
+/// One request in flight on its connection; counted out when dropped (answered or abandoned).
+#[derive(Debug)]
+pub struct Busy<'a>(&'a Activity);
+
+/// What an [`Activity`] looked like at one moment; equal snapshots mean nothing moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActivitySnapshot {
+    begun: u64,
+    ended: u64,
+    writes: u64,
+}
+
+impl ActivitySnapshot {
+    /// Whether a request had begun and not ended.
+    pub fn in_flight(self) -> bool {
+        self.begun != self.ended
+    }
+}
+
+impl Activity {
+    /// Counts a request in; it is counted out when the guard is dropped.
+    pub fn begin(&self) -> Busy<'_> {
+        self.begun.fetch_add(1, Ordering::AcqRel);
+        Busy(self)
+    }
+
+    /// Counts a write to the socket that made progress. Called by the connection's own task
+    /// only (a load and a store, not a read-modify-write).
+    pub fn wrote(&self) {
+        let writes = self.writes.load(Ordering::Relaxed);
+        self.writes.store(writes.wrapping_add(1), Ordering::Release);
+    }
+
+    /// The counts now. `begun` is read before `ended`, so a request that begins and ends
+    /// between the two reads shows as in flight, never the other way round.
+    pub fn snapshot(&self) -> ActivitySnapshot {
+        let begun = self.begun.load(Ordering::Acquire);
+        let ended = self.ended.load(Ordering::Acquire);
+        ActivitySnapshot {
+            begun,
+            ended,
+            writes: self.writes.load(Ordering::Acquire),
+        }
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.ended.fetch_add(1, Ordering::AcqRel);
     }
 }
 

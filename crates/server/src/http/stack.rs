@@ -87,6 +87,11 @@ impl App {
             connection: Some(Arc::new(Connection::new(peer.ip()))),
         }))
     }
+
+    /// The connection this application was made for by [`App::with_peer`].
+    pub fn connection(&self) -> Option<&Arc<Connection>> {
+        self.0.connection.as_ref()
+    }
 }
 
 impl Service<Request> for App {
@@ -110,6 +115,9 @@ impl Bound {
     // One async fn from here to authentication: see `Checks::run` on future sizes.
     async fn handle(self: Arc<Self>, mut request: Request) -> Response {
         let gate = &self.gate;
+        // In flight on its connection until answered or dropped (the header-read timeout
+        // leaves such a connection alone).
+        let _busy = self.connection.as_deref().map(|c| c.activity().begin());
         let connection = self.connection.clone();
         let started = Instant::now();
         let id = observe::request_id(request.headers());
