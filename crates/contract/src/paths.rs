@@ -113,6 +113,31 @@ pub fn match_template<'p>(template: &str, path: &'p str) -> Option<Vec<&'p str>>
     .then_some(captures)
 }
 
+/// The raw segments filling `template`'s `N` placeholders, without allocating; `None` when the
+/// path does not have the template's shape, a placeholder segment is empty, or the template
+/// does not have exactly `N` placeholders.
+///
+/// ```
+/// use appzone_contract::paths::{template_params, LIST_ZONES};
+/// let path = "/api/v1/providers/aws/regions/us-east-1/zones";
+/// assert_eq!(template_params::<2>(LIST_ZONES, path), Some(["aws", "us-east-1"]));
+/// assert_eq!(template_params::<2>(LIST_ZONES, "/api/v1/providers//regions/r/zones"), None);
+/// assert_eq!(template_params::<1>(LIST_ZONES, path), None);
+/// ```
+pub fn template_params<'p, const N: usize>(template: &str, path: &'p str) -> Option<[&'p str; N]> {
+    let mut params = [""; N];
+    let mut filled = 0;
+    let shaped = walk(template, path, |segment| {
+        let Some(slot) = params.get_mut(filled) else {
+            return false;
+        };
+        *slot = segment;
+        filled += 1;
+        !segment.is_empty()
+    });
+    (shaped && filled == N).then_some(params)
+}
+
 /// Walks `path` along `template`, segment by segment; `capture` sees each segment filling a
 /// `{placeholder}` and may refuse it. True when the shapes match and no capture was refused.
 fn walk<'p>(template: &str, path: &'p str, mut capture: impl FnMut(&'p str) -> bool) -> bool {

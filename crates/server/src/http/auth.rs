@@ -4,7 +4,8 @@
 //! A service around the router rather than a per-handler extractor, so unknown routes and wrong
 //! methods under `/api/v1` are refused without a key too and no handler can forget the check.
 //! The outermost service calls `Auth::handle` directly when CORS is off, and through the
-//! `Service` impl (behind CORS) otherwise.
+//! `Service` impl (behind CORS) otherwise. An authorized zone listing the catalog can answer
+//! is answered here by [`Shortcut`] instead of the router (`zones.rs` says why).
 
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
@@ -25,6 +26,7 @@ use tower::Service;
 use super::context::RequestContext;
 use super::error::ApiError;
 use super::limits::RateLimits;
+use super::zones::Shortcut;
 use crate::keys::{AuthError, Caller, KeyVerifier};
 
 fn is_api_path(path: &str) -> bool {
@@ -70,15 +72,23 @@ struct Checks {
     keys: KeyVerifier,
     limits: RateLimits,
     max_body_bytes: usize,
+    shortcut: Option<Shortcut>,
 }
 
 impl<S> Auth<S> {
-    /// Wraps `inner` (the router).
-    pub fn new(inner: S, keys: KeyVerifier, limits: RateLimits, max_body_bytes: usize) -> Self {
+    /// Wraps `inner` (the router); `shortcut` answers the listings it can without it.
+    pub fn new(
+        inner: S,
+        keys: KeyVerifier,
+        limits: RateLimits,
+        max_body_bytes: usize,
+        shortcut: Option<Shortcut>,
+    ) -> Self {
         let checks = Arc::new(Checks {
             keys,
             limits,
             max_body_bytes,
+            shortcut,
         });
         Self { inner, checks }
     }
@@ -90,10 +100,10 @@ impl<S> Auth<S> {
         request: Request,
     ) -> impl Future<Output = Response> + Send + 'a
     where
-        S: Service<Request, Response = Response, Error = Infallible> + Clone + Send,
+        S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + Sync,
         S::Future: Send,
     {
-        self.checks.run(context, request, self.inner.clone())
+        self.checks.run(context, request, || self.inner.clone())
     }
 }
 
@@ -118,7 +128,7 @@ where
         let context = request.extensions().get::<Arc<RequestContext>>().cloned();
         Box::pin(async move {
             Ok(match context {
-                Some(context) => checks.run(&context, request, inner).await,
+                Some(context) => checks.run(&context, request, || inner).await,
                 None => ApiError::internal("request without its context: Auth runs inside App")
                     .into_response(),
             })
@@ -130,7 +140,12 @@ impl Checks {
     // One async fn from here to the router: the request is moved into a future's state once
     // per nesting level, and every level's state is part of the request future the outermost
     // service boxes and copies (BENCHMARKS.md).
-    async fn run<S>(&self, context: &RequestContext, request: Request, mut inner: S) -> Response
+    async fn run<S>(
+        &self,
+        context: &RequestContext,
+        request: Request,
+        inner: impl FnOnce() -> S,
+    ) -> Response
     where
         S: Service<Request, Response = Response, Error = Infallible>,
     {
@@ -154,6 +169,14 @@ impl Checks {
             Ok(request) => request,
             Err(refusal) => return refusal.into_response(),
         };
+        if let Some(answer) = self
+            .shortcut
+            .as_ref()
+            .and_then(|s| s.answer(context, &request))
+        {
+            return answer;
+        }
+        let mut inner = inner();
         let served = match poll_fn(|cx| inner.poll_ready(cx)).await {
             Ok(()) => inner.call(request).await,
             Err(never) => match never {},

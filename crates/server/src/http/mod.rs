@@ -170,12 +170,18 @@ pub fn router(state: AppState) -> App {
         .route("/docs", get(docs::index))
         .route("/docs/", get(docs::index))
         .route("/docs/{*file}", get(docs::asset));
-    with_middleware(routes, state)
+    let shortcut = zones::Shortcut::new(state.catalog.clone());
+    assemble(routes, state, Some(shortcut))
 }
 
 /// Adds the fallbacks and the middleware to `routes`. Public so tests can check the
-/// middleware's behaviour (panics, timeouts) with routes of their own.
+/// middleware's behaviour (panics, timeouts) with routes of their own; the listing's
+/// shortcut past the router is left out, so `routes` answer every request.
 pub fn with_middleware(routes: Router<AppState>, state: AppState) -> App {
+    assemble(routes, state, None)
+}
+
+fn assemble(routes: Router<AppState>, state: AppState, shortcut: Option<zones::Shortcut>) -> App {
     let router = routes
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
@@ -185,6 +191,7 @@ pub fn with_middleware(routes: Router<AppState>, state: AppState) -> App {
         state.keys.clone(),
         state.limits.clone(),
         state.http.max_body_bytes,
+        shortcut,
     );
     let inner = if state.http.cors_origins.is_empty() {
         Either::Right(authed)

@@ -3,23 +3,32 @@
 //! Served entirely from the in-memory catalog snapshot: no database, no JSON serialization
 //! (the body is precomputed around the request id), no copy of the ids, one allocation for
 //! the body.
+//!
+//! A listing of a region the catalog holds, asked for with a plain path (no percent-encoding),
+//! is answered by [`Shortcut`] once authentication passed, without the router: axum's router
+//! allocates every path parameter (twice) and its matched path, and the extractors clone them
+//! again, about a fifth of a listing's instructions (BENCHMARKS.md). Everything else (other
+//! methods, encoded or unknown ids, every error) goes through the router to [`list_zones`].
+//! Both answer with the same function, and a test compares their answers.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use appzone_contract::paths::{template_params, LIST_ZONES};
 use appzone_contract::{ErrorCode, IdError, ProviderId, RegionId};
-use axum::extract::{FromRequestParts, State};
-use axum::response::{IntoResponse, Response};
+use axum::body::Body;
+use axum::extract::{FromRequestParts, Request, State};
+use axum::response::Response;
 use axum::Extension;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use http::request::Parts;
-use http::{HeaderValue, StatusCode};
+use http::{HeaderValue, Method, StatusCode};
 
 use super::context::RequestContext;
 use super::error::ApiError;
 use super::metrics::RouteLabel;
 use super::path::RawParams;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, RegionAnswer};
 
 pub use appzone_contract::openapi::__path_list_zones;
 
@@ -30,7 +39,7 @@ pub async fn list_zones(
     State(catalog): State<Catalog>,
     Extension(context): Extension<Arc<RequestContext>>,
     params: RawParams,
-    IfNoneMatch(if_none_match): IfNoneMatch,
+    if_none_match: IfNoneMatch,
 ) -> Result<Response, ApiError> {
     context.matched(RouteLabel::LIST_ZONES);
     let snapshot = catalog.snapshot();
@@ -59,27 +68,80 @@ pub async fn list_zones(
         ));
     };
 
-    if matches_etag(&if_none_match, &answer.etag) {
-        return Ok((
-            StatusCode::NOT_MODIFIED,
-            [(ETAG, answer.etag.clone()), (CACHE_CONTROL, CACHE_POLICY)],
+    Ok(self::answer(answer, &if_none_match, &context))
+}
+
+/// The listing of a region the catalog holds: 304 when `If-None-Match` names its ETag, else
+/// 200 with its body around the request id.
+fn answer<'h>(
+    region: &RegionAnswer,
+    if_none_match: impl IntoIterator<Item = &'h HeaderValue>,
+    context: &RequestContext,
+) -> Response {
+    let (status, body) = if matches_etag(if_none_match, &region.etag) {
+        (StatusCode::NOT_MODIFIED, Body::empty())
+    } else {
+        (
+            StatusCode::OK,
+            Body::from(region.body(context.request_id())),
         )
-            .into_response());
+    };
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    if status == StatusCode::OK {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     }
-    Ok((
-        [
-            (CONTENT_TYPE, HeaderValue::from_static("application/json")),
-            (ETAG, answer.etag.clone()),
-            (CACHE_CONTROL, CACHE_POLICY),
-        ],
-        answer.body(context.request_id()),
-    )
-        .into_response())
+    headers.insert(ETAG, region.etag.clone());
+    headers.insert(CACHE_CONTROL, CACHE_POLICY);
+    response
+}
+
+/// Answers, without the router, the authenticated listings it can: `GET`, a path of the
+/// listing's shape without percent-encoding, a region the catalog holds. Cheap to share.
+#[derive(Debug, Clone)]
+pub struct Shortcut {
+    catalog: Catalog,
+}
+
+impl Shortcut {
+    /// A shortcut to the listings of `catalog`.
+    pub fn new(catalog: Catalog) -> Self {
+        Self { catalog }
+    }
+
+    /// The answer, or `None` when the request is one for the router.
+    pub(super) fn answer(&self, context: &RequestContext, request: &Request) -> Option<Response> {
+        if request.method() != Method::GET {
+            return None;
+        }
+        let [provider, region] = template_params::<2>(LIST_ZONES, request.uri().path())?;
+        if provider.contains('%') || region.contains('%') {
+            return None; // the router decodes; ids never contain `%`
+        }
+        let snapshot = self.catalog.snapshot();
+        let region = snapshot.provider(provider)?.get(region)?;
+        context.matched(RouteLabel::LIST_ZONES);
+        Some(answer(
+            region,
+            request.headers().get_all(IF_NONE_MATCH),
+            context,
+        ))
+    }
 }
 
 /// The request's `If-None-Match` values; none (and no allocation) in the usual case.
 #[derive(Debug)]
 pub struct IfNoneMatch(Vec<HeaderValue>);
+
+impl<'a> IntoIterator for &'a IfNoneMatch {
+    type Item = &'a HeaderValue;
+    type IntoIter = std::slice::Iter<'a, HeaderValue>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
 
 impl<S: Send + Sync> FromRequestParts<S> for IfNoneMatch {
     type Rejection = Infallible;
@@ -106,13 +168,16 @@ fn valid(
 }
 
 /// Weak comparison (RFC 9110 §13.1.2): `*` or any listed tag equal to ours, `W/` ignored.
-fn matches_etag(if_none_match: &[HeaderValue], etag: &HeaderValue) -> bool {
+fn matches_etag<'h>(
+    if_none_match: impl IntoIterator<Item = &'h HeaderValue>,
+    etag: &HeaderValue,
+) -> bool {
     let ours = etag
         .as_bytes()
         .strip_prefix(b"W/")
         .unwrap_or(etag.as_bytes());
     if_none_match
-        .iter()
+        .into_iter()
         .filter_map(|v| v.to_str().ok())
         .any(|list| {
             list.split(',')

@@ -339,3 +339,119 @@ async fn audit_count(app: &TestApp, profile: &str) -> i64 {
     .unwrap()
     .0
 }
+
+/// The answer to `head` (a request head without its final blank line) from `base`: its status
+/// line, its header lines but `date` in sorted order (hyper writes `content-length` where
+/// it comes), and its body, as sent.
+async fn raw_answer(base: &str, head: &str) -> (String, Vec<String>, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("{head}Host: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap_or_default().to_owned();
+    let mut headers: Vec<String> = lines
+        .filter(|line| !line.to_ascii_lowercase().starts_with("date:"))
+        .map(str::to_owned)
+        .collect();
+    headers.sort();
+    (status, headers, body.to_owned())
+}
+
+#[tokio::test]
+async fn the_listing_shortcut_answers_exactly_what_the_router_answers() {
+    use appzone_server::http::{api_routes, router, with_middleware};
+    use appzone_server::serve::ServeOptions;
+
+    let app = TestApp::sqlite().await;
+    let state = app.service.state.clone();
+    // The production application (with the shortcut past the router), and the same routes
+    // without it: every listing goes through the router and the handler there.
+    let (with_shortcut, _stop_a) =
+        crate::support::spawn_server(router(state.clone()), ServeOptions::default()).await;
+    let (without, _stop_b) = crate::support::spawn_server(
+        with_middleware(api_routes().0, state),
+        ServeOptions::default(),
+    )
+    .await;
+    let listing = TestApp::zones_path("aws", "us-east-1");
+    let etag = app
+        .get(&listing, Some(&app.member_key))
+        .await
+        .header("etag")
+        .unwrap()
+        .to_owned();
+    let key = format!(
+        "X-API-KEY: {}\r\nX-Request-Id: same-id-on-both\r\n",
+        app.member_key
+    );
+    let cases = [
+        format!("GET {listing} HTTP/1.1\r\n{key}"),
+        format!("GET {listing}?page=2 HTTP/1.1\r\n{key}"),
+        format!("GET {listing} HTTP/1.1\r\n{key}If-None-Match: {etag}\r\n"),
+        format!("GET {listing} HTTP/1.1\r\n{key}If-None-Match: \"other\", {etag}\r\n"),
+        format!("GET {listing} HTTP/1.1\r\n{key}If-None-Match: \"other\"\r\nIf-None-Match: *\r\n"),
+        format!("GET {listing} HTTP/1.1\r\n{key}If-None-Match: \"other\"\r\n"),
+        format!(
+            "GET {} HTTP/1.1\r\n{key}",
+            TestApp::zones_path("acme-cloud", "empty-1")
+        ),
+        format!(
+            "GET {} HTTP/1.1\r\n{key}",
+            TestApp::zones_path("gcp", "europe-west1")
+        ),
+        // Left to the router by the shortcut: the same answers all the same.
+        format!("HEAD {listing} HTTP/1.1\r\n{key}"),
+        format!("GET /api/v1/providers/a%77s/regions/us-east-1/zones HTTP/1.1\r\n{key}"),
+        format!(
+            "GET {} HTTP/1.1\r\n{key}",
+            TestApp::zones_path("aws", "nowhere-1")
+        ),
+        format!(
+            "GET {} HTTP/1.1\r\n{key}",
+            TestApp::zones_path("nocloud", "us-east-1")
+        ),
+        format!("GET {listing} HTTP/1.1\r\nX-Request-Id: same-id-on-both\r\n"),
+        format!("GET {listing} HTTP/1.1\r\n{key}Content-Length: 999999999\r\n"),
+    ];
+    for head in &cases {
+        let (expected, got) = (
+            raw_answer(&without, head).await,
+            raw_answer(&with_shortcut, head).await,
+        );
+        assert!(
+            expected.0.starts_with("HTTP/1.1 "),
+            "{head:?}: {expected:?}"
+        );
+        assert_eq!(got, expected, "{head:?}");
+    }
+
+    // The shortcut did answer: in-process, axum's router sets `content-length` on its answers
+    // (hyper writes it on the wire for both); the shortcut's answer comes without it.
+    use tower::ServiceExt;
+    let request = || {
+        http::Request::get(&listing)
+            .header("x-api-key", &app.member_key)
+            .body(axum::body::Body::empty())
+            .unwrap()
+    };
+    let state = app.service.state.clone();
+    let short = router(state.clone()).oneshot(request()).await.unwrap();
+    let routed = with_middleware(api_routes().0, state)
+        .oneshot(request())
+        .await
+        .unwrap();
+    assert_eq!(
+        (short.status().as_u16(), routed.status().as_u16()),
+        (200, 200)
+    );
+    assert!(routed.headers().contains_key("content-length"));
+    assert!(
+        !short.headers().contains_key("content-length"),
+        "answered by the router"
+    );
+}
