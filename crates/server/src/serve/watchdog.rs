@@ -34,7 +34,8 @@ pub(super) async fn cut_off_when_quiet<F: Future>(
     activity: &Activity,
     timeout: Duration,
 ) -> Option<F::Output> {
-    let period = timeout / 2;
+    // Never zero: a timer that is always due would keep the loop below turning.
+    let period = (timeout / 2).max(Duration::from_millis(1));
     let mut connection = pin!(connection);
     let mut timer = pin!(tokio::time::sleep(period));
     let mut armed = false;
