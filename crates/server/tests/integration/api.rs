@@ -389,6 +389,12 @@ async fn the_listing_shortcut_answers_exactly_what_the_router_answers() {
         "X-API-KEY: {}\r\nX-Request-Id: same-id-on-both\r\n",
         app.member_key
     );
+    let get = |provider, region| {
+        format!(
+            "GET {} HTTP/1.1\r\n{key}",
+            TestApp::zones_path(provider, region)
+        )
+    };
     let cases = [
         format!("GET {listing} HTTP/1.1\r\n{key}"),
         format!("GET {listing}?page=2 HTTP/1.1\r\n{key}"),
@@ -396,25 +402,13 @@ async fn the_listing_shortcut_answers_exactly_what_the_router_answers() {
         format!("GET {listing} HTTP/1.1\r\n{key}If-None-Match: \"other\", {etag}\r\n"),
         format!("GET {listing} HTTP/1.1\r\n{key}If-None-Match: \"other\"\r\nIf-None-Match: *\r\n"),
         format!("GET {listing} HTTP/1.1\r\n{key}If-None-Match: \"other\"\r\n"),
-        format!(
-            "GET {} HTTP/1.1\r\n{key}",
-            TestApp::zones_path("acme-cloud", "empty-1")
-        ),
-        format!(
-            "GET {} HTTP/1.1\r\n{key}",
-            TestApp::zones_path("gcp", "europe-west1")
-        ),
+        get("acme-cloud", "empty-1"),
+        get("gcp", "europe-west1"),
         // Left to the router by the shortcut: the same answers all the same.
         format!("HEAD {listing} HTTP/1.1\r\n{key}"),
         format!("GET /api/v1/providers/a%77s/regions/us-east-1/zones HTTP/1.1\r\n{key}"),
-        format!(
-            "GET {} HTTP/1.1\r\n{key}",
-            TestApp::zones_path("aws", "nowhere-1")
-        ),
-        format!(
-            "GET {} HTTP/1.1\r\n{key}",
-            TestApp::zones_path("nocloud", "us-east-1")
-        ),
+        get("aws", "nowhere-1"),
+        get("nocloud", "us-east-1"),
         format!("GET {listing} HTTP/1.1\r\nX-Request-Id: same-id-on-both\r\n"),
         format!("GET {listing} HTTP/1.1\r\n{key}Content-Length: 999999999\r\n"),
     ];
