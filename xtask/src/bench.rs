@@ -40,6 +40,9 @@ delete scenario also needs psql and a reachable server.
 
 Options:
   --quick              smoke test: 1 round of 2 s, no long run, short client benchmark
+  --listing-only       only the 64-connection zone listing A/B (appzone, log=warn, baseline):
+                       the quick loop while working on the hot path; no deletes, mixed,
+                       long run, client or PostgreSQL
   --rounds N           rounds of every A/B scenario (default 5)
   --duration SECS      length of each wrk run (default 5)
   --threads N          wrk threads (default 1: the machine's other core serves)
@@ -138,6 +141,7 @@ struct Options {
     output: Option<PathBuf>,
     keep: bool,
     perf: bool,
+    listing_only: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -163,6 +167,7 @@ impl Options {
             output: None,
             keep: false,
             perf: false,
+            listing_only: false,
         };
         let mut it = args.iter();
         while let Some(&flag) = it.next() {
@@ -195,6 +200,12 @@ impl Options {
                 "--no-client" => opts.client = false,
                 "--output" => opts.output = Some(PathBuf::from(value()?)),
                 "--keep" => opts.keep = true,
+                "--listing-only" => {
+                    opts.listing_only = true;
+                    opts.long_requests = 0;
+                    opts.client = false;
+                    opts.postgres = Postgres::Off;
+                }
                 "--perf" => opts.perf = true,
                 "-h" | "--help" | "help" => {
                     print!("{HELP}");
@@ -241,6 +252,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
     sqlite_phase(&opts, &bins, &work, &mut report)?;
     match postgres_url(&opts.postgres) {
         Some(url) => postgres_phase(&opts, &bins, &work, &url, &mut report)?,
+        None if opts.postgres == Postgres::Off => {}
         None => report.notes.push(
             "PostgreSQL delete scenario skipped: no reachable server (set \
              APPZONE_BENCH_POSTGRES_URL)."
@@ -391,12 +403,16 @@ fn sqlite_phase(
     let rss_after_warmup = appzone.rss_kb();
 
     // The A/B scenarios: appzone, then the baseline, per scenario, per round.
-    let scenarios: Vec<(&str, Load, bool)> = vec![
-        ("list zones", list(16), false),
-        ("list zones", list(64), true),
-        ("list zones", list(256), false),
-        ("list zones, If-None-Match (304)", conditional, true),
-    ];
+    let scenarios: Vec<(&str, Load, bool)> = if opts.listing_only {
+        vec![("list zones", list(64), true)]
+    } else {
+        vec![
+            ("list zones", list(16), false),
+            ("list zones", list(64), true),
+            ("list zones", list(256), false),
+            ("list zones, If-None-Match (304)", conditional, true),
+        ]
+    };
     for round in 1..=opts.rounds {
         for (name, load, with_quiet) in &scenarios {
             eprintln!(
@@ -417,6 +433,9 @@ fn sqlite_phase(
 
     if opts.perf {
         report.profile = Some(perf_profile(&wrk, &appzone, &list(64))?);
+    }
+    if opts.listing_only {
+        return Ok(());
     }
 
     // Deletes: 32 connections, every request a distinct profile.
@@ -1492,7 +1511,10 @@ impl Report {
                 );
             }
             None => {
-                let _ = writeln!(out, "- RSS through a million requests: not run (--quick)");
+                let _ = writeln!(
+                    out,
+                    "- RSS through a million requests: not run (--quick or --listing-only)"
+                );
             }
         }
         match &self.client {
@@ -1683,6 +1705,10 @@ mod tests {
         assert_eq!(quick.rounds, 1);
         assert_eq!(quick.long_requests, 0);
         assert_eq!(quick.postgres, Postgres::Off);
+        let listing = Options::parse(&["--listing-only"]).unwrap().unwrap();
+        assert!(listing.listing_only && !listing.client);
+        assert_eq!(listing.long_requests, 0);
+        assert_eq!(listing.postgres, Postgres::Off);
         assert!(Options::parse(&["--rounds"]).is_err());
         assert!(Options::parse(&["--bogus"]).is_err());
         assert!(Options::parse(&["--help"]).unwrap().is_none());

@@ -15,12 +15,14 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use super::error::ApiError;
 use crate::catalog::Catalog;
 use crate::storage::Store;
+use sharded::{ShardedCounter, ShardedHistogram};
+
+mod sharded;
 
 /// The route templates metrics and logs may name, and `unmatched` last.
 const ROUTES: [&str; 8] = [
@@ -103,8 +105,8 @@ const STATUSES: [u16; 14] = [
 /// A request series' counter and histogram, resolved once.
 #[derive(Debug)]
 struct Series {
-    requests: Counter,
-    latency: Histogram,
+    requests: ShardedCounter,
+    latency: ShardedHistogram,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -124,20 +126,11 @@ struct PoolLabels {
     state: &'static str,
 }
 
-type HistogramFamily = Family<RequestLabels, Histogram, fn() -> Histogram>;
-
-fn latency_histogram() -> Histogram {
-    Histogram::new([
-        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-        5.0, 10.0,
-    ])
-}
-
 #[derive(Debug)]
 struct Inner {
     registry: Registry,
-    requests: Family<RequestLabels, Counter>,
-    latency: HistogramFamily,
+    requests: Family<RequestLabels, ShardedCounter>,
+    latency: Family<RequestLabels, ShardedHistogram>,
     rate_limited: Family<ScopeLabels, Counter>,
     deletes: Counter,
     pool: Family<PoolLabels, Gauge>,
@@ -161,9 +154,9 @@ impl Metrics {
     /// A fresh registry with every metric registered.
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("appzone");
-        let requests = Family::<RequestLabels, Counter>::default();
+        let requests = Family::<RequestLabels, ShardedCounter>::default();
         registry.register("http_requests", "HTTP requests answered", requests.clone());
-        let latency: HistogramFamily = Family::new_with_constructor(latency_histogram);
+        let latency = Family::<RequestLabels, ShardedHistogram>::default();
         registry.register(
             "http_request_duration_seconds",
             "Time to answer, by route and status",
@@ -215,11 +208,10 @@ impl Metrics {
             route: ROUTES[route],
             status,
         };
-        let seconds = elapsed.as_secs_f64();
         let Some(slot) = STATUSES.iter().position(|s| *s == status) else {
             let labels = labels();
             self.0.requests.get_or_create(&labels).inc();
-            self.0.latency.get_or_create(&labels).observe(seconds);
+            self.0.latency.get_or_create(&labels).observe(elapsed);
             return;
         };
         let series = self.0.series[(method * ROUTES.len() + route) * STATUSES.len() + slot]
@@ -231,7 +223,7 @@ impl Metrics {
                 }
             });
         series.requests.inc();
-        series.latency.observe(seconds);
+        series.latency.observe(elapsed);
     }
 
     /// Counts one 429.
