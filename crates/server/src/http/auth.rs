@@ -96,7 +96,7 @@ impl<S> Auth<S> {
     /// Serves one request whose context the caller holds.
     pub(super) fn handle<'a>(
         &'a self,
-        context: &'a RequestContext,
+        context: &'a Arc<RequestContext>,
         request: Request,
     ) -> impl Future<Output = Response> + Send + 'a
     where
@@ -142,7 +142,7 @@ impl Checks {
     // service boxes and copies (BENCHMARKS.md).
     async fn run<S>(
         &self,
-        context: &RequestContext,
+        context: &Arc<RequestContext>,
         request: Request,
         inner: impl FnOnce() -> S,
     ) -> Response
@@ -165,7 +165,7 @@ impl Checks {
                 return limited.into_response();
             }
         }
-        let request = match self.limit_body(request) {
+        let mut request = match self.limit_body(request) {
             Ok(request) => request,
             Err(refusal) => return refusal.into_response(),
         };
@@ -176,6 +176,9 @@ impl Checks {
         {
             return answer;
         }
+        // The handlers' `Extension<Arc<RequestContext>>`: inserted only for requests that reach
+        // the router (an extension map is an allocation and a hash insert per request).
+        request.extensions_mut().insert(Arc::clone(context));
         let mut inner = inner();
         let served = match poll_fn(|cx| inner.poll_ready(cx)).await {
             Ok(()) => inner.call(request).await,

@@ -7,7 +7,7 @@
 //! the key id comes from the [`RequestContext`] the auth service filled in.
 
 use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::response::Response;
 use http::header::X_CONTENT_TYPE_OPTIONS;
 use http::{HeaderMap, HeaderValue, Method};
@@ -70,8 +70,11 @@ pub(super) fn finish(
 
 fn fresh() -> HeaderValue {
     // A ULID is 26 Crockford base32 characters: always a valid header value. Encoded on the
-    // stack: one allocation (the header value's) instead of two.
+    // stack and moved into a reference-counted buffer: one allocation, and the clone `finish`
+    // puts in the response counts a reference. (A header value copied from a `&str` is
+    // copied into a buffer its first clone copies again into a shared one.)
     let mut buffer = [0; ulid::ULID_LEN];
-    HeaderValue::from_str(ulid::Ulid::new().array_to_str(&mut buffer))
+    ulid::Ulid::new().array_to_str(&mut buffer);
+    HeaderValue::from_maybe_shared(Bytes::from_owner(buffer))
         .unwrap_or(HeaderValue::from_static("unknown"))
 }

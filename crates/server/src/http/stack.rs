@@ -122,7 +122,6 @@ impl Bound {
         let started = Instant::now();
         let id = observe::request_id(request.headers());
         let context = Arc::new(RequestContext::new(id, started, connection));
-        request.extensions_mut().insert(Arc::clone(&context));
         let method = request.method().clone();
         // Kept for the route label of answers no handler labelled (401, 404, 503...).
         let uri = request.uri().clone();
@@ -136,6 +135,8 @@ impl Bound {
                     // Boxed, so that the request future of the usual configuration is not
                     // sized for CORS's state.
                     Either::Left(cors) => {
+                        // Authentication finds the context in the request, behind CORS.
+                        request.extensions_mut().insert(Arc::clone(&context));
                         future::Either::Left(Box::pin(cors.clone().oneshot(request)))
                     }
                     Either::Right(auth) => {

@@ -14,7 +14,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use appzone_contract::paths::{template_params, LIST_ZONES};
+use appzone_contract::paths::{Template, LIST_ZONES};
 use appzone_contract::{ErrorCode, IdError, ProviderId, RegionId};
 use axum::body::Body;
 use axum::extract::{FromRequestParts, Request, State};
@@ -102,12 +102,16 @@ fn answer<'h>(
 #[derive(Debug, Clone)]
 pub struct Shortcut {
     catalog: Catalog,
+    listing: Template<'static>,
 }
 
 impl Shortcut {
     /// A shortcut to the listings of `catalog`.
     pub fn new(catalog: Catalog) -> Self {
-        Self { catalog }
+        Self {
+            catalog,
+            listing: Template::new(LIST_ZONES),
+        }
     }
 
     /// The answer, or `None` when the request is one for the router.
@@ -115,7 +119,7 @@ impl Shortcut {
         if request.method() != Method::GET {
             return None;
         }
-        let [provider, region] = template_params::<2>(LIST_ZONES, request.uri().path())?;
+        let [provider, region] = self.listing.params::<2>(request.uri().path())?;
         if provider.contains('%') || region.contains('%') {
             return None; // the router decodes; ids never contain `%`
         }

@@ -414,9 +414,28 @@ async fn cors_is_off_by_default_and_answers_preflights_when_configured() {
             &[("origin", "https://portal.example")],
         )
         .await;
+    assert_eq!(resp.status, 200, "{}", resp.body);
     assert_eq!(
         resp.header("access-control-allow-origin"),
         Some("https://portal.example")
+    );
+    // Through the router too (a percent-encoded id is never answered by the shortcut): the
+    // handler finds the request's context behind CORS.
+    let routed = app
+        .send(
+            reqwest::Method::GET,
+            &TestApp::zones_path("%61ws", "us-east-1"),
+            Some(&app.member_key),
+            &[("origin", "https://portal.example")],
+        )
+        .await;
+    assert_eq!(routed.status, 200, "{}", routed.body);
+    assert_eq!(
+        routed.body,
+        resp.body.replace(
+            resp.header("x-request-id").unwrap(),
+            routed.header("x-request-id").unwrap(),
+        )
     );
     let other = app
         .send(
