@@ -53,6 +53,9 @@ Options:
   --no-client          skip the client benchmark
   --output FILE        where to write the report (default target/bench/report.md)
   --keep               keep the temporary directory (databases, server logs, wrk script)
+  --callgrind          also count the user-space instructions per listing of appzone and the
+                       baseline under valgrind's callgrind (8 connections; deterministic,
+                       whatever else the machine does); needs valgrind
   --perf               also profile appzone under the 64-connection listing with `perf record`
                        (cpu-clock, DWARF call graphs; target/bench/perf.data) and add the top
                        symbols to the report
@@ -141,6 +144,7 @@ struct Options {
     output: Option<PathBuf>,
     keep: bool,
     perf: bool,
+    callgrind: bool,
     listing_only: bool,
 }
 
@@ -167,6 +171,7 @@ impl Options {
             output: None,
             keep: false,
             perf: false,
+            callgrind: false,
             listing_only: false,
         };
         let mut it = args.iter();
@@ -207,6 +212,7 @@ impl Options {
                     opts.postgres = Postgres::Off;
                 }
                 "--perf" => opts.perf = true,
+                "--callgrind" => opts.callgrind = true,
                 "-h" | "--help" | "help" => {
                     print!("{HELP}");
                     return Ok(None);
@@ -434,6 +440,17 @@ fn sqlite_phase(
     if opts.perf {
         report.profile = Some(perf_profile(&wrk, &appzone, &list(64))?);
     }
+    if opts.callgrind {
+        report.instructions = Some(callgrind_counts(
+            bins,
+            work,
+            &wrk,
+            &url,
+            &body_file,
+            &etag,
+            &list(8),
+        )?);
+    }
     if opts.listing_only {
         return Ok(());
     }
@@ -638,6 +655,86 @@ fn perf_profile(wrk: &Wrk<'_>, server: &Server, load: &Load<'_>) -> Result<Strin
     Ok(out)
 }
 
+/// User-space instructions per listing of appzone and of the baseline, each under callgrind:
+/// a warm-up, counters zeroed, a 5 s run at `load`'s connections, counters dumped. Returns
+/// (appzone, baseline) instructions per request.
+fn callgrind_counts(
+    bins: &Binaries,
+    work: &WorkDir,
+    wrk: &Wrk<'_>,
+    url: &str,
+    body: &Path,
+    etag: &str,
+    load: &Load<'_>,
+) -> Result<(f64, f64), String> {
+    Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .map_err(|_| {
+            "--callgrind needs valgrind (Debian: `apt-get install valgrind`)".to_owned()
+        })?;
+    let mut counts = [0.0; 2];
+    for (slot, name) in counts
+        .iter_mut()
+        .zip(["callgrind-appzone", "callgrind-baseline"])
+    {
+        eprintln!("bench: callgrind: {name}");
+        let wrapper = [
+            "valgrind".to_owned(),
+            "--tool=callgrind".to_owned(),
+            format!(
+                "--callgrind-out-file={}",
+                work.path.join(format!("{name}.out")).display()
+            ),
+        ];
+        let server = match name {
+            "callgrind-appzone" => {
+                Server::appzone_under(Some(&wrapper), bins, work, name, url, None)?
+            }
+            _ => Server::baseline_under(Some(&wrapper), bins, work, name, body, etag)?,
+        };
+        Wrk {
+            duration: 3,
+            ..*wrk
+        }
+        .run(&server, load)?;
+        callgrind_control(&["-z", &server.pid().to_string()])?;
+        let run = Wrk {
+            duration: 5,
+            ..*wrk
+        }
+        .run(&server, load)?;
+        callgrind_control(&["-d", &server.pid().to_string()])?;
+        // The dump after zeroing is the first numbered part: `<out>.1`.
+        let dump = work.path.join(format!("{name}.out.1"));
+        let text = std::fs::read_to_string(&dump)
+            .map_err(|e| format!("cannot read {}: {e}", dump.display()))?;
+        let total: u64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("summary:"))
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| format!("no summary line in {}", dump.display()))?;
+        *slot = total as f64 / run.requests.max(1) as f64;
+    }
+    Ok((counts[0], counts[1]))
+}
+
+fn callgrind_control(args: &[&str]) -> Result<(), String> {
+    let output = Command::new("callgrind_control")
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run callgrind_control: {e}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "callgrind_control {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
+
 // ---- the PostgreSQL phase ------------------------------------------------------------------
 
 fn postgres_url(choice: &Postgres) -> Option<String> {
@@ -806,6 +903,18 @@ fn clean_env(mut command: Command) -> Command {
 
 // ---- servers -------------------------------------------------------------------------------
 
+/// `program`, or `wrapper` with `program` appended to it.
+fn wrapped(wrapper: Option<&[String]>, program: &Path) -> Command {
+    match wrapper {
+        Some([first, rest @ ..]) => {
+            let mut command = Command::new(first);
+            command.args(rest).arg(program);
+            command
+        }
+        _ => Command::new(program),
+    }
+}
+
 /// A child server process, stopped (SIGTERM, then SIGKILL) when dropped.
 struct Server {
     name: String,
@@ -821,8 +930,20 @@ impl Server {
         url: &str,
         log: Option<&str>,
     ) -> Result<Self, String> {
+        Self::appzone_under(None, bins, work, name, url, log)
+    }
+
+    /// appzone, run by `wrapper` (a command line the server's own is appended to) if given.
+    fn appzone_under(
+        wrapper: Option<&[String]>,
+        bins: &Binaries,
+        work: &WorkDir,
+        name: &str,
+        url: &str,
+        log: Option<&str>,
+    ) -> Result<Self, String> {
         let addr = free_port()?;
-        let mut command = clean_env(Command::new(&bins.server));
+        let mut command = clean_env(wrapped(wrapper, &bins.server));
         command
             .arg("--database-url")
             .arg(url)
@@ -837,13 +958,24 @@ impl Server {
     }
 
     fn baseline(bins: &Binaries, work: &WorkDir, body: &Path, etag: &str) -> Result<Self, String> {
+        Self::baseline_under(None, bins, work, "baseline", body, etag)
+    }
+
+    fn baseline_under(
+        wrapper: Option<&[String]>,
+        bins: &Binaries,
+        work: &WorkDir,
+        name: &str,
+        body: &Path,
+        etag: &str,
+    ) -> Result<Self, String> {
         let addr = free_port()?;
-        let mut command = Command::new(&bins.baseline);
+        let mut command = wrapped(wrapper, &bins.baseline);
         command
             .args(["--listen", &addr.to_string(), "--body-file"])
             .arg(body)
             .args(["--etag", etag, "--request-id", CAPTURE_REQUEST_ID]);
-        Self::start(command, work, "baseline", addr, ZONES_PATH)
+        Self::start(command, work, name, addr, ZONES_PATH)
     }
 
     fn start(
@@ -1243,6 +1375,8 @@ struct Report {
     long: Option<LongRun>,
     /// `perf report` of appzone under the 64-connection listing (`--perf`).
     profile: Option<String>,
+    /// User-space instructions per listing, appzone and baseline (`--callgrind`).
+    instructions: Option<(f64, f64)>,
     client: Option<BTreeMap<String, String>>,
     peak_rss: BTreeMap<String, u64>,
     notes: Vec<String>,
@@ -1284,6 +1418,7 @@ impl Report {
             order: Vec::new(),
             long: None,
             profile: None,
+            instructions: None,
             client: None,
             peak_rss: BTreeMap::new(),
             notes: Vec::new(),
@@ -1442,6 +1577,15 @@ impl Report {
                 cell(RunResult::rps),
                 cell(|r| r.p99_us),
                 cell(|r| r.cpu_us_per_request)
+            );
+        }
+
+        if let Some((appzone, baseline)) = self.instructions {
+            let _ = writeln!(
+                out,
+                "\nUser-space instructions per listing (callgrind, 8 connections): appzone \
+                 {appzone:.0}, baseline {baseline:.0}: {:.2}×.",
+                appzone / baseline
             );
         }
 
@@ -1705,6 +1849,7 @@ mod tests {
         assert_eq!(quick.rounds, 1);
         assert_eq!(quick.long_requests, 0);
         assert_eq!(quick.postgres, Postgres::Off);
+        assert!(Options::parse(&["--callgrind"]).unwrap().unwrap().callgrind);
         let listing = Options::parse(&["--listing-only"]).unwrap().unwrap();
         assert!(listing.listing_only && !listing.client);
         assert_eq!(listing.long_requests, 0);

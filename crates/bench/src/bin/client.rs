@@ -3,8 +3,8 @@
 //! Both sides send sequential requests over one warm keep-alive connection to the same server:
 //! `appzone_client::Client::list_zones` (URL building, request id, retry bookkeeping, status
 //! check, JSON decoding into `ZoneList`) against `reqwest::Client::get(url)` with the key header,
-//! reading the body as bytes. Blocks alternate A B A B so drift on a shared machine hits both
-//! alike; each side's per-call latencies are pooled and summarized.
+//! reading the body as bytes. Calls alternate A B B A A B ... so drift on a shared machine hits
+//! both alike; each side's per-call latencies are pooled and summarized.
 //!
 //! Prints a human summary and one machine-readable line starting with `APPZONE_CLIENT`.
 //!
@@ -129,12 +129,19 @@ async fn run(args: Args) -> Result<(), String> {
     }
     let mut client_samples = Vec::with_capacity(args.requests * args.rounds);
     let mut raw_samples = Vec::with_capacity(args.requests * args.rounds);
-    for _ in 0..args.rounds {
-        for _ in 0..args.requests {
-            client_samples.push(via_client().await?);
-        }
-        for _ in 0..args.requests {
-            raw_samples.push(via_raw().await?);
+    // Call by call, alternating which goes first. Blocks of 2,000 calls of one kind then the
+    // other once measured the raw GET at 17.1 µs and the client at 77.9 µs (p50), where both
+    // measure about 80 µs on the same machine: the loopback round trip changes with the state
+    // of the machine, and blocks let the two kinds see different states.
+    for round in 0..args.rounds {
+        for i in 0..args.requests {
+            if (round + i) % 2 == 0 {
+                client_samples.push(via_client().await?);
+                raw_samples.push(via_raw().await?);
+            } else {
+                raw_samples.push(via_raw().await?);
+                client_samples.push(via_client().await?);
+            }
         }
     }
     let c = summarize(&mut client_samples);
