@@ -7,8 +7,9 @@
 //! per thread, round robin), padded to its own cache lines; `/metrics` adds the shards up. The
 //! exposition text is the same as prometheus-client's types give (a test compares them).
 //!
-//! A scrape reads the shards one after another while requests go on, so a histogram's count,
-//! sum and buckets may be a few observations apart from each other; every value only grows.
+//! A scrape reads the shards one after another while requests go on, so a histogram's sum may
+//! be a few observations apart from its buckets; its count is the buckets' total, so it always
+//! equals the `+Inf` bucket, and every value only grows.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -93,7 +94,6 @@ const BUCKETS: usize = BOUNDS_NANOS.len() + 1;
 /// One thread's part of a histogram.
 #[derive(Debug, Default)]
 struct HistogramShard {
-    count: AtomicU64,
     /// Sum of the observations in nanoseconds: 584 years of request time before it wraps.
     sum_nanos: AtomicU64,
     /// Observations per bucket (not cumulative); the last is `+Inf`.
@@ -115,24 +115,24 @@ impl ShardedHistogram {
         let shard = &self.0[shard()];
         shard.buckets[bucket].fetch_add(1, Ordering::Relaxed);
         shard.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
-        shard.count.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Count, sum in seconds, and per-bucket counts with their upper bounds.
     fn totals(&self) -> (u64, f64, [(f64, u64); BUCKETS]) {
-        let mut count = 0u64;
         let mut sum_nanos = 0u64;
         let mut buckets = [(f64::INFINITY, 0u64); BUCKETS];
         for (slot, bound) in buckets.iter_mut().zip(BOUNDS_SECONDS) {
             slot.0 = bound;
         }
         for shard in self.0.iter() {
-            count = count.wrapping_add(shard.count.load(Ordering::Relaxed));
             sum_nanos = sum_nanos.wrapping_add(shard.sum_nanos.load(Ordering::Relaxed));
             for (slot, n) in buckets.iter_mut().zip(&shard.buckets) {
                 slot.1 = slot.1.wrapping_add(n.load(Ordering::Relaxed));
             }
         }
+        let count = buckets
+            .iter()
+            .fold(0u64, |total, (_, n)| total.wrapping_add(*n));
         (
             count,
             Duration::from_nanos(sum_nanos).as_secs_f64(),
