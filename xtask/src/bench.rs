@@ -674,10 +674,11 @@ fn callgrind_counts(
             "--callgrind needs valgrind (Debian: `apt-get install valgrind`)".to_owned()
         })?;
     let mut counts = [0.0; 2];
-    for (slot, name) in counts
-        .iter_mut()
-        .zip(["callgrind-appzone", "callgrind-baseline"])
-    {
+    for (slot, target) in counts.iter_mut().zip([Target::Appzone, Target::Baseline]) {
+        let name = match target {
+            Target::Baseline => "callgrind-baseline",
+            _ => "callgrind-appzone",
+        };
         eprintln!("bench: callgrind: {name}");
         let wrapper = [
             "valgrind".to_owned(),
@@ -687,11 +688,11 @@ fn callgrind_counts(
                 work.path.join(format!("{name}.out")).display()
             ),
         ];
-        let server = match name {
-            "callgrind-appzone" => {
-                Server::appzone_under(Some(&wrapper), bins, work, name, url, None)?
+        let server = match target {
+            Target::Baseline => {
+                Server::baseline_under(Some(&wrapper), bins, work, name, body, etag)?
             }
-            _ => Server::baseline_under(Some(&wrapper), bins, work, name, body, etag)?,
+            _ => Server::appzone_under(Some(&wrapper), bins, work, name, url, None)?,
         };
         Wrk {
             duration: 3,

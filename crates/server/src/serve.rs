@@ -4,7 +4,7 @@
 //! client that never finishes its request head holds a connection forever. This loop keeps a
 //! header-read timeout per connection itself (`serve/watchdog.rs`: it costs a request nothing,
 //! where hyper's timed every head), disables Nagle's algorithm on every connection, hands the
-//! peer address to the app ([`App::with_peer`]), and on shutdown stops accepting, lets
+//! peer's connection to the app ([`App::for_connection`]), and on shutdown stops accepting, lets
 //! in-flight requests finish, and gives up on stragglers after a deadline.
 
 mod watchdog;
@@ -17,6 +17,7 @@ use axum::body::Body;
 use axum::extract::Request;
 
 use self::watchdog::{cut_off_when_quiet, Watched};
+use crate::http::context::Connection;
 use crate::http::App;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -82,11 +83,10 @@ pub async fn serve(
         if let Err(err) = stream.set_nodelay(true) {
             tracing::debug!(error = %err, "cannot set TCP_NODELAY");
         }
-        let app = app.with_peer(peer);
-        let Some(connection) = app.connection().cloned() else {
-            continue; // `with_peer` always makes one
-        };
-        let service = app.map_request(|request: Request<Incoming>| request.map(Body::new));
+        let connection = Arc::new(Connection::new(peer.ip()));
+        let service = app
+            .for_connection(Arc::clone(&connection))
+            .map_request(|request: Request<Incoming>| request.map(Body::new));
         let (builder, watcher) = (Arc::clone(&builder), graceful.watcher());
         let timeout = options.header_read_timeout;
         tokio::spawn(async move {

@@ -16,7 +16,6 @@
 
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
-use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -79,18 +78,14 @@ impl App {
         }))
     }
 
-    /// The application for one new connection from `peer` (failed authentications are
-    /// limited per address; the connection remembers the last key it verified).
-    pub fn with_peer(&self, peer: SocketAddr) -> Self {
+    /// The application for one new connection (failed authentications are limited per its
+    /// peer's address; it remembers the last key it verified; its requests count themselves in
+    /// its activity, which the accept loop's watchdog reads).
+    pub fn for_connection(&self, connection: Arc<Connection>) -> Self {
         Self(Arc::new(Bound {
             gate: Arc::clone(&self.0.gate),
-            connection: Some(Arc::new(Connection::new(peer.ip()))),
+            connection: Some(connection),
         }))
-    }
-
-    /// The connection this application was made for by [`App::with_peer`].
-    pub fn connection(&self) -> Option<&Arc<Connection>> {
-        self.0.connection.as_ref()
     }
 }
 
