@@ -238,6 +238,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         &[
             "build",
             "--release",
+            "--locked",
             "-p",
             "appzone-server",
             "-p",

@@ -5,6 +5,7 @@
 
 mod bench;
 mod deny;
+mod msrv;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -17,9 +18,11 @@ Tasks:
   openapi --check    fail if openapi.json differs from the contract crate
   lint-spec          lint openapi.json with Redocly CLI (installed from npm if needed)
   deny               supply-chain checks with cargo-deny (licenses, bans, sources, advisories)
+  msrv               check the crates with the oldest Rust each declares (rust-version);
+                     skipped with a notice when that toolchain is not installed
   bench [ARGS]       load benchmarks against a release build (see BENCHMARKS.md)
   ci                 everything CI runs: fmt, clippy, tests, docs, openapi --check,
-                     lint-spec, deny
+                     lint-spec, deny, msrv
 ";
 
 /// Redocly CLI version used by `lint-spec`; pinned so the lint result does not change under us.
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
         ["openapi", "--check"] => openapi(true),
         ["lint-spec"] => lint_spec(),
         ["deny"] => deny::run(),
+        ["msrv"] => msrv::run(),
         ["bench", rest @ ..] => bench::run(rest),
         ["ci"] => ci(),
         [] | ["help"] | ["--help"] | ["-h"] => {
@@ -155,6 +159,7 @@ fn ci() -> Result<(), String> {
     openapi(true)?;
     lint_spec()?;
     deny::run()?;
+    msrv::run()?;
     println!("ci: all checks passed");
     Ok(())
 }

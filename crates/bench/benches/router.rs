@@ -303,7 +303,7 @@ fn bench_parts(c: &mut Criterion) {
     group.bench_function("request_id_ulid", |b| {
         b.iter(|| {
             std::hint::black_box(
-                http::HeaderValue::from_str(&ulid::Ulid::new().to_string()).unwrap(),
+                http::HeaderValue::from_str(&ulid::Ulid::generate().to_string()).unwrap(),
             )
         });
     });

@@ -323,7 +323,7 @@ impl fmt::Display for DisplayDuration {
         let d = self.0;
         if d.subsec_nanos() == 0 {
             write!(f, "{}s", d.as_secs())
-        } else if d < Duration::from_secs(1) && d.subsec_nanos() % 1_000_000 == 0 {
+        } else if d < Duration::from_secs(1) && d.subsec_nanos().is_multiple_of(1_000_000) {
             write!(f, "{}ms", d.as_millis())
         } else {
             write!(f, "{:?}", d)

@@ -2,7 +2,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rand::Rng;
+use rand::RngExt;
 
 /// Crockford's base32 alphabet, as used by ULIDs.
 const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -16,7 +16,7 @@ pub(crate) fn generate() -> String {
         .map(|d| d.as_millis())
         .unwrap_or(0);
     let time = millis & ((1 << 48) - 1);
-    let random: u128 = rand::thread_rng().gen::<u128>() & ((1 << 80) - 1);
+    let random: u128 = rand::rng().random::<u128>() & ((1 << 80) - 1);
     let mut value = (time << 80) | random;
     let mut out = [0u8; 26];
     for slot in out.iter_mut().rev() {

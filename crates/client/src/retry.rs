@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use http::{HeaderMap, StatusCode};
-use rand::Rng;
+use rand::RngExt;
 
 /// How often and how patiently the client retries a call.
 ///
@@ -114,7 +114,7 @@ impl RetryPolicy {
         if ceiling_nanos == 0 {
             return Duration::ZERO;
         }
-        Duration::from_nanos(rand::thread_rng().gen_range(ceiling_nanos / 2..=ceiling_nanos))
+        Duration::from_nanos(rand::rng().random_range(ceiling_nanos / 2..=ceiling_nanos))
     }
 
     /// How long to wait before the next attempt after an answer that may be retried, or `None`

@@ -7,8 +7,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use rand::distributions::{Alphanumeric, DistString};
-use rand::rngs::OsRng;
+use rand::distr::{Alphanumeric, SampleString};
+use rand::rand_core::UnwrapErr;
+use rand::rngs::SysRng;
 
 const PREFIX: &str = "apz_";
 /// Length of the public key id, in base62 characters.
@@ -82,9 +83,13 @@ pub struct ApiKey {
 
 impl ApiKey {
     /// Generates a new key from the operating system's CSPRNG.
+    ///
+    /// Panics if the operating system cannot provide random bytes: a key must never come from
+    /// anything weaker, and there is nothing better to do without them.
     pub fn generate() -> Self {
-        let key_id = Alphanumeric.sample_string(&mut OsRng, KEY_ID_LEN);
-        let secret = Alphanumeric.sample_string(&mut OsRng, SECRET_LEN);
+        let mut rng = UnwrapErr(SysRng);
+        let key_id = Alphanumeric.sample_string(&mut rng, KEY_ID_LEN);
+        let secret = Alphanumeric.sample_string(&mut rng, SECRET_LEN);
         Self {
             full: format!("{PREFIX}{key_id}_{secret}"),
             key_id: KeyId(key_id),

@@ -74,7 +74,7 @@ fn fresh() -> HeaderValue {
     // puts in the response counts a reference. (A header value copied from a `&str` is
     // copied into a buffer its first clone copies again into a shared one.)
     let mut buffer = [0; ulid::ULID_LEN];
-    ulid::Ulid::new().array_to_str(&mut buffer);
+    ulid::Ulid::generate().array_to_str(&mut buffer);
     HeaderValue::from_maybe_shared(Bytes::from_owner(buffer))
         .unwrap_or(HeaderValue::from_static("unknown"))
 }

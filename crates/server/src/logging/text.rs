@@ -166,7 +166,7 @@ mod tests {
         assert!(quotes_verbatim(std::str::from_utf8(&allowed).unwrap()));
         let key = appzone_contract::ApiKey::generate();
         assert!(quotes_verbatim(key.key_id().as_str()));
-        assert!(quotes_verbatim(&ulid::Ulid::new().to_string()));
+        assert!(quotes_verbatim(&ulid::Ulid::generate().to_string()));
     }
 
     /// tracing-subscriber's default text format without colours, writing into `capture`.

@@ -131,7 +131,8 @@ impl Store {
             return Ok(());
         }
         for setting in ["fsync", "synchronous_commit", "full_page_writes"] {
-            let value: String = sqlx::query(&format!("SELECT current_setting('{setting}')"))
+            let value: String = sqlx::query("SELECT current_setting($1)")
+                .bind(setting)
                 .fetch_one(&self.pool)
                 .await
                 .and_then(|row| row.try_get(0))
@@ -303,7 +304,7 @@ impl Store {
         self.require_org(org).await?;
         let id = match id {
             Some(id) => id,
-            None => ProfileId::new(format!("prof_{}", ulid::Ulid::new()))
+            None => ProfileId::new(format!("prof_{}", ulid::Ulid::generate()))
                 .map_err(|e| StoreError::Invalid(e.to_string()))?,
         };
         sqlx::query("INSERT INTO profiles (id, org_id, name, created_at) VALUES ($1, $2, $3, $4)")
@@ -590,11 +591,12 @@ async fn replace_catalog_in(
 ) -> Result<i64, StoreError> {
     // Zones and regions go with their provider (ON DELETE CASCADE), but delete explicitly so
     // the statement order does not depend on foreign-key enforcement being on.
-    for table in ["catalog_zones", "catalog_regions", "catalog_providers"] {
-        sqlx::query(&format!("DELETE FROM {table}"))
-            .execute(&mut **tx)
-            .await
-            .classify()?;
+    for statement in [
+        "DELETE FROM catalog_zones",
+        "DELETE FROM catalog_regions",
+        "DELETE FROM catalog_providers",
+    ] {
+        sqlx::query(statement).execute(&mut **tx).await.classify()?;
     }
     for (p_pos, provider) in catalog.providers.iter().enumerate() {
         sqlx::query("INSERT INTO catalog_providers (id, name, position) VALUES ($1, $2, $3)")

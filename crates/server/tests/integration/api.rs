@@ -203,7 +203,7 @@ both_backends! {
     async fn concurrent_deletes_of_one_profile_give_exactly_one_204(app: TestApp) {
         let path = TestApp::profile_path(app.profile.as_str());
         let attempts = (0..16).map(|_| app.delete(&path, Some(&app.admin_key)));
-        let statuses: Vec<u16> = futures::future::join_all(attempts).await.into_iter().map(|r| r.status).collect();
+        let statuses: Vec<u16> = futures_util::future::join_all(attempts).await.into_iter().map(|r| r.status).collect();
         assert_eq!(statuses.iter().filter(|s| **s == 204).count(), 1, "{statuses:?}");
         assert_eq!(statuses.iter().filter(|s| **s == 404).count(), 15, "{statuses:?}");
         let audits = audit_count(&app, app.profile.as_str()).await;

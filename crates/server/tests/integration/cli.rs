@@ -432,7 +432,7 @@ fn every_request_gets_one_whole_log_line_under_concurrent_load() {
                 assert_eq!(status, 200);
             }
         });
-        futures::future::join_all(sends).await;
+        futures_util::future::join_all(sends).await;
     });
     Demo::stop(&mut child);
     let rest = log.join().unwrap();
@@ -551,7 +551,7 @@ async fn postgres_backup_and_restore_as_documented() {
     let mut admin = crate::support::connect_admin(&url).await.unwrap();
     sqlx::Executor::execute(
         &mut admin,
-        format!("CREATE DATABASE {restored_db}").as_str(),
+        sqlx::AssertSqlSafe(format!("CREATE DATABASE {restored_db}")),
     )
     .await
     .unwrap();
@@ -567,11 +567,14 @@ async fn postgres_backup_and_restore_as_documented() {
     );
     sqlx::Executor::execute(
         &mut admin,
-        format!("DROP DATABASE {restored_db} WITH (FORCE)").as_str(),
+        sqlx::AssertSqlSafe(format!("DROP DATABASE {restored_db} WITH (FORCE)")),
     )
     .await
     .unwrap();
-    let _ =
-        sqlx::Executor::execute(&mut admin, format!("DROP SCHEMA {schema} CASCADE").as_str()).await;
+    let _ = sqlx::Executor::execute(
+        &mut admin,
+        sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")),
+    )
+    .await;
     assert!(live.contains(id.trim()), "{live}");
 }

@@ -64,7 +64,7 @@ async fn failed_authentications_per_address_are_limited_but_valid_keys_pass() {
     let forged = format!("{}{}", &app.admin_key[..17], "x".repeat(32));
     let path = zones();
     let attempts = (0..6).map(|_| app.get(&path, Some(&forged)));
-    let statuses: Vec<u16> = futures::future::join_all(attempts)
+    let statuses: Vec<u16> = futures_util::future::join_all(attempts)
         .await
         .iter()
         .map(|r| r.status)
@@ -144,7 +144,7 @@ async fn requests_over_the_concurrency_limit_are_shed_at_once() {
             (resp, started.elapsed())
         }
     });
-    let results = futures::future::join_all(calls).await;
+    let results = futures_util::future::join_all(calls).await;
     let served = results.iter().filter(|(r, _)| r.status == 200).count();
     let shed: Vec<_> = results.iter().filter(|(r, _)| r.status == 503).collect();
     assert!(
@@ -419,6 +419,13 @@ async fn cors_is_off_by_default_and_answers_preflights_when_configured() {
         resp.header("access-control-allow-origin"),
         Some("https://portal.example")
     );
+    // The allowed origin echoes the request's, so a shared cache must key on `Origin`; methods
+    // and headers are fixed lists, so nothing else varies (tower-http 0.6 also listed the two
+    // preflight request headers here).
+    for answer in [&resp, &preflight] {
+        let vary: Vec<_> = answer.headers.get_all("vary").iter().collect();
+        assert_eq!(vary, ["origin"]);
+    }
     // Through the router too (a percent-encoded id is never answered by the shortcut): the
     // handler finds the request's context behind CORS.
     let routed = app

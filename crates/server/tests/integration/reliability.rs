@@ -17,7 +17,7 @@ use appzone_server::serve::ServeOptions;
 use appzone_server::storage::{PoolSettings, Store};
 use appzone_server::ServiceConfig;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -108,7 +108,7 @@ async fn crash_worker(
         if candidates.is_empty() {
             break;
         }
-        let p = &mut profiles[candidates[rng.gen_range(0..candidates.len())]];
+        let p = &mut profiles[candidates[rng.random_range(0..candidates.len())]];
         match p.known {
             Known::Live => {
                 log.sent += 1;
@@ -339,7 +339,7 @@ async fn crash_seed(url: &str, sqlite_file: Option<&Path>, seed: u64, rounds: u3
             })
             .collect();
         // The random moment: the workers keep deletes in flight the whole time.
-        let kill_after = Duration::from_millis(rng.gen_range(300..1500));
+        let kill_after = Duration::from_millis(rng.random_range(300..1500));
         tokio::time::sleep(kill_after).await;
         let status = server.kill9();
         stop.store(true, Ordering::SeqCst);
@@ -486,7 +486,7 @@ async fn delete_all_at_once(
             });
         }
     }
-    futures::future::join_all(calls).await
+    futures_util::future::join_all(calls).await
 }
 
 /// Exactly one 204 per profile, 404 for every other attempt, and exactly one audit record per
@@ -1157,7 +1157,7 @@ where
     F: Fn(
         &TestApp,
         Prepared,
-    ) -> futures::future::BoxFuture<'_, Result<(Prepared, Option<Seen>), String>>,
+    ) -> futures_util::future::BoxFuture<'_, Result<(Prepared, Option<Seen>), String>>,
 {
     use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -1391,7 +1391,7 @@ async fn two_hundred_idle_connections_do_not_stop_the_server_serving() {
         "21 requests beside {IDLE} idle connections took {serving:?}"
     );
     // Stalled request heads are cut by the header timeout.
-    let cut = futures::future::join_all(stalled.iter_mut().map(|s| async {
+    let cut = futures_util::future::join_all(stalled.iter_mut().map(|s| async {
         closed_within(s, Duration::from_secs(15))
             .await
             .map(|_| opened.elapsed())
@@ -1402,7 +1402,7 @@ async fn two_hundred_idle_connections_do_not_stop_the_server_serving() {
     let slowest = cut.iter().flatten().max().copied().unwrap_or_default();
     assert_eq!(app.get("/healthz", None).await.status, 200);
     // So are connections that never sent a byte.
-    let closed = futures::future::join_all(silent.iter_mut().map(|s| async {
+    let closed = futures_util::future::join_all(silent.iter_mut().map(|s| async {
         closed_within(s, Duration::from_secs(15))
             .await
             .map(|_| opened.elapsed())

@@ -92,6 +92,9 @@ async fn postgres_with_synchronous_commit_off_is_refused() {
     assert!(err.to_string().contains("synchronous_commit=off"), "{err}");
     store.close().await;
     let mut admin = crate::support::connect_admin(&url).await.unwrap();
-    let _ =
-        sqlx::Executor::execute(&mut admin, format!("DROP SCHEMA {schema} CASCADE").as_str()).await;
+    let _ = sqlx::Executor::execute(
+        &mut admin,
+        sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")),
+    )
+    .await;
 }

@@ -92,7 +92,7 @@ impl Drop for Database {
 async fn drop_schema(url: &str, schema: &str) {
     if let Ok(mut conn) = connect_admin(url).await {
         let sql = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
-        let _ = sqlx::Executor::execute(&mut conn, sql.as_str()).await;
+        let _ = sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(sql)).await;
     }
 }
 
@@ -422,13 +422,16 @@ pub async fn postgres_schema() -> Option<(String, String)> {
     if !SWEPT.swap(true, std::sync::atomic::Ordering::SeqCst) {
         sweep_old_schemas(&url).await;
     }
-    let schema = format!("t_{}", ulid::Ulid::new().to_string().to_lowercase());
+    let schema = format!("t_{}", ulid::Ulid::generate().to_string().to_lowercase());
     let mut conn = connect_admin(&url)
         .await
         .unwrap_or_else(|e| panic!("{PG_ENV} is set but PostgreSQL is unreachable: {e}"));
-    sqlx::Executor::execute(&mut conn, format!("CREATE SCHEMA {schema}").as_str())
-        .await
-        .unwrap();
+    sqlx::Executor::execute(
+        &mut conn,
+        sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")),
+    )
+    .await
+    .unwrap();
     Some((url, schema))
 }
 
