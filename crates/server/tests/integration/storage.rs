@@ -3,6 +3,30 @@
 use crate::support::{both_backends, TestApp};
 
 both_backends! {
+    async fn applied_migrations_keep_the_checksums_earlier_releases_recorded(app: TestApp) {
+        // sqlx refuses to start on a database whose applied migration's checksum differs from
+        // the binary's. These are the checksums the first release (sqlx 0.8) wrote: an edited
+        // migration, or a sqlx that hashes differently, would lock every existing deployment out.
+        let expected = match app.store.backend() {
+            appzone_server::storage::Backend::Sqlite => {
+                "a32fb4c1945560c371586fad4e6d71496ea46e24e5e7174c40618e2f9aef4bdbeb26d411600e71576af3b0c2fcb330d7"
+            }
+            appzone_server::storage::Backend::Postgres => {
+                "f797222efa9d6b1daca6f941baa3d0350839fb92f2b99117769a6afb848cda7ecdede4bcbeac127d47a6271d2a55caae"
+            }
+        };
+        let rows: Vec<(i64, String, Vec<u8>, i64)> =
+            sqlx::query_as("SELECT version, description, checksum, CASE WHEN success THEN 1 ELSE 0 END FROM _sqlx_migrations ORDER BY version")
+                .fetch_all(app.store.pool())
+                .await
+                .unwrap();
+        let rows: Vec<(i64, String, String, i64)> = rows
+            .into_iter()
+            .map(|(version, description, checksum, success)| (version, description, hex::encode(checksum), success))
+            .collect();
+        assert_eq!(rows, [(1, "initial".to_owned(), expected.to_owned(), 1)]);
+    }
+
     async fn database_holds_no_api_key_in_plain_text(app: TestApp) {
         let secrets: Vec<&str> = [&app.admin_key, &app.member_key, &app.revoked_key, &app.other_admin_key]
             .into_iter()
