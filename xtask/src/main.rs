@@ -4,6 +4,8 @@
 //! test suite, which finds PostgreSQL through `APPZONE_TEST_POSTGRES_URL` when it is set.
 
 mod bench;
+mod browser;
+mod clients;
 mod deny;
 mod msrv;
 
@@ -18,6 +20,9 @@ Tasks:
   openapi --check    fail if openapi.json differs from the contract crate
   lint-spec          lint openapi.json with Redocly CLI (installed from npm if needed)
   deny               supply-chain checks with cargo-deny (licenses, bans, sources, advisories)
+  clients            generate Python and TypeScript clients from openapi.json and run
+                     their scenario against the real server (needs python3, npm)
+  browser            drive the /docs page in headless Chromium (needs chromium, npm)
   msrv               check the crates with the oldest Rust each declares (rust-version);
                      skipped with a notice when that toolchain is not installed
   bench [ARGS]       load benchmarks against a release build (see BENCHMARKS.md)
@@ -37,6 +42,8 @@ fn main() -> ExitCode {
         ["lint-spec"] => lint_spec(),
         ["deny"] => deny::run(),
         ["msrv"] => msrv::run(),
+        ["clients"] => clients::run(),
+        ["browser"] => browser::run(),
         ["bench", rest @ ..] => bench::run(rest),
         ["ci"] => ci(),
         [] | ["help"] | ["--help"] | ["-h"] => {
