@@ -6,6 +6,7 @@
 mod bench;
 mod browser;
 mod clients;
+mod demo_server;
 mod deny;
 mod msrv;
 
