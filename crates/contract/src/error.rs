@@ -5,8 +5,8 @@ use std::fmt;
 
 use http::StatusCode;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
-use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{AnyOfBuilder, ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
 /// Machine-readable error code of every error response.
@@ -144,16 +144,56 @@ impl<'de> Deserialize<'de> for ErrorCode {
     }
 }
 
+impl ErrorCode {
+    /// What the code means, for the document's `KnownErrorCode` table.
+    fn meaning(&self) -> &'static str {
+        match self {
+            ErrorCode::InvalidProvider => "the provider id is malformed or not in the catalog",
+            ErrorCode::InvalidRegion => "the region id is malformed",
+            ErrorCode::MissingApiKey => "no X-API-KEY header, or an empty or blank one",
+            ErrorCode::InvalidApiKey => "the key is unknown, malformed or revoked",
+            ErrorCode::Forbidden => "the key's role may not do this",
+            ErrorCode::RegionNotFound => "the provider has no such region",
+            ErrorCode::ProfileNotFound => {
+                "no such profile in the caller's organization (absent, deleted, or another \
+                 organization's)"
+            }
+            ErrorCode::NotFound => "no route matches the path",
+            ErrorCode::MethodNotAllowed => {
+                "the path exists, the method does not; Allow lists the methods"
+            }
+            ErrorCode::PayloadTooLarge => "the request body is over the limit",
+            ErrorCode::RateLimited => "a per-key or per-address limit was hit; see Retry-After",
+            ErrorCode::InternalError => "a bug; details are in the service's log",
+            ErrorCode::Unavailable => {
+                "overloaded, timed out, or the database is unreachable; see Retry-After"
+            }
+            ErrorCode::Other(_) => "a code this version does not know",
+        }
+    }
+}
+
+/// Longest error code the service sends.
+pub const ERROR_CODE_MAX_LEN: usize = 64;
+
 impl PartialSchema for ErrorCode {
+    /// Open to additions: a known code, or any other code of the same shape. Generated clients
+    /// then keep an unknown code as a string instead of failing to decode the error.
     fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
+        let other = ObjectBuilder::new()
             .schema_type(SchemaType::Type(Type::String))
+            .description(Some("A code added after this version of the document."))
+            .pattern(Some("^[a-z][a-z0-9_]*$"))
+            .min_length(Some(1))
+            .max_length(Some(ERROR_CODE_MAX_LEN));
+        AnyOfBuilder::new()
+            .item(Ref::from_schema_name(KnownErrorCode::name()))
+            .item(other)
             .description(Some(
-                "Machine-readable error code. Clients must treat codes they do not know as a \
-                 generic error of the response's HTTP status: new codes may be added without a \
-                 new API version.",
+                "Machine-readable error code: one of `KnownErrorCode`, or a code added later. \
+                 Treat a code you do not know as a generic error of the response's HTTP status: \
+                 codes are added without a new API version.",
             ))
-            .enum_values(Some(ErrorCode::KNOWN.iter().map(|c| c.as_str().to_owned())))
             .examples([serde_json::json!("profile_not_found")])
             .into()
     }
@@ -162,6 +202,38 @@ impl PartialSchema for ErrorCode {
 impl ToSchema for ErrorCode {
     fn name() -> Cow<'static, str> {
         Cow::Borrowed("ErrorCode")
+    }
+}
+
+/// Schema-only type: the error codes this version of the contract knows, with their statuses.
+#[derive(Debug)]
+pub struct KnownErrorCode;
+
+impl PartialSchema for KnownErrorCode {
+    fn schema() -> RefOr<Schema> {
+        let mut table = String::from(
+            "The error codes of this version, with the HTTP status each comes with:\n\n\
+             | code | status | meaning |\n|---|---|---|\n",
+        );
+        for code in &ErrorCode::KNOWN {
+            table.push_str(&format!(
+                "| `{}` | {} | {} |\n",
+                code.as_str(),
+                code.status().as_u16(),
+                code.meaning()
+            ));
+        }
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some(table))
+            .enum_values(Some(ErrorCode::KNOWN.iter().map(|c| c.as_str().to_owned())))
+            .into()
+    }
+}
+
+impl ToSchema for KnownErrorCode {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("KnownErrorCode")
     }
 }
 
@@ -178,7 +250,9 @@ impl ToSchema for ErrorCode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(example = json!({"error": "profile not found", "error_code": "profile_not_found"}))]
 pub struct ErrorBody {
-    /// Human-readable message. Never contains SQL, stack traces, file paths or key material.
+    /// Human-readable message, at most 1024 characters. Never contains SQL, stack traces, file
+    /// paths or key material. Do not parse it.
+    #[schema(max_length = 1024)]
     pub error: String,
     /// Machine-readable code; see the `ErrorCode` schema.
     pub error_code: ErrorCode,

@@ -34,4 +34,4 @@ mod zones;
 pub use api_key::{ApiKey, ApiKeyError, KeyId};
 pub use error::{ErrorBody, ErrorCode};
 pub use ids::{IdError, IdKind, ProfileId, ProviderId, RegionId};
-pub use zones::{ZoneList, STATUS_SUCCESS};
+pub use zones::{ZoneList, MAX_ZONES_PER_REGION, STATUS_SUCCESS};

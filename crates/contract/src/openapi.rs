@@ -6,12 +6,24 @@
 //! `__path_delete_application_profile` through a re-export), so a route cannot exist without its
 //! documentation and the documentation cannot describe a route the server does not have.
 //!
+//! What every operation answers alike (413, 429, 500, 503 and the `default` error response) and
+//! what every `GET` implies (its `HEAD`) are added by [`finish`], to the document and to the
+//! server's registered routes alike, so no operation can forget them.
+//!
 //! `openapi.json` at the workspace root is [`document_json`]'s output, checked in; `cargo xtask
 //! openapi` regenerates it and a test fails when it is stale.
 
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use std::borrow::Cow;
 
+use serde_json::{json, Map, Value};
+use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::RefOr;
+use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
+
+use crate::error::KnownErrorCode;
+use crate::headers::REQUEST_ID_MAX_LEN;
+use crate::zones::{ListingStatus, ZoneId};
 use crate::{ErrorBody, ErrorCode, ProfileId, ProviderId, RegionId, ZoneList};
 
 /// Name of the security scheme in the document.
@@ -21,9 +33,9 @@ pub const TAG_ZONES: &str = "zones";
 /// Tag of the profile operations.
 pub const TAG_PROFILES: &str = "profiles";
 
-/// The generated document as a data structure.
-pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+/// The published document, as JSON.
+pub fn document() -> Value {
+    finish(ApiDoc::openapi())
 }
 
 /// The generated document as it is checked in: pretty JSON with a trailing newline.
@@ -58,9 +70,13 @@ malformed (for example `Bearer <key>`) or revoked key gives `invalid_api_key`.\n
 Every error response, whatever its cause (including unknown routes, wrong methods, timeouts and \
 overload), has the content type `application/json` and the body \
 `{\"error\": \"<human message>\", \"error_code\": \"<code>\"}`. Branch on `error_code`, never on \
-the message. Codes may be added; treat an unknown code like the HTTP status it came with. \
-The one exception is 431 (request headers too large), which the HTTP layer answers before the \
-service sees the request.\n\n\
+the message. The `KnownErrorCode` schema lists and explains the codes of this version; codes may \
+be added, so `error_code` accepts any code, and a client treats one it does not know like the \
+HTTP status it came with. Besides the statuses each operation lists, every operation may \
+answer 413, 429, 500 and 503, and any path 404 `not_found` (no such route) or 405 \
+`method_not_allowed` (with an `Allow` header). The one exception to the error body is 431 \
+(request headers too large), which the HTTP layer answers in plain text before the service \
+sees the request.\n\n\
 ## Request ids\n\n\
 Every response carries `X-Request-Id`. Send your own (1 to 128 characters of \
 `[A-Za-z0-9._:-]`) to have it echoed; otherwise the service makes one. Quote it when reporting \
@@ -74,18 +90,27 @@ is unreachable. Both are safe to retry after the indicated delay.",
     ),
     servers(
         (
-            url = "{base_url}",
-            description = "An appzone deployment. Paths below include the `/api/v1` version prefix.",
-            variables(
-                ("base_url" = (
-                    default = "http://127.0.0.1:8080",
-                    description = "Scheme, host and port of the deployment, without a trailing slash."
-                ))
-            )
+            url = "/",
+            description = "The deployment that serves this document: the API is on the same \
+origin (scheme, host and port) as the document. A portal or client generator that uses the \
+document away from the service replaces this URL with the deployment's own, for example \
+https://appzone.example.com."
         )
     ),
     paths(list_zones, delete_application_profile),
-    components(schemas(ZoneList, ErrorBody, ErrorCode, ProviderId, RegionId, ProfileId)),
+    components(schemas(
+        ZoneList,
+        ErrorBody,
+        ErrorCode,
+        KnownErrorCode,
+        ProviderId,
+        RegionId,
+        ProfileId,
+        RequestId,
+        EntityTag,
+        ZoneId,
+        ListingStatus
+    )),
     modifiers(&SecurityAddon),
     security(("apiKey" = [])),
     tags(
@@ -133,52 +158,37 @@ per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back 
     params(
         ("providerId" = ProviderId, Path, description = "Provider identifier, for example `aws`, `gcp` or `azure`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("regionId" = RegionId, Path, description = "Region identifier within the provider, for example `us-east-1`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
-        ("If-None-Match" = Option<String>, Header, nullable = false, description = "An `ETag` from an earlier answer; a match gives 304.", example = "W/\"6c1e0f7a2b9d4e11\""),
-        ("X-Request-Id" = Option<String>, Header, nullable = false, description = "Optional caller request id (1 to 128 characters of `[A-Za-z0-9._:-]`), echoed in the `X-Request-Id` response header and the body's `id`.", example = "checkout-7f3a")
+        ("If-None-Match" = Option<EntityTag>, Header, nullable = false, description = "An `ETag` from an earlier answer, for example `W/\"6c1e0f7a2b9d4e11\"`; a match gives 304. Leave it out to get the zones."),
+        ("X-Request-Id" = Option<RequestId>, Header, nullable = false, description = "Optional request id of your own, for example `checkout-7f3a`, echoed in the `X-Request-Id` response header and the body's `id`. Leave it out to get a fresh one.")
     ),
     responses(
         (status = 200, description = "The region's zones. `id` equals the `X-Request-Id` header.", body = ZoneList,
             headers(
-                ("ETag" = String, description = "Weak validator over provider, region and zones, for `If-None-Match`."),
+                ("ETag" = EntityTag, description = "Weak validator over provider, region and zones, for `If-None-Match`."),
                 ("Cache-Control" = String, description = "Always `private, max-age=60`."),
-                ("X-Request-Id" = String, description = "The request id.")
+                ("X-Request-Id" = RequestId, description = "The request id.")
             )),
         (status = 304, description = "Not modified: the `If-None-Match` value matches the current `ETag`. No body.",
             headers(
-                ("ETag" = String, description = "The current validator."),
+                ("ETag" = EntityTag, description = "The current validator."),
                 ("Cache-Control" = String, description = "Always `private, max-age=60`."),
-                ("X-Request-Id" = String, description = "The request id.")
+                ("X-Request-Id" = RequestId, description = "The request id.")
             )),
         (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. `invalid_region`: the region id is malformed.", body = ErrorBody,
-            headers(("X-Request-Id" = String, description = "The request id.")),
+            headers(("X-Request-Id" = RequestId, description = "The request id.")),
             examples(
                 ("invalid_provider" = (summary = "Unknown or malformed provider", value = json!({"error": "unknown provider: no provider has the id \"aws2\"", "error_code": "invalid_provider"}))),
                 ("invalid_region" = (summary = "Malformed region id", value = json!({"error": "invalid region id: region id may contain only lowercase ASCII letters, digits and '-'; found 'E' at position 3", "error_code": "invalid_region"})))
             )),
         (status = 401, description = "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, malformed or revoked key. Checked before the path parameters.", body = ErrorBody,
-            headers(("X-Request-Id" = String, description = "The request id.")),
+            headers(("X-Request-Id" = RequestId, description = "The request id.")),
             examples(
                 ("missing_api_key" = (summary = "No key sent", value = json!({"error": "missing API key: send it in the X-API-KEY header", "error_code": "missing_api_key"}))),
                 ("invalid_api_key" = (summary = "Unknown or revoked key", value = json!({"error": "invalid API key", "error_code": "invalid_api_key"})))
             )),
         (status = 404, description = "`region_not_found`: the region id is well-formed but the provider has no such region.", body = ErrorBody,
-            headers(("X-Request-Id" = String, description = "The request id.")),
+            headers(("X-Request-Id" = RequestId, description = "The request id.")),
             example = json!({"error": "region not found: aws has no region \"us-east-9\"", "error_code": "region_not_found"})),
-        (status = 429, description = "`rate_limited`: too many requests for this key or client address. Retry after `Retry-After` seconds.", body = ErrorBody,
-            headers(
-                ("Retry-After" = u32, description = "Seconds to wait before retrying."),
-                ("X-Request-Id" = String, description = "The request id.")
-            ),
-            example = json!({"error": "rate limit exceeded, retry later", "error_code": "rate_limited"})),
-        (status = 500, description = "`internal_error`: a bug. Details are only in the server log, under the request id.", body = ErrorBody,
-            headers(("X-Request-Id" = String, description = "The request id.")),
-            example = json!({"error": "internal error; quote the request id when reporting it", "error_code": "internal_error"})),
-        (status = 503, description = "`unavailable`: the service is overloaded, timed out, or cannot reach its database. Safe to retry after `Retry-After` seconds.", body = ErrorBody,
-            headers(
-                ("Retry-After" = u32, description = "Seconds to wait before retrying."),
-                ("X-Request-Id" = String, description = "The request id.")
-            ),
-            example = json!({"error": "service temporarily unavailable, retry later", "error_code": "unavailable"}))
     ),
     security(("apiKey" = []))
 )]
@@ -204,39 +214,245 @@ kept as tombstones for a retention period (30 days by default) during which an o
 restore them; every deletion is recorded in an audit log with the key id and request id.",
     params(
         ("profileId" = ProfileId, Path, description = "Application profile identifier, for example `prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2`. Pattern `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`; a value outside it answers 404."),
-        ("X-Request-Id" = Option<String>, Header, nullable = false, description = "Optional caller request id (1 to 128 characters of `[A-Za-z0-9._:-]`), echoed in the `X-Request-Id` response header and recorded in the audit log.", example = "cleanup-job-42")
+        ("X-Request-Id" = Option<RequestId>, Header, nullable = false, description = "Optional request id of your own, for example `cleanup-job-42`, echoed in the `X-Request-Id` response header and recorded in the audit log. Leave it out to get a fresh one.")
     ),
     responses(
         (status = 204, description = "Deleted and committed durably. No body.",
-            headers(("X-Request-Id" = String, description = "The request id."))),
+            headers(("X-Request-Id" = RequestId, description = "The request id."))),
         (status = 401, description = "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, malformed or revoked key. Checked before the profile id.", body = ErrorBody,
-            headers(("X-Request-Id" = String, description = "The request id.")),
+            headers(("X-Request-Id" = RequestId, description = "The request id.")),
             examples(
                 ("missing_api_key" = (summary = "No key sent", value = json!({"error": "missing API key: send it in the X-API-KEY header", "error_code": "missing_api_key"}))),
                 ("invalid_api_key" = (summary = "Unknown or revoked key", value = json!({"error": "invalid API key", "error_code": "invalid_api_key"})))
             )),
         (status = 403, description = "`forbidden`: the key's role (`member`) may not delete profiles. Contact the organization admin.", body = ErrorBody,
-            headers(("X-Request-Id" = String, description = "The request id.")),
+            headers(("X-Request-Id" = RequestId, description = "The request id.")),
             example = json!({"error": "your role may not delete application profiles; contact your organization admin", "error_code": "forbidden"})),
         (status = 404, description = "`profile_not_found`: no such profile in the caller's organization (absent, already deleted, malformed id, or another organization's).", body = ErrorBody,
-            headers(("X-Request-Id" = String, description = "The request id.")),
+            headers(("X-Request-Id" = RequestId, description = "The request id.")),
             example = json!({"error": "application profile not found", "error_code": "profile_not_found"})),
-        (status = 429, description = "`rate_limited`: too many requests for this key or client address. Retry after `Retry-After` seconds.", body = ErrorBody,
-            headers(
-                ("Retry-After" = u32, description = "Seconds to wait before retrying."),
-                ("X-Request-Id" = String, description = "The request id.")
-            ),
-            example = json!({"error": "rate limit exceeded, retry later", "error_code": "rate_limited"})),
-        (status = 500, description = "`internal_error`: a bug. Details are only in the server log, under the request id.", body = ErrorBody,
-            headers(("X-Request-Id" = String, description = "The request id.")),
-            example = json!({"error": "internal error; quote the request id when reporting it", "error_code": "internal_error"})),
-        (status = 503, description = "`unavailable`: the service is overloaded, timed out, or cannot reach its database; nothing was deleted. Safe to retry after `Retry-After` seconds.", body = ErrorBody,
-            headers(
-                ("Retry-After" = u32, description = "Seconds to wait before retrying."),
-                ("X-Request-Id" = String, description = "The request id.")
-            ),
-            example = json!({"error": "service temporarily unavailable, retry later", "error_code": "unavailable"}))
     ),
     security(("apiKey" = []))
 )]
 pub fn delete_application_profile() {}
+
+/// Schema of the `X-Request-Id` header, sent or answered.
+#[derive(Debug)]
+pub struct RequestId;
+
+impl PartialSchema for RequestId {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some(
+                "A request id: 1 to 128 letters, digits, '.', '_', ':' or '-'. The service \
+                 echoes a valid one it receives, and makes a new one (26 characters) otherwise.",
+            ))
+            .pattern(Some(format!("^[A-Za-z0-9._:-]{{1,{REQUEST_ID_MAX_LEN}}}$")))
+            .min_length(Some(1))
+            .max_length(Some(REQUEST_ID_MAX_LEN))
+            .into()
+    }
+}
+
+impl ToSchema for RequestId {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("RequestId")
+    }
+}
+
+/// Schema of the `ETag` and `If-None-Match` headers of the zone listing.
+#[derive(Debug)]
+pub struct EntityTag;
+
+/// Longest `If-None-Match` value the service compares; longer values never match.
+pub const ENTITY_TAG_MAX_LEN: usize = 1024;
+
+impl PartialSchema for EntityTag {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some(
+                "An entity tag as HTTP defines it, for example W/\"6c1e0f7a2b9d4e11\". The \
+                 service's tags are weak; send one back unchanged in If-None-Match (several \
+                 may be listed, separated by commas, or *).",
+            ))
+            .min_length(Some(1))
+            .max_length(Some(ENTITY_TAG_MAX_LEN))
+            .into()
+    }
+}
+
+impl ToSchema for EntityTag {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("EntityTag")
+    }
+}
+
+/// Completes a document generated by utoipa into the published one (see the module docs):
+///
+/// - every operation gets the responses all routes share: 413, 429, 500, 503 and a `default`
+///   error response;
+/// - every `GET` gets its `HEAD`: the same answers without bodies;
+/// - every response header the document declares is marked `required`: the service always sends
+///   each one with the status it is declared for (utoipa has no field for this).
+///
+/// The server's test compares its registered routes, completed the same way, with the document.
+pub fn finish(openapi: utoipa::openapi::OpenApi) -> Value {
+    let mut doc = serde_json::to_value(openapi)
+        .unwrap_or_else(|err| panic!("the OpenAPI document must serialize: {err}"));
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        for item in paths.values_mut().filter_map(Value::as_object_mut) {
+            for operation in item.values_mut() {
+                add_shared_responses(operation);
+            }
+            if let Some(get) = item.get("get") {
+                let head = head_of(get);
+                item.insert("head".to_owned(), head);
+            }
+            for operation in item.values_mut() {
+                require_response_headers(operation);
+            }
+        }
+    }
+    doc
+}
+
+fn error_response(description: &str, headers: Value) -> Value {
+    json!({
+        "description": description,
+        "headers": headers,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    })
+}
+
+fn request_id_header() -> Value {
+    json!({"X-Request-Id": {
+        "schema": {"$ref": "#/components/schemas/RequestId"},
+        "description": "The request id."
+    }})
+}
+
+fn retry_headers() -> Value {
+    json!({
+        "Retry-After": {
+            "schema": {"type": "integer", "format": "int32", "minimum": 1, "maximum": 3600},
+            "description": "Seconds to wait before retrying."
+        },
+        "X-Request-Id": {
+            "schema": {"$ref": "#/components/schemas/RequestId"},
+            "description": "The request id."
+        }
+    })
+}
+
+fn add_shared_responses(operation: &mut Value) {
+    let Some(responses) = operation
+        .get_mut("responses")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let shared = [
+        (
+            "413",
+            error_response(
+                "`payload_too_large`: the request carries a body over the service's limit \
+                 (64 KiB by default). No operation of this API takes a body.",
+                request_id_header(),
+            ),
+        ),
+        (
+            "429",
+            error_response(
+                "`rate_limited`: too many requests for this key or client address. Retry after \
+                 `Retry-After` seconds.",
+                retry_headers(),
+            ),
+        ),
+        (
+            "500",
+            error_response(
+                "`internal_error`: a bug. Details are only in the service's log, under the \
+                 request id.",
+                request_id_header(),
+            ),
+        ),
+        (
+            "503",
+            error_response(
+                "`unavailable`: the service is overloaded, timed out, or cannot reach its \
+                 database; nothing was changed. Safe to retry after `Retry-After` seconds.",
+                retry_headers(),
+            ),
+        ),
+        (
+            "default",
+            error_response(
+                "Any other error, with the same body: `not_found` (404) for a path that no \
+                 route matches, such as one ending in `/`; `method_not_allowed` (405) for a \
+                 method the path does not have, with an `Allow` header listing the ones it has; \
+                 and codes added after this version of the document. Branch on `error_code`, \
+                 and treat a code you do not know like its HTTP status.",
+                request_id_header(),
+            ),
+        ),
+    ];
+    for (status, response) in shared {
+        responses.entry(status).or_insert(response);
+    }
+}
+
+/// The `HEAD` twin of a `GET` operation: the same parameters and statuses, no bodies.
+fn head_of(get: &Value) -> Value {
+    let mut head = get.clone();
+    if let Some(op) = head.as_object_mut() {
+        let id = op
+            .get("operationId")
+            .and_then(Value::as_str)
+            .unwrap_or("operation");
+        let id = format!("{id}Head");
+        let summary = op
+            .get("summary")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        op.insert("operationId".to_owned(), Value::String(id));
+        op.insert(
+            "summary".to_owned(),
+            Value::String(format!("{summary} (headers only)")),
+        );
+        op.insert(
+            "description".to_owned(),
+            Value::String(
+                "The same request as the `GET` of this path, answered with the same status and \
+                 headers and no body: a cheap way to check a region or revalidate an `ETag`."
+                    .to_owned(),
+            ),
+        );
+        if let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) {
+            for response in responses.values_mut().filter_map(Value::as_object_mut) {
+                response.remove("content");
+            }
+        }
+    }
+    head
+}
+
+fn require_response_headers(operation: &mut Value) {
+    let responses = operation
+        .get_mut("responses")
+        .and_then(Value::as_object_mut)
+        .map(Map::values_mut);
+    for response in responses.into_iter().flatten() {
+        let headers = response
+            .get_mut("headers")
+            .and_then(Value::as_object_mut)
+            .map(Map::values_mut);
+        for header in headers.into_iter().flatten() {
+            if let Some(header) = header.as_object_mut() {
+                header.insert("required".to_owned(), Value::Bool(true));
+            }
+        }
+    }
+}

@@ -1,7 +1,16 @@
 //! The body of a successful zone listing.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
+
+use crate::ids::PROVIDER_REGION_PATTERN;
+
+/// Most zones a region may have: the catalog refuses more, so a listing never holds more.
+pub const MAX_ZONES_PER_REGION: usize = 100;
 
 /// Value of [`ZoneList::status`] on every successful listing.
 pub const STATUS_SUCCESS: &str = "success";
@@ -19,6 +28,7 @@ pub const STATUS_SUCCESS: &str = "success";
 /// assert_eq!(list.id, "");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(description = "The zones of one region, in catalog order, with the request id.")]
 #[schema(example = json!({
     "data": ["us-east-1a", "us-east-1b", "us-east-1c"],
     "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
@@ -27,18 +37,68 @@ pub const STATUS_SUCCESS: &str = "success";
 }))]
 pub struct ZoneList {
     /// The region's zones in catalog order. Empty (still 200) for a region without zones.
+    #[schema(max_items = 100, value_type = Vec<ZoneId>)]
     pub data: Vec<String>,
     /// The request id: the same value as the `X-Request-Id` response header. Quote it when
     /// reporting a problem.
     #[serde(default)]
-    #[schema(required = true)]
+    #[schema(
+        required = true,
+        min_length = 1,
+        max_length = 128,
+        pattern = "^[A-Za-z0-9._:-]{1,128}$"
+    )]
     pub id: String,
     /// Human-readable summary such as `3 zones in aws/us-east-1`. Do not parse it.
     #[serde(default)]
-    #[schema(required = true)]
+    #[schema(required = true, max_length = 256)]
     pub message: String,
     /// Always `success` on a 200 answer.
     #[serde(default)]
-    #[schema(required = true, example = "success")]
+    #[schema(required = true, value_type = ListingStatus)]
     pub status: String,
+}
+
+/// Schema-only type: a zone id, with the same rules as region ids.
+#[derive(Debug)]
+pub struct ZoneId;
+
+impl PartialSchema for ZoneId {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some(
+                "Zone identifier, for example `us-east-1a`. Case-sensitive.",
+            ))
+            .pattern(Some(PROVIDER_REGION_PATTERN))
+            .min_length(Some(1))
+            .max_length(Some(63))
+            .into()
+    }
+}
+
+impl ToSchema for ZoneId {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("ZoneId")
+    }
+}
+
+/// Schema-only type: the `status` of a zone listing, always `success`.
+#[derive(Debug)]
+pub struct ListingStatus;
+
+impl PartialSchema for ListingStatus {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some("Always `success` on a 200 answer."))
+            .enum_values(Some([STATUS_SUCCESS]))
+            .into()
+    }
+}
+
+impl ToSchema for ListingStatus {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("ListingStatus")
+    }
 }

@@ -89,6 +89,13 @@ impl CatalogFile {
                     return rule(format!("region {at} appears twice"));
                 }
                 check_name(&region.name).or_else(|m| rule(format!("region {at}: {m}")))?;
+                if region.zones.len() > appzone_contract::MAX_ZONES_PER_REGION {
+                    return rule(format!(
+                        "region {at} has {} zones; a region has at most {}",
+                        region.zones.len(),
+                        appzone_contract::MAX_ZONES_PER_REGION
+                    ));
+                }
                 let mut zones = HashSet::new();
                 for zone in &region.zones {
                     if zone.parse::<RegionId>().is_err() {
@@ -149,5 +156,19 @@ mod tests {
         assert!(CatalogFile::parse(bad).is_err());
         let zone = r#"{"providers":[{"id":"a","name":"A","regions":[{"id":"r","name":"R","zones":["Z 1"]}]}]}"#;
         assert!(CatalogFile::parse(zone).is_err());
+        // The document promises at most MAX_ZONES_PER_REGION zones in a listing.
+        let zones = |n: usize| {
+            let list: Vec<String> = (0..n).map(|i| format!("\"z{i}\"")).collect();
+            format!(
+                r#"{{"providers":[{{"id":"a","name":"A","regions":[{{"id":"r","name":"R","zones":[{}]}}]}}]}}"#,
+                list.join(",")
+            )
+        };
+        let max = appzone_contract::MAX_ZONES_PER_REGION;
+        assert!(CatalogFile::parse(&zones(max)).is_ok());
+        assert!(CatalogFile::parse(&zones(max + 1))
+            .unwrap_err()
+            .to_string()
+            .contains("at most"));
     }
 }

@@ -84,9 +84,20 @@ impl ApiError {
     }
 }
 
+/// Longest public message, as the document promises (`ErrorBody.error`, in characters).
+const MAX_MESSAGE_CHARS: usize = 1024;
+
+/// The message as sent: cut at [`MAX_MESSAGE_CHARS`] characters, never inside one.
+fn public(message: Cow<'static, str>) -> Cow<'static, str> {
+    match message.char_indices().nth(MAX_MESSAGE_CHARS) {
+        Some((cut, _)) => Cow::Owned(message[..cut].to_owned()),
+        None => message,
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::to_vec(&ErrorBody::new(self.code.clone(), self.message))
+        let body = serde_json::to_vec(&ErrorBody::new(self.code.clone(), public(self.message)))
             .unwrap_or_else(|_| {
                 br#"{"error":"internal error","error_code":"internal_error"}"#.to_vec()
             });
@@ -100,5 +111,17 @@ impl IntoResponse for ApiError {
             response.extensions_mut().insert(InternalDetail(detail));
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_messages_are_cut_at_the_documented_length() {
+        let long = "é".repeat(MAX_MESSAGE_CHARS + 5);
+        assert_eq!(public(Cow::Owned(long)).chars().count(), MAX_MESSAGE_CHARS);
+        assert_eq!(public(Cow::Borrowed("short")), "short");
     }
 }
