@@ -333,6 +333,78 @@ async fn metrics_expose_requests_by_route_template_and_status() {
 }
 
 #[tokio::test]
+async fn docs_page_names_the_api_forbids_other_origins_and_framing_and_is_cached_and_compressed() {
+    let app = TestApp::sqlite().await;
+    let page = app.get("/docs/", None).await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("<title>appzone API</title>"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("favicon"), "{}", page.body);
+    let csp = page.header("content-security-policy").unwrap();
+    for directive in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "connect-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(csp.contains(directive), "{csp}");
+    }
+    assert!(!csp.contains("http"), "no other origin is allowed: {csp}");
+    assert_eq!(page.header("x-frame-options"), Some("DENY"));
+    assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
+
+    // No top bar with a box to load another document: the base layout.
+    let init = app.get("/docs/swagger-initializer.js", None).await;
+    assert!(
+        init.body.contains(r#""layout": "BaseLayout""#),
+        "{}",
+        init.body
+    );
+
+    let bundle = "/docs/swagger-ui-bundle.js";
+    let plain = app.get(bundle, None).await;
+    assert_eq!(plain.status, 200);
+    assert_eq!(plain.header("content-encoding"), None);
+    assert_eq!(plain.header("cache-control"), Some("no-cache"));
+    let gzipped = app
+        .send(
+            reqwest::Method::GET,
+            bundle,
+            None,
+            &[("accept-encoding", "br, gzip")],
+        )
+        .await;
+    assert_eq!(gzipped.status, 200);
+    assert_eq!(gzipped.header("content-encoding"), Some("gzip"));
+    assert_eq!(gzipped.header("vary"), Some("accept-encoding"));
+    let length = |r: &crate::support::Resp| -> usize {
+        r.header("content-length").unwrap().parse().unwrap()
+    };
+    assert!(
+        length(&gzipped) * 3 < length(&plain),
+        "gzip {} vs {} bytes",
+        length(&gzipped),
+        length(&plain)
+    );
+    // Each encoding has its own validator, and a matching one answers 304 with no body.
+    let tag = plain.header("etag").unwrap();
+    assert_ne!(Some(tag), gzipped.header("etag"));
+    let again = app
+        .send(
+            reqwest::Method::GET,
+            bundle,
+            None,
+            &[("if-none-match", tag)],
+        )
+        .await;
+    assert_eq!((again.status, again.body.as_str()), (304, ""));
+    assert_eq!(again.header("etag"), Some(tag));
+}
+
+#[tokio::test]
 async fn docs_are_served_from_the_binary_with_no_external_assets() {
     let app = TestApp::sqlite().await;
     let page = app.get("/docs", None).await;
@@ -341,7 +413,7 @@ async fn docs_are_served_from_the_binary_with_no_external_assets() {
         .header("content-type")
         .unwrap()
         .starts_with("text/html"));
-    assert!(page.body.contains("swagger"), "{}", page.body);
+    assert!(page.body.contains("swagger-ui-bundle.js"), "{}", page.body);
     for line in page
         .body
         .lines()
