@@ -19,7 +19,8 @@ cargo xtask <task>
 Tasks:
   openapi            regenerate openapi.json from the contract crate
   openapi --check    fail if openapi.json differs from the contract crate
-  lint-spec          lint openapi.json with Redocly CLI (installed from npm if needed)
+  lint-spec          lint openapi.json with Redocly CLI and Spectral (OpenAPI and OWASP
+                     rulesets, lint/.spectral.yaml), installed from npm if needed
   deny               supply-chain checks with cargo-deny (licenses, bans, sources, advisories)
   clients            generate Python and TypeScript clients from openapi.json and run
                      their scenario against the real server (needs python3, npm)
@@ -131,6 +132,9 @@ fn docs(cargo: &str) -> Result<(), String> {
     }
 }
 
+/// Lints `openapi.json` with Redocly's recommended rules, then with Spectral's OpenAPI and OWASP
+/// rulesets (`lint/.spectral.yaml`, versions pinned by `lint/package-lock.json`). Any finding
+/// fails.
 fn lint_spec() -> Result<(), String> {
     run(
         "npx",
@@ -144,7 +148,55 @@ fn lint_spec() -> Result<(), String> {
             "200",
             "openapi.json",
         ],
+    )?;
+    // Spectral resolves the OWASP ruleset from node_modules beside the ruleset file, so the
+    // three files are copied under target/ and installed there (again only when they change).
+    let source = root().join("lint");
+    let dir = root().join("target").join("lint");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut changed = false;
+    for file in ["package.json", "package-lock.json", ".spectral.yaml"] {
+        let fresh = std::fs::read(source.join(file))
+            .map_err(|e| format!("cannot read lint/{file}: {e}"))?;
+        if std::fs::read(dir.join(file)).ok().as_ref() != Some(&fresh) {
+            std::fs::write(dir.join(file), fresh)
+                .map_err(|e| format!("cannot write target/lint/{file}: {e}"))?;
+            changed = true;
+        }
+    }
+    let spectral = dir.join("node_modules").join(".bin").join("spectral");
+    if changed || !spectral.exists() {
+        run_in(&dir, "npm", &["ci", "--no-audit", "--no-fund"])?;
+    }
+    let ruleset = dir.join(".spectral.yaml");
+    run(
+        &spectral.to_string_lossy(),
+        &[
+            "lint",
+            "--ruleset",
+            &ruleset.to_string_lossy(),
+            "--fail-severity",
+            "hint",
+            "--format",
+            "text",
+            "openapi.json",
+        ],
     )
+}
+
+/// Like [`run`], in another directory.
+pub(crate) fn run_in(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
+    eprintln!("$ (cd {} && {program} {})", dir.display(), args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` failed ({status})", args.join(" ")))
+    }
 }
 
 fn ci() -> Result<(), String> {

@@ -248,6 +248,7 @@ impl ToSchema for KnownErrorCode {
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(description = "The body of every error response.")]
 #[schema(example = json!({"error": "profile not found", "error_code": "profile_not_found"}))]
 pub struct ErrorBody {
     /// Human-readable message, at most 1024 characters. Never contains SQL, stack traces, file

@@ -11,6 +11,9 @@ pub const API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 /// replaced by a fresh id. See [`is_valid_request_id`].
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+/// `Cache-Control` of every zone listing answer (200 and 304).
+pub const LISTING_CACHE_CONTROL: &str = "private, max-age=60";
+
 /// Longest request id the server accepts from a caller.
 pub const REQUEST_ID_MAX_LEN: usize = 128;
 

@@ -22,7 +22,7 @@ use utoipa::openapi::RefOr;
 use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
 
 use crate::error::KnownErrorCode;
-use crate::headers::REQUEST_ID_MAX_LEN;
+use crate::headers::{LISTING_CACHE_CONTROL, REQUEST_ID_MAX_LEN};
 use crate::zones::{ListingStatus, ZoneId};
 use crate::{ErrorBody, ErrorCode, ProfileId, ProviderId, RegionId, ZoneList};
 
@@ -91,8 +91,8 @@ is unreachable. Both are safe to retry after the indicated delay.",
     servers(
         (
             url = "/",
-            description = "The deployment that serves this document: the API is on the same \
-origin (scheme, host and port) as the document. A portal or client generator that uses the \
+            description = "The deployment that serves this document, local, staging or \
+production alike: the API is on the same origin (scheme, host and port) as the document. A portal or client generator that uses the \
 document away from the service replaces this URL with the deployment's own, for example \
 https://appzone.example.com."
         )
@@ -109,7 +109,8 @@ https://appzone.example.com."
         RequestId,
         EntityTag,
         ZoneId,
-        ListingStatus
+        ListingStatus,
+        ListingCacheControl
     )),
     modifiers(&SecurityAddon),
     security(("apiKey" = [])),
@@ -165,13 +166,13 @@ per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back 
         (status = 200, description = "The region's zones. `id` equals the `X-Request-Id` header.", body = ZoneList,
             headers(
                 ("ETag" = EntityTag, description = "Weak validator over provider, region and zones, for `If-None-Match`."),
-                ("Cache-Control" = String, description = "Always `private, max-age=60`."),
+                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
                 ("X-Request-Id" = RequestId, description = "The request id.")
             )),
         (status = 304, description = "Not modified: the `If-None-Match` value matches the current `ETag`. No body.",
             headers(
                 ("ETag" = EntityTag, description = "The current validator."),
-                ("Cache-Control" = String, description = "Always `private, max-age=60`."),
+                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
                 ("X-Request-Id" = RequestId, description = "The request id.")
             )),
         (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. `invalid_region`: the region id is malformed.", body = ErrorBody,
@@ -265,8 +266,12 @@ impl ToSchema for RequestId {
 #[derive(Debug)]
 pub struct EntityTag;
 
-/// Longest `If-None-Match` value the service compares; longer values never match.
+/// Longest `If-None-Match` value a client should send.
 pub const ENTITY_TAG_MAX_LEN: usize = 1024;
+
+/// One entity tag, a comma-separated list of them, or `*` (HTTP's `If-None-Match` grammar).
+const ENTITY_TAGS_PATTERN: &str =
+    r#"^(\*|(W/)?"[\x21\x23-\x7e]*"([ \t]*,[ \t]*(W/)?"[\x21\x23-\x7e]*")*)$"#;
 
 impl PartialSchema for EntityTag {
     fn schema() -> RefOr<Schema> {
@@ -277,6 +282,7 @@ impl PartialSchema for EntityTag {
                  service's tags are weak; send one back unchanged in If-None-Match (several \
                  may be listed, separated by commas, or *).",
             ))
+            .pattern(Some(ENTITY_TAGS_PATTERN))
             .min_length(Some(1))
             .max_length(Some(ENTITY_TAG_MAX_LEN))
             .into()
@@ -294,6 +300,7 @@ impl ToSchema for EntityTag {
 /// - every operation gets the responses all routes share: 413, 429, 500, 503 and a `default`
 ///   error response;
 /// - every `GET` gets its `HEAD`: the same answers without bodies;
+/// - every server entry is marked public (`x-internal: false`);
 /// - every response header the document declares is marked `required`: the service always sends
 ///   each one with the status it is declared for (utoipa has no field for this).
 ///
@@ -301,6 +308,17 @@ impl ToSchema for EntityTag {
 pub fn finish(openapi: utoipa::openapi::OpenApi) -> Value {
     let mut doc = serde_json::to_value(openapi)
         .unwrap_or_else(|err| panic!("the OpenAPI document must serialize: {err}"));
+    // Every server entry is meant for the public (an inventory mark API portals and the OWASP
+    // ruleset read); utoipa has no field for extensions on servers.
+    for server in doc
+        .get_mut("servers")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        server.insert("x-internal".to_owned(), Value::Bool(false));
+    }
     if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
         for item in paths.values_mut().filter_map(Value::as_object_mut) {
             for operation in item.values_mut() {
@@ -454,5 +472,24 @@ fn require_response_headers(operation: &mut Value) {
                 header.insert("required".to_owned(), Value::Bool(true));
             }
         }
+    }
+}
+
+/// Schema-only type: the `Cache-Control` of the zone listing.
+#[derive(Debug)]
+pub struct ListingCacheControl;
+
+impl PartialSchema for ListingCacheControl {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .enum_values(Some([LISTING_CACHE_CONTROL]))
+            .into()
+    }
+}
+
+impl ToSchema for ListingCacheControl {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("ListingCacheControl")
     }
 }

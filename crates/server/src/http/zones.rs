@@ -32,7 +32,8 @@ use crate::catalog::{Catalog, RegionAnswer};
 
 pub use appzone_contract::openapi::__path_list_zones;
 
-const CACHE_POLICY: HeaderValue = HeaderValue::from_static("private, max-age=60");
+const CACHE_POLICY: HeaderValue =
+    HeaderValue::from_static(appzone_contract::headers::LISTING_CACHE_CONTROL);
 
 /// Lists a region's zones; see the operation's description in the contract crate.
 pub async fn list_zones(
