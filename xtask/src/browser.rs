@@ -1,6 +1,148 @@
 //! `cargo xtask browser`: the /docs page driven in headless Chromium.
+//!
+//! Starts `serve --demo` (SQLite, random port) and runs `tests/browser/docs.test.mjs` with
+//! `playwright-core` (pinned in `tests/browser/package-lock.json`, installed with `npm ci`;
+//! it ships no browser and downloads nothing) over Debian's `chromium`: a portal reader
+//! authorizes through the UI, lists zones and deletes profiles with Try-it-out, and the page
+//! must make no request to another origin and log no error. A screenshot goes to
+//! `target/browser/docs.png`.
+//!
+//! Where Chromium (`/usr/bin/chromium` or `$CHROMIUM`) or npm is missing the task is skipped
+//! with a notice saying how to install it; under CI (`CI=true`) that fails instead.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::demo_server::{build_server, DemoServer};
+
+/// The test bounds itself to 2 minutes; this is the backstop if Node or Chromium hangs.
+const TEST_TIMEOUT: Duration = Duration::from_secs(150);
 
 pub fn run() -> Result<(), String> {
-    eprintln!("browser: not implemented yet");
-    Ok(())
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
+    let mut missing = Vec::new();
+    if !Path::new(&chromium).is_file() {
+        missing.push(format!(
+            "no Chromium at {chromium}; install Debian's with `apt-get install chromium` or set \
+             CHROMIUM to a Chromium binary"
+        ));
+    }
+    let tools: Vec<&str> = ["node", "npm"]
+        .into_iter()
+        .filter(|tool| version_of(tool, &["--version"]).is_none())
+        .collect();
+    if !tools.is_empty() {
+        missing.push(format!(
+            "no `{}` on PATH; install Node.js 20+ and npm, e.g. `apt-get install nodejs npm`",
+            tools.join("`, `")
+        ));
+    }
+    if !missing.is_empty() {
+        let message = format!("browser: SKIPPED ({})", missing.join("; "));
+        if ci {
+            return Err(format!("{message}: required under CI"));
+        }
+        eprintln!("{message}");
+        return Ok(());
+    }
+
+    let chromium_version = version_of(&chromium, &["--version"])
+        .ok_or_else(|| format!("`{chromium} --version` failed"))?;
+    crate::run(
+        "npm",
+        &["ci", "--prefix", "tests/browser", "--no-audit", "--no-fund"],
+    )?;
+    let dir = crate::root().join("tests").join("browser");
+    let playwright = installed_version(&dir.join("node_modules/playwright-core/package.json"))?;
+    eprintln!("browser: {chromium_version}; playwright-core {playwright}");
+
+    let binary = build_server()?;
+    let scratch = std::env::temp_dir().join(format!("appzone-browser-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+    let result = run_test(&binary, &scratch, &dir, &chromium);
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+/// Runs the test against a fresh demo server (killed when this returns).
+fn run_test(binary: &Path, scratch: &Path, dir: &Path, chromium: &str) -> Result<(), String> {
+    let server = DemoServer::start(binary, &format!("sqlite://{}/demo.db", scratch.display()))?;
+    eprintln!("browser: demo server at {}", server.base_url);
+    let out_dir = target_dir().join("browser");
+    eprintln!("$ node tests/browser/docs.test.mjs");
+    let mut child = Command::new("node")
+        .arg("docs.test.mjs")
+        .current_dir(dir)
+        .env("APPZONE_BASE_URL", &server.base_url)
+        .env("APPZONE_ADMIN_KEY", &server.admin_key)
+        .env("APPZONE_MEMBER_KEY", &server.member_key)
+        .env("APPZONE_DELETABLE_PROFILE", &server.deletable_profile)
+        .env("APPZONE_KEPT_PROFILE", &server.kept_profile)
+        .env("CHROMIUM", chromium)
+        .env("BROWSER_OUT_DIR", &out_dir)
+        .stdin(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start node: {e}"))?;
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(200)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "browser: the test did not finish within {} s (killed)",
+                    TEST_TIMEOUT.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("cannot wait for node: {e}")),
+        }
+    };
+    drop(server);
+    let screenshot = out_dir.join("docs.png");
+    if status.success() {
+        eprintln!(
+            "browser: /docs works in Chromium; screenshot {}",
+            screenshot.display()
+        );
+        Ok(())
+    } else {
+        Err(format!(
+            "browser: the /docs page failed (see the FAIL lines above; {status}); screenshot {}",
+            screenshot.display()
+        ))
+    }
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::root().join("target"))
+}
+
+/// The first line `program args` prints on stdout when it succeeds.
+fn version_of(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().next()?.trim();
+    (out.status.success() && !line.is_empty()).then(|| line.to_owned())
+}
+
+/// The `"version"` of an installed package's package.json.
+fn installed_version(manifest: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(manifest)
+        .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+    text.split_once("\"version\"")
+        .and_then(|(_, rest)| rest.split('"').nth(1))
+        .map(str::to_owned)
+        .ok_or_else(|| format!("no version in {}", manifest.display()))
 }

@@ -1,20 +1,565 @@
-//! `cargo xtask clients`: Python and TypeScript clients generated from openapi.json, run against the real server.
+//! `cargo xtask clients`: Python and TypeScript clients generated from openapi.json, run against
+//! the real server.
+//!
+//! What a consumer in another language does, who only sees `openapi.json`: generate a client
+//! with a well-kept generator, type-check it strictly together with a small program, and call
+//! the service. Nothing generated is checked in; every run regenerates from the repository's
+//! `openapi.json` into `target/clients/`:
+//!
+//! - Python: a venv at `target/clients/python/venv` with `clients/python/requirements.txt`
+//!   (exact pins), `openapi-python-client` into `target/clients/python/generated`, then
+//!   `mypy --strict` over `clients/python/scenario.py` and the generated package.
+//! - TypeScript: `clients/typescript` copied to `target/clients/typescript`, `npm ci` from its
+//!   lock file, `@hey-api/openapi-ts` (fetch client) into `generated/`, then `tsc` (strict).
+//!
+//! Then each scenario runs against a fresh `serve --demo` (one server per language and
+//! backend: the scenario deletes the demo's deletable profile), on SQLite and, when
+//! `APPZONE_TEST_POSTGRES_URL` is set, on a scratch PostgreSQL database.
+//!
+//! Where python3 (with venv) or node/npm is missing, or PostgreSQL is not configured, that part
+//! is skipped with a notice saying how to get it; under CI (`CI=true`) that fails instead.
+//! Every command runs under a time limit and is killed past it; servers die on drop.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::demo_server::{build_server, DemoServer, ScratchPostgres};
 
+/// `pip install` and `npm ci` (network).
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
+/// Generating and type-checking.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(300);
+/// One scenario run (each program also gives up by itself after 60 s).
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
+/// `--version` and friends.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The oldest Node that `@hey-api/openapi-ts` (see clients/typescript/package.json) supports.
+const MIN_NODE: (u32, u32) = (20, 19);
+
 pub fn run() -> Result<(), String> {
-    let binary = build_server()?;
-    let dir = std::env::temp_dir().join(format!("appzone-clients-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let sqlite = format!("sqlite://{}/demo.db", dir.display());
-    let server = DemoServer::start(&binary, &sqlite)?;
-    eprintln!("clients: sqlite demo server {server:?}");
-    drop(server);
-    if let Ok(url) = std::env::var("APPZONE_TEST_POSTGRES_URL") {
-        let pg = ScratchPostgres::create(&url, "clients")?;
-        let server = DemoServer::start(&binary, &pg.url)?;
-        eprintln!("clients: postgres demo server {server:?}");
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let mut skipped = Vec::new();
+    let mut languages = Vec::new();
+    match python_missing() {
+        Some(why) => skipped.push(format!("Python: {why}")),
+        None => languages.push(Language::Python),
     }
-    eprintln!("clients: not implemented yet");
+    match node_missing() {
+        Some(why) => skipped.push(format!("TypeScript: {why}")),
+        None => languages.push(Language::TypeScript),
+    }
+    let postgres = std::env::var("APPZONE_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|url| !url.is_empty());
+    if postgres.is_none() {
+        skipped.push(
+            "the PostgreSQL half: APPZONE_TEST_POSTGRES_URL is not set; point it at a database \
+             the user may create databases next to, e.g. \
+             postgres://postgres@127.0.0.1:5432/test (needs `psql`: `apt-get install \
+             postgresql-client`)"
+                .to_owned(),
+        );
+    }
+    for why in &skipped {
+        let message = format!("clients: SKIPPED ({why})");
+        if ci {
+            return Err(format!("{message}: required under CI"));
+        }
+        eprintln!("{message}");
+    }
+    if languages.is_empty() {
+        return Ok(());
+    }
+
+    let work = target_dir().join("clients");
+    let mut failures = Vec::new();
+    let mut ready = Vec::new();
+    for language in languages {
+        match language.prepare(&work) {
+            Ok(()) => ready.push(language),
+            Err(e) => {
+                eprintln!("clients: {}: {e}", language.name());
+                failures.push(format!("{}: {e}", language.name()));
+            }
+        }
+    }
+
+    let mut results = Vec::new();
+    if !ready.is_empty() {
+        let binary = build_server()?;
+        let scratch = work.join(format!("run-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch)
+            .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+        let mut backends = vec![Backend::Sqlite];
+        if let Some(url) = postgres {
+            backends.push(Backend::Postgres(url));
+        }
+        for backend in &backends {
+            for language in &ready {
+                let label = format!("{} on {}", language.name(), backend.name());
+                eprintln!("clients: --- {label} ---");
+                let outcome = run_scenario(*language, backend, &binary, &scratch, &work);
+                if let Err(e) = &outcome {
+                    failures.push(format!("{label}: {e}"));
+                }
+                results.push((label, outcome));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+
+    eprintln!("clients: summary");
+    for (label, outcome) in &results {
+        match outcome {
+            Ok(()) => eprintln!("  {label}: passed"),
+            Err(e) => eprintln!("  {label}: FAILED ({e})"),
+        }
+    }
+    for why in &skipped {
+        eprintln!("  SKIPPED {why}");
+    }
+    if failures.is_empty() {
+        eprintln!("clients: all scenarios passed");
+        Ok(())
+    } else {
+        Err(format!("clients failed:\n  {}", failures.join("\n  ")))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Language {
+    Python,
+    TypeScript,
+}
+
+impl Language {
+    fn name(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::TypeScript => "typescript",
+        }
+    }
+
+    /// Installs the tools, generates the client and type-checks it with the scenario.
+    fn prepare(self, work: &Path) -> Result<(), String> {
+        match self {
+            Language::Python => prepare_python(work),
+            Language::TypeScript => prepare_typescript(work),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Backend {
+    Sqlite,
+    Postgres(String),
+}
+
+impl Backend {
+    fn name(&self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+}
+
+/// Starts a fresh demo server on `backend` and runs one language's scenario against it.
+fn run_scenario(
+    language: Language,
+    backend: &Backend,
+    binary: &Path,
+    scratch: &Path,
+    work: &Path,
+) -> Result<(), String> {
+    // Declared before the server, so the server (dropped first) lets go of the database first.
+    let postgres;
+    let database_url = match backend {
+        Backend::Sqlite => format!("sqlite://{}/{}.db", scratch.display(), language.name()),
+        Backend::Postgres(admin_url) => {
+            postgres = ScratchPostgres::create(admin_url, &format!("clients_{}", language.name()))?;
+            postgres.url.clone()
+        }
+    };
+    let server = DemoServer::start(binary, &database_url)?;
+    eprintln!("clients: demo server at {}", server.base_url);
+    let (program, args, env_path): (PathBuf, Vec<String>, Vec<(&str, PathBuf)>) = match language {
+        Language::Python => (
+            python_venv(work).join("bin").join("python"),
+            vec![path_arg(&crate::root().join("clients/python/scenario.py"))],
+            vec![("PYTHONPATH", work.join("python").join("generated"))],
+        ),
+        Language::TypeScript => (
+            PathBuf::from("node"),
+            vec![path_arg(
+                &work.join("typescript").join("out").join("scenario.js"),
+            )],
+            Vec::new(),
+        ),
+    };
+    let mut command = Command::new(&program);
+    command
+        .args(&args)
+        .env("APPZONE_BASE_URL", &server.base_url)
+        .env("APPZONE_ADMIN_KEY", &server.admin_key)
+        .env("APPZONE_MEMBER_KEY", &server.member_key)
+        .env("APPZONE_DELETABLE_PROFILE", &server.deletable_profile)
+        .env("APPZONE_KEPT_PROFILE", &server.kept_profile)
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    for (name, value) in env_path {
+        command.env(name, value);
+    }
+    let shown = format!("{} {}", program.display(), args.join(" "));
+    let result = run_scenario_program(&mut command, &shown, language.name());
+    drop(server);
+    result
+}
+
+/// Runs a scenario program, passing its lines on; returns its failing step line on failure.
+fn run_scenario_program(command: &mut Command, shown: &str, prefix: &str) -> Result<(), String> {
+    eprintln!("$ {shown}");
+    let mut child = command
+        .current_dir(crate::root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start `{shown}`: {e}"))?;
+    let stdout = child.stdout.take().ok_or("no stdout from the scenario")?;
+    let prefix = prefix.to_owned();
+    let reader = std::thread::spawn(move || {
+        let mut failed = None;
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            println!("  [{prefix}] {line}");
+            if line.contains("FAILED") && failed.is_none() {
+                failed = Some(line);
+            }
+        }
+        failed
+    });
+    let status = wait_bounded(&mut child, SCENARIO_TIMEOUT, shown);
+    let failed = reader.join().ok().flatten();
+    match (status?, failed) {
+        (true, None) => Ok(()),
+        (_, Some(line)) => Err(line),
+        (false, None) => Err(format!("`{shown}` failed")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python
+
+fn python_venv(work: &Path) -> PathBuf {
+    work.join("python").join("venv")
+}
+
+/// Why the Python half cannot run here, if it cannot.
+fn python_missing() -> Option<String> {
+    const INSTALL: &str = "install Python 3.11 or later with venv and pip, e.g. `apt-get install \
+                           python3 python3-venv python3-pip`";
+    let probe = "import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 11) else 3)";
+    match capture(Command::new("python3").args(["-c", probe])) {
+        Ok(_) => None,
+        Err(Probe::NotFound) => Some(format!("no `python3` on PATH; {INSTALL}")),
+        Err(Probe::Failed(3)) => Some(format!("`python3` is older than 3.11; {INSTALL}")),
+        Err(_) => Some(format!("`python3` has no venv/ensurepip module; {INSTALL}")),
+    }
+}
+
+fn prepare_python(work: &Path) -> Result<(), String> {
+    let root = crate::root();
+    let venv = python_venv(work);
+    let bin = venv.join("bin");
+    let requirements = root.join("clients/python/requirements.txt");
+    let wanted = std::fs::read_to_string(&requirements)
+        .map_err(|e| format!("cannot read {}: {e}", requirements.display()))?;
+    let stamp = venv.join("appzone-requirements.txt");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
+        let _ = std::fs::remove_dir_all(&venv);
+        run_bounded(
+            Command::new("python3").args(["-m", "venv"]).arg(&venv),
+            CHECK_TIMEOUT,
+        )?;
+        run_bounded(
+            Command::new(bin.join("python"))
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--disable-pip-version-check",
+                    "--no-input",
+                    "--quiet",
+                    "-r",
+                ])
+                .arg(&requirements),
+            INSTALL_TIMEOUT,
+        )?;
+        std::fs::write(&stamp, &wanted)
+            .map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    }
+    let versions = [
+        probe_version(Command::new(bin.join("python")).arg("--version")),
+        probe_version(Command::new(bin.join("openapi-python-client")).arg("--version")),
+        probe_version(Command::new(bin.join("mypy")).arg("--version")),
+        probe_version(Command::new(bin.join("ruff")).arg("--version")),
+    ];
+    eprintln!("clients: python tools: {}", versions.join("; "));
+
+    let generated = work.join("python").join("generated");
+    let _ = std::fs::remove_dir_all(&generated);
+    std::fs::create_dir_all(&generated)
+        .map_err(|e| format!("cannot create {}: {e}", generated.display()))?;
+    // The generator's post hooks run `ruff` from the venv.
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .map_err(|e| format!("cannot build PATH: {e}"))?;
+    run_bounded(
+        Command::new(bin.join("openapi-python-client"))
+            .args(["generate", "--path"])
+            .arg(root.join("openapi.json"))
+            .arg("--config")
+            .arg(root.join("clients/python/openapi-python-client.yaml"))
+            .args(["--meta", "none", "--overwrite", "--fail-on-warning"])
+            .arg("--output-path")
+            .arg(generated.join("appzone_client"))
+            .env("PATH", path),
+        CHECK_TIMEOUT,
+    )?;
+    run_bounded(
+        Command::new(bin.join("mypy"))
+            .args(["--strict", "--cache-dir"])
+            .arg(work.join("python").join("mypy-cache"))
+            .arg(root.join("clients/python/scenario.py"))
+            .arg(generated.join("appzone_client"))
+            .env("MYPYPATH", &generated),
+        CHECK_TIMEOUT,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// TypeScript
+
+/// Why the TypeScript half cannot run here, if it cannot.
+fn node_missing() -> Option<String> {
+    const INSTALL: &str = "install Node.js 20.19 or later with npm, e.g. `apt-get install nodejs \
+                           npm` or from nodejs.org";
+    let node = match capture(Command::new("node").arg("--version")) {
+        Ok(version) => version,
+        Err(_) => return Some(format!("no `node` on PATH; {INSTALL}")),
+    };
+    if capture(Command::new("npm").arg("--version")).is_err() {
+        return Some(format!("no `npm` on PATH; {INSTALL}"));
+    }
+    let mut numbers = node
+        .trim()
+        .trim_start_matches('v')
+        .split('.')
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let found = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
+    if found < MIN_NODE {
+        return Some(format!("node {} is too old; {INSTALL}", node.trim()));
+    }
+    None
+}
+
+fn prepare_typescript(work: &Path) -> Result<(), String> {
+    let source = crate::root().join("clients").join("typescript");
+    let dir = work.join("typescript");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for file in [
+        "package.json",
+        "package-lock.json",
+        "tsconfig.json",
+        "openapi-ts.config.ts",
+        "scenario.ts",
+    ] {
+        std::fs::copy(source.join(file), dir.join(file))
+            .map_err(|e| format!("cannot copy clients/typescript/{file}: {e}"))?;
+    }
+    let lock = std::fs::read_to_string(dir.join("package-lock.json"))
+        .map_err(|e| format!("cannot read package-lock.json: {e}"))?;
+    let stamp = dir.join("node_modules").join("appzone-package-lock.json");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(lock.as_str()) {
+        run_bounded(
+            Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(&dir),
+            INSTALL_TIMEOUT,
+        )?;
+        std::fs::write(&stamp, &lock)
+            .map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    }
+    let bin = dir.join("node_modules").join(".bin");
+    let versions = [
+        format!(
+            "node {}",
+            probe_version(Command::new("node").arg("--version"))
+        ),
+        format!(
+            "npm {}",
+            probe_version(Command::new("npm").arg("--version"))
+        ),
+        format!(
+            "@hey-api/openapi-ts {}",
+            probe_version(Command::new(bin.join("openapi-ts")).arg("--version"))
+        ),
+        probe_version(Command::new(bin.join("tsc")).arg("--version")).replace("Version", "tsc"),
+    ];
+    eprintln!("clients: typescript tools: {}", versions.join("; "));
+
+    for old in ["generated", "out"] {
+        let _ = std::fs::remove_dir_all(dir.join(old));
+    }
+    run_bounded(
+        Command::new(bin.join("openapi-ts"))
+            .arg("--input")
+            .arg(crate::root().join("openapi.json"))
+            .args(["--output", "generated", "--no-log-file"])
+            .current_dir(&dir),
+        CHECK_TIMEOUT,
+    )?;
+    // tsconfig.json has `strict`; `--strict` on the command line says it again.
+    run_bounded(
+        Command::new(bin.join("tsc"))
+            .args(["--strict", "-p", "tsconfig.json"])
+            .current_dir(&dir),
+        CHECK_TIMEOUT,
+    )?;
+    eprintln!("clients: typescript: tsc --strict passed");
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes, all bounded in time
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::root().join("target"))
+}
+
+/// A path as an argument, relative to the repository root when it is inside it.
+fn path_arg(path: &Path) -> String {
+    path.strip_prefix(crate::root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// The command line to print: paths relative to the repository root for a command run there,
+/// and `(in DIR)` before one run elsewhere.
+fn show(command: &Command) -> String {
+    let root = crate::root();
+    let dir = command.get_current_dir().filter(|d| *d != root.as_path());
+    let shown = |part: &std::ffi::OsStr| match dir {
+        Some(_) => part.to_string_lossy().into_owned(),
+        None => path_arg(Path::new(part)),
+    };
+    let program = shown(command.get_program());
+    let args: Vec<String> = command.get_args().map(shown).collect();
+    let dir = dir
+        .map(|d| format!("(in {}) ", path_arg(d)))
+        .unwrap_or_default();
+    format!("{dir}{program} {}", args.join(" "))
+}
+
+/// Runs `command` (in the repository root unless it says otherwise), output passed on; Err when
+/// it fails or outlives `limit` (then it is killed).
+fn run_bounded(command: &mut Command, limit: Duration) -> Result<(), String> {
+    let shown = show(command);
+    eprintln!("$ {shown}");
+    if command.get_current_dir().is_none() {
+        command.current_dir(crate::root());
+    }
+    let mut child = command
+        .stdin(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start `{shown}`: {e}"))?;
+    if wait_bounded(&mut child, limit, &shown)? {
+        Ok(())
+    } else {
+        Err(format!("`{shown}` failed"))
+    }
+}
+
+/// Waits for `child` at most `limit`; kills it past that. Ok(success?).
+fn wait_bounded(
+    child: &mut std::process::Child,
+    limit: Duration,
+    shown: &str,
+) -> Result<bool, String> {
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status.success()),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "`{shown}` did not finish within {} s; killed",
+                    limit.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => {
+                let _ = child.kill();
+                return Err(format!("cannot wait for `{shown}`: {e}"));
+            }
+        }
+    }
+}
+
+enum Probe {
+    NotFound,
+    Failed(i32),
+}
+
+/// Stdout of a short command, bounded in time.
+fn capture(command: &mut Command) -> Result<String, Probe> {
+    let mut child = command
+        .current_dir(crate::root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|_| Probe::NotFound)?;
+    let mut stdout = child.stdout.take().ok_or(Probe::Failed(-1))?;
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + PROBE_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Probe::Failed(-1));
+            }
+        }
+    };
+    let text = reader.join().unwrap_or_default();
+    if status.success() {
+        Ok(text)
+    } else {
+        Err(Probe::Failed(status.code().unwrap_or(-1)))
+    }
+}
+
+/// The first line a `--version` prints, or a note that it printed none.
+fn probe_version(command: &mut Command) -> String {
+    let shown = show(command);
+    match capture(command) {
+        Ok(text) => text.lines().next().unwrap_or_default().trim().to_owned(),
+        Err(_) => format!("(`{shown}` failed)"),
+    }
 }

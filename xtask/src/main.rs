@@ -29,7 +29,7 @@ Tasks:
                      skipped with a notice when that toolchain is not installed
   bench [ARGS]       load benchmarks against a release build (see BENCHMARKS.md)
   ci                 everything CI runs: fmt, clippy, tests, docs, openapi --check,
-                     lint-spec, deny, msrv
+                     lint-spec, clients, browser, deny, msrv
 ";
 
 /// Redocly CLI version used by `lint-spec`; pinned so the lint result does not change under us.
@@ -218,6 +218,8 @@ fn ci() -> Result<(), String> {
     docs(&cargo)?;
     openapi(true)?;
     lint_spec()?;
+    clients::run()?;
+    browser::run()?;
     deny::run()?;
     msrv::run()?;
     println!("ci: all checks passed");

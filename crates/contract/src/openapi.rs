@@ -91,9 +91,8 @@ is unreachable. Both are safe to retry after the indicated delay.",
     servers(
         (
             url = "/",
-            description = "The deployment that serves this document, local, staging or \
-production alike: the API is on the same origin (scheme, host and port) as the document. A portal or client generator that uses the \
-document away from the service replaces this URL with the deployment's own, for example \
+            description = "The origin serving this document (local, staging or production). A \
+copy hosted elsewhere names the deployment's URL here instead, for example \
 https://appzone.example.com."
         )
     ),

@@ -1,0 +1,230 @@
+"""The appzone consumer scenario, through the Python client generated from openapi.json.
+
+Run by `cargo xtask clients` against a fresh `appzone-server serve --demo`, which it describes
+in the environment: APPZONE_BASE_URL, APPZONE_ADMIN_KEY, APPZONE_MEMBER_KEY,
+APPZONE_DELETABLE_PROFILE, APPZONE_KEPT_PROFILE. Prints one line per step and exits 1 on the
+first wrong answer. Type-checked with `mypy --strict` together with the generated package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import httpx
+from appzone_client import AuthenticatedClient
+from appzone_client.api.profiles import delete_application_profile
+from appzone_client.api.zones import list_zones
+from appzone_client.models import ErrorBody, ZoneList
+
+TIMEOUT = httpx.Timeout(10.0)
+WRONG_KEY = "apz_AAAAAAAAAAAA_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+
+
+class WrongAnswer(Exception):
+    """A step got an answer the contract does not allow."""
+
+
+def env(name: str) -> str:
+    value = os.environ.get(name, "")
+    if not value:
+        raise SystemExit(f"scenario.py: {name} is not set")
+    return value
+
+
+def keyed(base_url: str, key: str) -> AuthenticatedClient:
+    """A client sending `key` in X-API-KEY: the generator's way for an `apiKey` scheme."""
+    return AuthenticatedClient(
+        base_url=base_url,
+        token=key,
+        prefix="",
+        auth_header_name="X-API-KEY",
+        timeout=TIMEOUT,
+    )
+
+
+def keyless(base_url: str) -> AuthenticatedClient:
+    """A client that sends no X-API-KEY header at all.
+
+    The generated functions of secured operations accept only an AuthenticatedClient, and an
+    AuthenticatedClient always sends its token; so the "no key" caller hands it a plain httpx
+    client (which replaces the token header, as `set_httpx_client` documents).
+    """
+    client = AuthenticatedClient(base_url=base_url, token="", timeout=TIMEOUT)
+    return client.set_httpx_client(httpx.Client(base_url=base_url, timeout=TIMEOUT))
+
+
+def expect_error(status: HTTPStatus, parsed: object, want: HTTPStatus, code: str) -> ErrorBody:
+    """Checks an error answer: the status, and a decoded ErrorBody carrying `code`."""
+    if status != want:
+        raise WrongAnswer(f"status {status.value}, want {want.value}")
+    if not isinstance(parsed, ErrorBody):
+        raise WrongAnswer(f"{want.value} decoded as {parsed!r}, want an ErrorBody")
+    if parsed.error_code != code:
+        raise WrongAnswer(f"error_code {parsed.error_code!r}, want {code!r}")
+    return parsed
+
+
+def step_list(base_url: str, member_key: str) -> str:
+    """Step 1: a listing; returns its ETag."""
+    with keyed(base_url, member_key) as client:
+        answer = list_zones.sync_detailed("aws", "us-east-1", client=client)
+    if answer.status_code != HTTPStatus.OK:
+        raise WrongAnswer(f"status {answer.status_code.value}, want 200")
+    zones = answer.parsed
+    if not isinstance(zones, ZoneList):
+        raise WrongAnswer(f"200 decoded as {zones!r}, want a ZoneList")
+    if not zones.data:
+        raise WrongAnswer("data is empty")
+    if zones.status != "success":
+        raise WrongAnswer(f"status field {zones.status!r}, want 'success'")
+    request_id = answer.headers.get("X-Request-Id")
+    if zones.id != request_id:
+        raise WrongAnswer(f"body id {zones.id!r} != X-Request-Id header {request_id!r}")
+    etag = answer.headers.get("ETag")
+    if not etag:
+        raise WrongAnswer("no ETag header")
+    print(f"step 1 ok: 200, {len(zones.data)} zones, id == X-Request-Id == {zones.id}, ETag {etag}")
+    return etag
+
+
+def step_not_modified(base_url: str, member_key: str, etag: str) -> None:
+    """Step 2: If-None-Match with the ETag of step 1 gives 304.
+
+    The generated client does not raise on 304: `sync_detailed` returns a Response whose
+    `status_code` is NOT_MODIFIED and whose `parsed` is None (`sync` alone would return a bare
+    None, indistinguishable from an undocumented status: use `sync_detailed`).
+    """
+    with keyed(base_url, member_key) as client:
+        answer = list_zones.sync_detailed("aws", "us-east-1", client=client, if_none_match=etag)
+    if answer.status_code != HTTPStatus.NOT_MODIFIED:
+        raise WrongAnswer(f"status {answer.status_code.value}, want 304")
+    if answer.parsed is not None:
+        raise WrongAnswer(f"304 decoded as {answer.parsed!r}, want None")
+    if answer.content:
+        raise WrongAnswer(f"304 with a body: {answer.content!r}")
+    print("step 2 ok: 304 not modified (status_code NOT_MODIFIED, parsed None, no exception)")
+
+
+def step_bad_provider(base_url: str, member_key: str) -> None:
+    """Step 3: an unknown provider."""
+    with keyed(base_url, member_key) as client:
+        answer = list_zones.sync_detailed("awz", "us-east-1", client=client)
+    expect_error(answer.status_code, answer.parsed, HTTPStatus.BAD_REQUEST, "invalid_provider")
+    print("step 3 ok: 400 invalid_provider")
+
+
+def step_bad_region(base_url: str, member_key: str) -> None:
+    """Step 4: an unknown region of a known provider."""
+    with keyed(base_url, member_key) as client:
+        answer = list_zones.sync_detailed("aws", "us-east-9", client=client)
+    expect_error(answer.status_code, answer.parsed, HTTPStatus.NOT_FOUND, "region_not_found")
+    print("step 4 ok: 404 region_not_found")
+
+
+def step_keys(base_url: str) -> None:
+    """Step 5: no key, then a well-formed unknown key."""
+    with keyless(base_url) as client:
+        answer = list_zones.sync_detailed("aws", "us-east-1", client=client)
+    expect_error(answer.status_code, answer.parsed, HTTPStatus.UNAUTHORIZED, "missing_api_key")
+    with keyed(base_url, WRONG_KEY) as client:
+        answer = list_zones.sync_detailed("aws", "us-east-1", client=client)
+    expect_error(answer.status_code, answer.parsed, HTTPStatus.UNAUTHORIZED, "invalid_api_key")
+    print("step 5 ok: 401 missing_api_key without a key, 401 invalid_api_key with a wrong one")
+
+
+def step_delete(base_url: str, admin_key: str, member_key: str) -> None:
+    """Step 6: 204 as admin, 403 as member, 404 for a profile that does not exist."""
+    deletable = env("APPZONE_DELETABLE_PROFILE")
+    kept = env("APPZONE_KEPT_PROFILE")
+    with keyed(base_url, admin_key) as admin, keyed(base_url, member_key) as member:
+        answer = delete_application_profile.sync_detailed(deletable, client=admin)
+        if answer.status_code != HTTPStatus.NO_CONTENT or answer.parsed is not None:
+            raise WrongAnswer(f"status {answer.status_code.value} ({answer.parsed!r}), want 204")
+        answer = delete_application_profile.sync_detailed(kept, client=member)
+        expect_error(answer.status_code, answer.parsed, HTTPStatus.FORBIDDEN, "forbidden")
+        answer = delete_application_profile.sync_detailed("prof_does_not_exist", client=admin)
+        expect_error(answer.status_code, answer.parsed, HTTPStatus.NOT_FOUND, "profile_not_found")
+    print("step 6 ok: 204 as admin, 403 forbidden as member, 404 profile_not_found")
+
+
+@contextmanager
+def stand_in(status: int) -> Iterator[str]:
+    """A server that answers every GET with `status` and an error code no client knows."""
+    body = json.dumps({"error": "something new", "error_code": "brand_new_code"}).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("X-Request-Id", "stand-in")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def step_unknown_code(label: str, status: HTTPStatus) -> None:
+    """Step 7: an error code added after the client was generated must still reach the caller
+    as an error carrying that code, not as a decoding exception."""
+    with stand_in(status.value) as url, keyed(url, "apz_stand_in") as client:
+        try:
+            answer = list_zones.sync_detailed("aws", "us-east-1", client=client)
+        except Exception as error:
+            raise WrongAnswer(
+                f"decoding a {status.value} with error_code 'brand_new_code' raised "
+                f"{type(error).__name__}: {error}"
+            ) from error
+    expect_error(answer.status_code, answer.parsed, status, "brand_new_code")
+    print(
+        f"step {label} ok: {status.value} with an unknown code reaches the caller "
+        "as ErrorBody(error_code='brand_new_code')"
+    )
+
+
+def main() -> int:
+    base_url = env("APPZONE_BASE_URL")
+    admin_key = env("APPZONE_ADMIN_KEY")
+    member_key = env("APPZONE_MEMBER_KEY")
+    steps: list[tuple[str, Callable[[], object]]] = []
+    etag: list[str] = []
+    steps.append(("1", lambda: etag.append(step_list(base_url, member_key))))
+    steps.append(("2", lambda: step_not_modified(base_url, member_key, etag[0])))
+    steps.append(("3", lambda: step_bad_provider(base_url, member_key)))
+    steps.append(("4", lambda: step_bad_region(base_url, member_key)))
+    steps.append(("5", lambda: step_keys(base_url)))
+    steps.append(("6", lambda: step_delete(base_url, admin_key, member_key)))
+    steps.append(("7a", lambda: step_unknown_code("7a", HTTPStatus.BAD_REQUEST)))
+    steps.append(("7b", lambda: step_unknown_code("7b", HTTPStatus.CONFLICT)))
+    for label, step in steps:
+        try:
+            step()
+        except WrongAnswer as wrong:
+            print(f"step {label} FAILED: {wrong}")
+            return 1
+        except Exception as error:  # a transport error, a decoding bug: still a wrong answer
+            print(f"step {label} FAILED: {type(error).__name__}: {error}")
+            return 1
+    print("python scenario: all steps passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
