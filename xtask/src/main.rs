@@ -90,11 +90,22 @@ fn openapi(check: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// Runs a command in the repository root, echoing it first.
 pub(crate) fn run(program: &str, args: &[&str]) -> Result<(), String> {
     eprintln!("$ {program} {}", args.join(" "));
+    status_of(&root(), program, args)
+}
+
+/// Like [`run`], in another directory.
+pub(crate) fn run_in(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
+    eprintln!("$ (cd {} && {program} {})", dir.display(), args.join(" "));
+    status_of(dir, program, args)
+}
+
+fn status_of(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
     let status = Command::new(program)
         .args(args)
-        .current_dir(root())
+        .current_dir(dir)
         .status()
         .map_err(|e| format!("cannot start {program}: {e}"))?;
     if status.success() {
@@ -182,21 +193,6 @@ fn lint_spec() -> Result<(), String> {
             "openapi.json",
         ],
     )
-}
-
-/// Like [`run`], in another directory.
-pub(crate) fn run_in(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
-    eprintln!("$ (cd {} && {program} {})", dir.display(), args.join(" "));
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .map_err(|e| format!("cannot start {program}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`{program} {}` failed ({status})", args.join(" ")))
-    }
 }
 
 fn ci() -> Result<(), String> {

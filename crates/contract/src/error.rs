@@ -199,12 +199,6 @@ impl PartialSchema for ErrorCode {
     }
 }
 
-impl ToSchema for ErrorCode {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("ErrorCode")
-    }
-}
-
 /// Schema-only type: the error codes this version of the contract knows, with their statuses.
 #[derive(Debug)]
 pub struct KnownErrorCode;
@@ -228,12 +222,6 @@ impl PartialSchema for KnownErrorCode {
             .description(Some(table))
             .enum_values(Some(ErrorCode::KNOWN.iter().map(|c| c.as_str().to_owned())))
             .into()
-    }
-}
-
-impl ToSchema for KnownErrorCode {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("KnownErrorCode")
     }
 }
 
@@ -268,3 +256,5 @@ impl ErrorBody {
         }
     }
 }
+
+schema_named_after_type!(ErrorCode, KnownErrorCode);

@@ -23,6 +23,18 @@
 //! # Ok::<(), appzone_contract::IdError>(())
 //! ```
 
+/// Implements `ToSchema` for a type whose schema is hand-written (`PartialSchema`): the
+/// document names the schema after the type.
+macro_rules! schema_named_after_type {
+    ($($name:ident),+ $(,)?) => {$(
+        impl utoipa::ToSchema for $name {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed(stringify!($name))
+            }
+        }
+    )+};
+}
+
 mod api_key;
 mod error;
 pub mod headers;

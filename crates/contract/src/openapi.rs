@@ -13,13 +13,11 @@
 //! `openapi.json` at the workspace root is [`document_json`]'s output, checked in; `cargo xtask
 //! openapi` regenerates it and a test fails when it is stale.
 
-use std::borrow::Cow;
-
 use serde_json::{json, Map, Value};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::RefOr;
-use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
+use utoipa::{Modify, OpenApi, PartialSchema};
 
 use crate::error::KnownErrorCode;
 use crate::headers::{LISTING_CACHE_CONTROL, REQUEST_ID_MAX_LEN};
@@ -255,12 +253,6 @@ impl PartialSchema for RequestId {
     }
 }
 
-impl ToSchema for RequestId {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("RequestId")
-    }
-}
-
 /// Schema of the `ETag` and `If-None-Match` headers of the zone listing.
 #[derive(Debug)]
 pub struct EntityTag;
@@ -285,12 +277,6 @@ impl PartialSchema for EntityTag {
             .min_length(Some(1))
             .max_length(Some(ENTITY_TAG_MAX_LEN))
             .into()
-    }
-}
-
-impl ToSchema for EntityTag {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("EntityTag")
     }
 }
 
@@ -487,8 +473,4 @@ impl PartialSchema for ListingCacheControl {
     }
 }
 
-impl ToSchema for ListingCacheControl {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("ListingCacheControl")
-    }
-}
+schema_named_after_type!(RequestId, EntityTag, ListingCacheControl);

@@ -1,7 +1,5 @@
 //! The body of a successful zone listing.
 
-use std::borrow::Cow;
-
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::RefOr;
@@ -77,12 +75,6 @@ impl PartialSchema for ZoneId {
     }
 }
 
-impl ToSchema for ZoneId {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("ZoneId")
-    }
-}
-
 /// Schema-only type: the `status` of a zone listing, always `success`.
 #[derive(Debug)]
 pub struct ListingStatus;
@@ -97,8 +89,4 @@ impl PartialSchema for ListingStatus {
     }
 }
 
-impl ToSchema for ListingStatus {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("ListingStatus")
-    }
-}
+schema_named_after_type!(ZoneId, ListingStatus);
