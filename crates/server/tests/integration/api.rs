@@ -1,4 +1,4 @@
-//! One test per promise of CONTRACT.md about the two operations, on both backends.
+//! One test per promise of docs/API.md about the two operations, on both backends.
 
 use std::time::Duration;
 

@@ -1235,7 +1235,7 @@ fn socket_hostile_requests_never_get_5xx_and_errors_keep_the_contract_shape() {
     });
 }
 
-// The grammar of CONTRACT.md, written independently of the contract crate, as the oracle.
+// The grammar of docs/API.md, written independently of the contract crate, as the oracle.
 fn contract_id_ok(s: &str, first: fn(u8) -> bool, rest: fn(u8) -> bool, max: usize) -> bool {
     let b = s.as_bytes();
     !b.is_empty() && b.len() <= max && first(b[0]) && b[1..].iter().all(|c| rest(*c))
