@@ -178,26 +178,18 @@ async function stepNotModified(baseUrl: string, memberKey: string, etag: string)
   );
 }
 
-async function stepBadProvider(baseUrl: string, memberKey: string): Promise<void> {
-  const outcome = listOutcome(
-    await listZones({
-      client: client(baseUrl, memberKey),
-      path: { providerId: 'awz', regionId: 'us-east-1' },
-    }),
-  );
-  expectListError(outcome, 400, 'invalid_provider');
-  console.log('step 3 ok: 400 invalid_provider');
-}
-
-async function stepBadRegion(baseUrl: string, memberKey: string): Promise<void> {
-  const outcome = listOutcome(
-    await listZones({
-      client: client(baseUrl, memberKey),
-      path: { providerId: 'aws', regionId: 'us-east-9' },
-    }),
-  );
-  expectListError(outcome, 404, 'region_not_found');
-  console.log('step 4 ok: 404 region_not_found');
+/** Steps 3 and 4: a listing the service refuses, with its status and code. */
+async function stepListRefused(
+  step: string,
+  baseUrl: string,
+  memberKey: string,
+  path: { providerId: string; regionId: string },
+  status: number,
+  code: string,
+): Promise<void> {
+  const outcome = listOutcome(await listZones({ client: client(baseUrl, memberKey), path }));
+  expectListError(outcome, status, code);
+  console.log(`step ${step} ok: ${status} ${code}`);
 }
 
 async function stepKeys(baseUrl: string): Promise<void> {
@@ -274,8 +266,16 @@ async function main(): Promise<number> {
       etag = await stepList(baseUrl, memberKey);
     }],
     ['2', () => stepNotModified(baseUrl, memberKey, etag)],
-    ['3', () => stepBadProvider(baseUrl, memberKey)],
-    ['4', () => stepBadRegion(baseUrl, memberKey)],
+    [
+      '3',
+      () =>
+        stepListRefused('3', baseUrl, memberKey, { providerId: 'awz', regionId: 'us-east-1' }, 400, 'invalid_provider'),
+    ],
+    [
+      '4',
+      () =>
+        stepListRefused('4', baseUrl, memberKey, { providerId: 'aws', regionId: 'us-east-9' }, 404, 'region_not_found'),
+    ],
     ['5', () => stepKeys(baseUrl)],
     ['6', () => stepDelete(baseUrl, adminKey, memberKey)],
     ['7a', () => stepUnknownCode('7a', 400)],

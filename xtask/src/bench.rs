@@ -245,7 +245,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
             "appzone-bench",
         ],
     )?;
-    let bin = target_dir().join("release");
+    let bin = crate::target_dir().join("release");
     let bins = Binaries {
         server: bin.join("appzone-server"),
         baseline: bin.join("appzone-bench-baseline"),
@@ -274,7 +274,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
     let output = opts
         .output
         .clone()
-        .unwrap_or_else(|| target_dir().join("bench").join("report.md"));
+        .unwrap_or_else(|| crate::target_dir().join("bench").join("report.md"));
     if let Some(parent) = output.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
@@ -289,14 +289,6 @@ struct Binaries {
     server: PathBuf,
     baseline: PathBuf,
     client: PathBuf,
-}
-
-fn target_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if Path::new(&dir).is_absolute() => PathBuf::from(dir),
-        Some(dir) => crate::root().join(dir),
-        None => crate::root().join("target"),
-    }
 }
 
 /// Checks wrk and sqlite3 are installed; returns wrk's version line.
@@ -587,7 +579,7 @@ fn delete_args(
 /// for `perf report --children` and the like.
 fn perf_profile(wrk: &Wrk<'_>, server: &Server, load: &Load<'_>) -> Result<String, String> {
     eprintln!("bench: perf profile of appzone at 64 connections");
-    let data = target_dir().join("bench").join("perf.data");
+    let data = crate::target_dir().join("bench").join("perf.data");
     if let Some(parent) = data.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;

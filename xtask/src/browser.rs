@@ -10,11 +10,12 @@
 //! Where Chromium (`/usr/bin/chromium` or `$CHROMIUM`) or npm is missing the task is skipped
 //! with a notice saying how to install it; under CI (`CI=true`) that fails instead.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::demo_server::{build_server, DemoServer};
+use crate::process::run_bounded;
 
 /// The test bounds itself to 2 minutes; this is the backstop if Node or Chromium hangs.
 const TEST_TIMEOUT: Duration = Duration::from_secs(150);
@@ -71,57 +72,35 @@ pub fn run() -> Result<(), String> {
 fn run_test(binary: &Path, scratch: &Path, dir: &Path, chromium: &str) -> Result<(), String> {
     let server = DemoServer::start(binary, &format!("sqlite://{}/demo.db", scratch.display()))?;
     eprintln!("browser: demo server at {}", server.base_url);
-    let out_dir = target_dir().join("browser");
-    eprintln!("$ node tests/browser/docs.test.mjs");
-    let mut child = Command::new("node")
-        .arg("docs.test.mjs")
-        .current_dir(dir)
-        .env("APPZONE_BASE_URL", &server.base_url)
-        .env("APPZONE_ADMIN_KEY", &server.admin_key)
-        .env("APPZONE_MEMBER_KEY", &server.member_key)
-        .env("APPZONE_DELETABLE_PROFILE", &server.deletable_profile)
-        .env("APPZONE_KEPT_PROFILE", &server.kept_profile)
-        .env("CHROMIUM", chromium)
-        .env("BROWSER_OUT_DIR", &out_dir)
-        .stdin(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start node: {e}"))?;
-    let deadline = Instant::now() + TEST_TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(200)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "browser: the test did not finish within {} s (killed)",
-                    TEST_TIMEOUT.as_secs()
-                ));
-            }
-            Err(e) => return Err(format!("cannot wait for node: {e}")),
-        }
-    };
+    let out_dir = crate::target_dir().join("browser");
+    let outcome = run_bounded(
+        Command::new("node")
+            .arg("docs.test.mjs")
+            .current_dir(dir)
+            .env("APPZONE_BASE_URL", &server.base_url)
+            .env("APPZONE_ADMIN_KEY", &server.admin_key)
+            .env("APPZONE_MEMBER_KEY", &server.member_key)
+            .env("APPZONE_DELETABLE_PROFILE", &server.deletable_profile)
+            .env("APPZONE_KEPT_PROFILE", &server.kept_profile)
+            .env("CHROMIUM", chromium)
+            .env("BROWSER_OUT_DIR", &out_dir),
+        TEST_TIMEOUT,
+    );
     drop(server);
     let screenshot = out_dir.join("docs.png");
-    if status.success() {
-        eprintln!(
-            "browser: /docs works in Chromium; screenshot {}",
+    match outcome {
+        Ok(()) => {
+            eprintln!(
+                "browser: /docs works in Chromium; screenshot {}",
+                screenshot.display()
+            );
+            Ok(())
+        }
+        Err(err) => Err(format!(
+            "browser: the /docs page failed (see the FAIL lines above; {err}); screenshot {}",
             screenshot.display()
-        );
-        Ok(())
-    } else {
-        Err(format!(
-            "browser: the /docs page failed (see the FAIL lines above; {status}); screenshot {}",
-            screenshot.display()
-        ))
+        )),
     }
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::root().join("target"))
 }
 
 /// The first line `program args` prints on stdout when it succeeds.

@@ -20,12 +20,13 @@
 //! is skipped with a notice saying how to get it; under CI (`CI=true`) that fails instead.
 //! Every command runs under a time limit and is killed past it; servers die on drop.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::demo_server::{build_server, DemoServer, ScratchPostgres};
+use crate::process::{capture, path_arg, probe_version, run_bounded, wait_bounded, Probe};
 
 /// `pip install` and `npm ci` (network).
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
@@ -33,8 +34,6 @@ const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
 const CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 /// One scenario run (each program also gives up by itself after 60 s).
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
-/// `--version` and friends.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The oldest Node that `@hey-api/openapi-ts` (see clients/typescript/package.json) supports.
 const MIN_NODE: (u32, u32) = (20, 19);
@@ -74,7 +73,7 @@ pub fn run() -> Result<(), String> {
         return Ok(());
     }
 
-    let work = target_dir().join("clients");
+    let work = crate::target_dir().join("clients");
     let mut failures = Vec::new();
     let mut ready = Vec::new();
     for language in languages {
@@ -240,7 +239,7 @@ fn run_scenario_program(command: &mut Command, shown: &str, prefix: &str) -> Res
         }
         failed
     });
-    let status = wait_bounded(&mut child, SCENARIO_TIMEOUT, shown);
+    let status = wait_bounded(&mut child, SCENARIO_TIMEOUT, shown).map(|s| s.success());
     let failed = reader.join().ok().flatten();
     match (status?, failed) {
         (true, None) => Ok(()),
@@ -435,131 +434,3 @@ fn prepare_typescript(work: &Path) -> Result<(), String> {
 
 // ---------------------------------------------------------------------------------------------
 // Processes, all bounded in time
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::root().join("target"))
-}
-
-/// A path as an argument, relative to the repository root when it is inside it.
-fn path_arg(path: &Path) -> String {
-    path.strip_prefix(crate::root())
-        .unwrap_or(path)
-        .display()
-        .to_string()
-}
-
-/// The command line to print: paths relative to the repository root for a command run there,
-/// and `(in DIR)` before one run elsewhere.
-fn show(command: &Command) -> String {
-    let root = crate::root();
-    let dir = command.get_current_dir().filter(|d| *d != root.as_path());
-    let shown = |part: &std::ffi::OsStr| match dir {
-        Some(_) => part.to_string_lossy().into_owned(),
-        None => path_arg(Path::new(part)),
-    };
-    let program = shown(command.get_program());
-    let args: Vec<String> = command.get_args().map(shown).collect();
-    let dir = dir
-        .map(|d| format!("(in {}) ", path_arg(d)))
-        .unwrap_or_default();
-    format!("{dir}{program} {}", args.join(" "))
-}
-
-/// Runs `command` (in the repository root unless it says otherwise), output passed on; Err when
-/// it fails or outlives `limit` (then it is killed).
-fn run_bounded(command: &mut Command, limit: Duration) -> Result<(), String> {
-    let shown = show(command);
-    eprintln!("$ {shown}");
-    if command.get_current_dir().is_none() {
-        command.current_dir(crate::root());
-    }
-    let mut child = command
-        .stdin(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start `{shown}`: {e}"))?;
-    if wait_bounded(&mut child, limit, &shown)? {
-        Ok(())
-    } else {
-        Err(format!("`{shown}` failed"))
-    }
-}
-
-/// Waits for `child` at most `limit`; kills it past that. Ok(success?).
-fn wait_bounded(
-    child: &mut std::process::Child,
-    limit: Duration,
-    shown: &str,
-) -> Result<bool, String> {
-    let deadline = Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Ok(status.success()),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "`{shown}` did not finish within {} s; killed",
-                    limit.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => {
-                let _ = child.kill();
-                return Err(format!("cannot wait for `{shown}`: {e}"));
-            }
-        }
-    }
-}
-
-enum Probe {
-    NotFound,
-    Failed(i32),
-}
-
-/// Stdout of a short command, bounded in time.
-fn capture(command: &mut Command) -> Result<String, Probe> {
-    let mut child = command
-        .current_dir(crate::root())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|_| Probe::NotFound)?;
-    let mut stdout = child.stdout.take().ok_or(Probe::Failed(-1))?;
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    let deadline = Instant::now() + PROBE_TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(Probe::Failed(-1));
-            }
-        }
-    };
-    let text = reader.join().unwrap_or_default();
-    if status.success() {
-        Ok(text)
-    } else {
-        Err(Probe::Failed(status.code().unwrap_or(-1)))
-    }
-}
-
-/// The first line a `--version` prints, or a note that it printed none.
-fn probe_version(command: &mut Command) -> String {
-    let shown = show(command);
-    match capture(command) {
-        Ok(text) => text.lines().next().unwrap_or_default().trim().to_owned(),
-        Err(_) => format!("(`{shown}` failed)"),
-    }
-}

@@ -16,10 +16,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 pub fn build_server() -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     crate::run(&cargo, &["build", "--locked", "-p", "appzone-server"])?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::root().join("target"));
-    Ok(target.join("debug").join("appzone-server"))
+    Ok(crate::target_dir().join("debug").join("appzone-server"))
 }
 
 /// A running demo server and what its demo run seeded.

@@ -9,6 +9,7 @@ mod clients;
 mod demo_server;
 mod deny;
 mod msrv;
+mod process;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -90,6 +91,16 @@ fn openapi(check: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// Cargo's target directory: `CARGO_TARGET_DIR` (relative to the repository root when it is
+/// relative) or `target/`.
+pub(crate) fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if Path::new(&dir).is_absolute() => PathBuf::from(dir),
+        Some(dir) => root().join(dir),
+        None => root().join("target"),
+    }
+}
+
 /// Runs a command in the repository root, echoing it first.
 pub(crate) fn run(program: &str, args: &[&str]) -> Result<(), String> {
     eprintln!("$ {program} {}", args.join(" "));
@@ -163,7 +174,7 @@ fn lint_spec() -> Result<(), String> {
     // Spectral resolves the OWASP ruleset from node_modules beside the ruleset file, so the
     // three files are copied under target/ and installed there (again only when they change).
     let source = root().join("lint");
-    let dir = root().join("target").join("lint");
+    let dir = target_dir().join("lint");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut changed = false;
     for file in ["package.json", "package-lock.json", ".spectral.yaml"] {

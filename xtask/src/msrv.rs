@@ -43,7 +43,7 @@ pub fn run() -> Result<(), String> {
             );
             continue;
         }
-        let target_dir = crate::root().join("target").join(format!("msrv-{version}"));
+        let target_dir = crate::target_dir().join(format!("msrv-{version}"));
         let target_dir = target_dir.to_string_lossy().into_owned();
         let toolchain = format!("+{version}");
         let mut args = vec![

@@ -174,7 +174,7 @@ impl ErrorCode {
 }
 
 /// Longest error code the service sends.
-pub const ERROR_CODE_MAX_LEN: usize = 64;
+const ERROR_CODE_MAX_LEN: usize = 64;
 
 impl PartialSchema for ErrorCode {
     /// Open to additions: a known code, or any other code of the same shape. Generated clients

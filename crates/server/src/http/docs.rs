@@ -30,6 +30,7 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use sha2::{Digest, Sha256};
 use utoipa_swagger_ui::Config;
 
+use super::conditional::matches_etag;
 use super::error::ApiError;
 use appzone_contract::ErrorCode;
 
@@ -96,8 +97,9 @@ fn tag(bytes: &[u8], encoding: &str) -> HeaderValue {
 }
 
 /// The assets, read and compressed once per process on first use.
+static ASSETS: OnceLock<HashMap<String, Asset>> = OnceLock::new();
+
 fn assets() -> &'static HashMap<String, Asset> {
-    static ASSETS: OnceLock<HashMap<String, Asset>> = OnceLock::new();
     ASSETS.get_or_init(|| {
         let config = config();
         let mut assets = HashMap::new();
@@ -164,9 +166,12 @@ pub async fn asset(file: Result<Path<String>, PathRejection>, request: HeaderMap
 async fn serve(name: &str, request: &HeaderMap) -> Response {
     // The first request compresses every asset (a few hundred milliseconds): off the async
     // workers, so API requests on the same worker do not wait behind it.
-    let assets = match tokio::task::spawn_blocking(assets).await {
-        Ok(assets) => assets,
-        Err(err) => return ApiError::internal(format!("docs assets: {err}")).into_response(),
+    let assets = match ASSETS.get() {
+        Some(assets) => assets,
+        None => match tokio::task::spawn_blocking(assets).await {
+            Ok(assets) => assets,
+            Err(err) => return ApiError::internal(format!("docs assets: {err}")).into_response(),
+        },
     };
     let Some(asset) = assets.get(name) else {
         return ApiError::new(ErrorCode::NotFound, "no such route").into_response();
@@ -189,7 +194,7 @@ async fn serve(name: &str, request: &HeaderMap) -> Response {
     headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    if matches(request, tag) {
+    if matches_etag(request.get_all(IF_NONE_MATCH), tag) {
         return (StatusCode::NOT_MODIFIED, headers).into_response();
     }
     if let Ok(content_type) = HeaderValue::from_str(&asset.content_type) {
@@ -219,18 +224,6 @@ fn accepts_gzip(request: &HeaderMap) -> bool {
             });
             (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !refused
         })
-}
-
-/// Whether `If-None-Match` names this entity tag (or is `*`).
-fn matches(request: &HeaderMap, tag: &HeaderValue) -> bool {
-    let Ok(tag) = tag.to_str() else { return false };
-    request
-        .get_all(IF_NONE_MATCH)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .map(|candidate| candidate.trim().trim_start_matches("W/"))
-        .any(|candidate| candidate == tag || candidate == "*")
 }
 
 #[cfg(test)]

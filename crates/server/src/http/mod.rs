@@ -18,6 +18,7 @@
 //! descriptions, so a route cannot exist without its entry in the OpenAPI document.
 
 pub mod auth;
+mod conditional;
 pub mod context;
 pub mod docs;
 pub mod error;

@@ -24,6 +24,7 @@ use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
 
+use super::conditional::matches_etag;
 use super::context::RequestContext;
 use super::error::ApiError;
 use super::metrics::RouteLabel;
@@ -170,23 +171,4 @@ fn valid(
 ) -> Result<&str, IdError> {
     let segment = segment.unwrap_or("\u{fffd}");
     validate(segment).map(|()| segment)
-}
-
-/// Weak comparison (RFC 9110 §13.1.2): `*` or any listed tag equal to ours, `W/` ignored.
-fn matches_etag<'h>(
-    if_none_match: impl IntoIterator<Item = &'h HeaderValue>,
-    etag: &HeaderValue,
-) -> bool {
-    let ours = etag
-        .as_bytes()
-        .strip_prefix(b"W/")
-        .unwrap_or(etag.as_bytes());
-    if_none_match
-        .into_iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|list| {
-            list.split(',')
-                .map(str::trim)
-                .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag).as_bytes() == ours)
-        })
 }

@@ -107,3 +107,105 @@ async fn panics_answer_500_internal_error_without_details() {
     assert_eq!(body["error_code"], "internal_error");
     assert!(!body.to_string().contains("passwd"), "{body}");
 }
+
+/// The document marks every response header it declares `required`: each answer below carries
+/// every header the document declares for its operation and status.
+#[tokio::test]
+async fn every_documented_response_header_is_sent_with_its_status() {
+    use appzone_contract::paths::{DELETE_PROFILE, LIST_ZONES};
+    use reqwest::Method;
+
+    let app = TestApp::sqlite().await;
+    let doc = document();
+    let zones = TestApp::zones_path("aws", "us-east-1");
+    let etag = app
+        .get(&zones, Some(&app.member_key))
+        .await
+        .header("etag")
+        .unwrap()
+        .to_owned();
+    let profile = TestApp::profile_path(app.profile.as_str());
+    let member = Some(app.member_key.as_str());
+    let admin = Some(app.admin_key.as_str());
+    // (method, documented path, request path, key, request headers, expected status)
+    type Case<'a> = (
+        Method,
+        &'a str,
+        String,
+        Option<&'a str>,
+        &'a [(&'a str, &'a str)],
+        u16,
+    );
+    let cases: [Case; 10] = [
+        (Method::GET, LIST_ZONES, zones.clone(), member, &[], 200),
+        (Method::HEAD, LIST_ZONES, zones.clone(), member, &[], 200),
+        (
+            Method::GET,
+            LIST_ZONES,
+            zones.clone(),
+            member,
+            &[("if-none-match", etag.as_str())],
+            304,
+        ),
+        (
+            Method::GET,
+            LIST_ZONES,
+            TestApp::zones_path("awz", "us-east-1"),
+            member,
+            &[],
+            400,
+        ),
+        (Method::GET, LIST_ZONES, zones.clone(), None, &[], 401),
+        (
+            Method::GET,
+            LIST_ZONES,
+            TestApp::zones_path("aws", "us-east-9"),
+            member,
+            &[],
+            404,
+        ),
+        (
+            Method::DELETE,
+            DELETE_PROFILE,
+            profile.clone(),
+            member,
+            &[],
+            403,
+        ),
+        (
+            Method::DELETE,
+            DELETE_PROFILE,
+            profile.clone(),
+            admin,
+            &[],
+            204,
+        ),
+        (
+            Method::DELETE,
+            DELETE_PROFILE,
+            profile.clone(),
+            admin,
+            &[],
+            404,
+        ),
+        (Method::DELETE, DELETE_PROFILE, profile, None, &[], 401),
+    ];
+    for (method, template, path, key, headers, status) in cases {
+        let resp = app.send(method.clone(), &path, key, headers).await;
+        assert_eq!(resp.status, status, "{method} {path}: {}", resp.body);
+        let declared = doc["paths"][template][method.as_str().to_lowercase()]["responses"]
+            [status.to_string()]["headers"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{method} {template} documents no headers for {status}"));
+        for (name, header) in declared {
+            assert_eq!(
+                header["required"], true,
+                "{method} {template} {status} {name}"
+            );
+            assert!(
+                resp.header(name).is_some(),
+                "{method} {path} answered {status} without {name}"
+            );
+        }
+    }
+}
