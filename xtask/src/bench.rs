@@ -834,6 +834,8 @@ fn psql(url: &str, sql: &str) -> Result<String, String> {
 
 /// Creates organization `bench` and an admin key with the operator CLI; returns the key.
 fn seed_org(bins: &Binaries, url: &str) -> Result<String, String> {
+    // Only `migrate` and `serve` create a database; the other commands need one.
+    server_cli(bins, url, &["migrate"])?;
     server_cli(bins, url, &["org", "create", "bench", "--name", "Bench"])?;
     let key = server_cli(
         bins,

@@ -1,15 +1,17 @@
 //! The `appzone-server` command line: `serve` and the operator commands.
 //!
 //! Operator commands print only their result on stdout (an id, a key, a table, JSON) so scripts
-//! can capture it; errors print one `error: ...` line on stderr and exit 1, having written
-//! nothing (each command is one validated, transactional change).
+//! can capture it. A command changes nothing unless it succeeds: arguments and input files are
+//! checked before the database is opened, only `serve` and `migrate` create or migrate a
+//! database, and each change is one transaction. Errors print one `error: ...` line on stderr
+//! that names the argument, file or database (password hidden) at fault.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use appzone_contract::ProfileId;
+use anyhow::{anyhow, bail, Context};
+use appzone_contract::{ApiKey, KeyId, ProfileId};
 use clap::{Args, Parser, Subcommand};
 
 use crate::catalog::file::CatalogFile;
@@ -17,7 +19,7 @@ use crate::http::HttpConfig;
 pub use crate::logging::LogFormat;
 use crate::model::{format_ms, OrgId, Role};
 use crate::serve::{serve, shutdown_signal, ServeOptions};
-use crate::storage::{PoolSettings, Store};
+use crate::storage::{redact_url, sqlite_file, PoolSettings, Store, StoreError};
 use crate::ServiceConfig;
 
 const EXAMPLES: &str = "\
@@ -25,23 +27,36 @@ Examples:
   # First run: embedded SQLite (./appzone.db), built-in catalog, demo keys and curl lines
   appzone-server serve --demo
 
-  # Set up a tenant and an admin key
+  # Set up a tenant and an admin key (`migrate` or `serve` creates the database first)
+  appzone-server migrate
   appzone-server org create acme --name 'Acme Corp'
   appzone-server key create --org acme --role admin --name ci
   appzone-server profile create --org acme --name checkout
 
+  # Change the catalog (`--prune` allows removing providers, regions or zones)
+  appzone-server catalog export > catalog.json
+  appzone-server catalog import catalog.json
+
   # Several replicas on one PostgreSQL
-  APPZONE_DATABASE_URL=postgres://appzone@db/appzone appzone-server serve --listen 0.0.0.0:8080";
+  APPZONE_DATABASE_URL=postgres://appzone@db/appzone appzone-server serve --listen 0.0.0.0:8080
+
+Exit status:
+  0  success
+  1  the command failed and changed nothing (the error line says why)
+  2  the command line is invalid (a bad option or id); nothing was done";
 
 /// The appzone API server and its operator commands.
 #[derive(Debug, Parser)]
 #[command(name = "appzone-server", version, about, after_help = EXAMPLES)]
 pub struct Cli {
-    /// Database URL: `sqlite://FILE` (created if missing) or `postgres://USER@HOST/DB`.
+    /// Database URL: `sqlite://FILE` or `postgres://USER:PASSWORD@HOST/DB`. Only `serve` and
+    /// `migrate` create a missing SQLite file.
+    // The environment's value is never shown: it may hold a password.
     #[arg(
         long,
         global = true,
         env = "APPZONE_DATABASE_URL",
+        hide_env_values = true,
         default_value = "sqlite://appzone.db"
     )]
     pub database_url: String,
@@ -58,9 +73,9 @@ pub struct Cli {
 /// Top-level commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the HTTP server (logs go to stderr).
+    /// Run the HTTP server (logs go to stderr); creates and migrates the database if needed.
     Serve(ServeArgs),
-    /// Apply database migrations and exit.
+    /// Create the database if missing, apply its migrations, and exit.
     Migrate,
     /// Manage organizations.
     #[command(subcommand)]
@@ -79,9 +94,10 @@ pub enum Command {
 /// Options of `serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "APPZONE_LISTEN", default_value = "127.0.0.1:8080")]
-    pub listen: SocketAddr,
+    /// Address to listen on: HOST:PORT, where HOST is an IP address or a name such as
+    /// `localhost` (port 0 picks a free port).
+    #[arg(long, env = "APPZONE_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
+    pub listen: String,
     /// Seed an organization `demo` with keys and profiles, and print curl lines to try.
     #[arg(long)]
     pub demo: bool,
@@ -140,9 +156,10 @@ pub enum OrgCommand {
     /// Create an organization; prints its id.
     Create {
         /// Organization id: letters, digits, '.', '_', '-'.
-        org_id: String,
+        #[arg(value_parser = parse_org)]
+        org_id: OrgId,
         /// Display name (defaults to the id).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_name)]
         name: Option<String>,
     },
 }
@@ -153,8 +170,8 @@ pub enum KeyCommand {
     /// Create a key; prints the key, alone on one line. It is shown only this once.
     Create {
         /// Organization the key belongs to.
-        #[arg(long)]
-        org: String,
+        #[arg(long, value_parser = parse_org)]
+        org: OrgId,
         /// What the key may do.
         #[arg(long, value_parser = ["admin", "member"])]
         role: String,
@@ -165,13 +182,14 @@ pub enum KeyCommand {
     /// List an organization's keys as a table (never the keys themselves).
     List {
         /// Organization whose keys to list.
-        #[arg(long)]
-        org: String,
+        #[arg(long, value_parser = parse_org)]
+        org: OrgId,
     },
-    /// Revoke a key by its key id; effective on every replica within the key cache TTL.
+    /// Revoke a key; effective on every replica within the key cache TTL.
     Revoke {
-        /// The 12-character key id (the part after `apz_`).
-        key_id: String,
+        /// The 12-character KEY_ID shown by `key list` (the part after `apz_`), or the whole
+        /// key. Never echoed, in case it is a secret.
+        key: String,
     },
 }
 
@@ -181,20 +199,20 @@ pub enum ProfileCommand {
     /// Create a profile; prints its id.
     Create {
         /// Organization the profile belongs to.
-        #[arg(long)]
-        org: String,
-        /// Profile name.
-        #[arg(long)]
+        #[arg(long, value_parser = parse_org)]
+        org: OrgId,
+        /// Profile name: 1 to 200 printable characters, not only spaces.
+        #[arg(long, value_parser = parse_name)]
         name: String,
         /// Profile id (default: `prof_` + a new ULID).
         #[arg(long)]
-        id: Option<String>,
+        id: Option<ProfileId>,
     },
     /// List an organization's profiles as a table.
     List {
         /// Organization whose profiles to list.
-        #[arg(long)]
-        org: String,
+        #[arg(long, value_parser = parse_org)]
+        org: OrgId,
         /// List deleted profiles (restorable tombstones) instead of live ones.
         #[arg(long)]
         deleted: bool,
@@ -202,17 +220,22 @@ pub enum ProfileCommand {
     /// Restore a deleted profile.
     Restore {
         /// The profile id.
-        id: String,
+        id: ProfileId,
     },
 }
 
 /// `catalog` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum CatalogCommand {
-    /// Replace the whole catalog with FILE (JSON, as `catalog export` prints it).
+    /// Replace the whole catalog with FILE (JSON, as `catalog export` prints it); prints what
+    /// it added, changed and removed on stderr.
     Import {
         /// Catalog JSON file; `-` reads stdin.
         file: PathBuf,
+        /// Allow the import to remove providers, regions or zones (refused otherwise, because
+        /// their listings would stop answering 200).
+        #[arg(long)]
+        prune: bool,
     },
     /// Print the catalog as JSON.
     Export,
@@ -229,7 +252,7 @@ pub fn main() -> ExitCode {
     let _flush_logs_on_exit = crate::logging::init(cli.log_format, default_filter);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
-        Err(err) => return fail(&anyhow::anyhow!("cannot start the async runtime: {err}")),
+        Err(err) => return fail(&anyhow!("cannot start the async runtime: {err}")),
     };
     match runtime.block_on(run(cli)) {
         Ok(output) => {
@@ -248,15 +271,16 @@ fn fail(err: &anyhow::Error) -> ExitCode {
 
 /// Runs a parsed command; returns what to print on stdout.
 pub async fn run(cli: Cli) -> anyhow::Result<String> {
-    let pool = match &cli.command {
-        Command::Serve(args) => PoolSettings {
-            max_connections: args.db_max_connections,
-            acquire_timeout: Duration::from_millis(args.db_acquire_timeout_ms),
-        },
-        _ => PoolSettings::default(),
+    // Input read from outside the database is read and checked first: a command with bad
+    // input must not touch (or create) a database.
+    let catalog = match &cli.command {
+        Command::Catalog(CatalogCommand::Import { file, .. }) => Some(read_catalog(file)?),
+        _ => None,
     };
-    let store = Store::connect(&cli.database_url, &pool).await?;
-    crate::prepare(&store).await?;
+    if let Command::Key(KeyCommand::Revoke { key }) = &cli.command {
+        key_id_of(key)?;
+    }
+    let store = open_store(&cli).await?;
     let output = match cli.command {
         Command::Serve(args) => {
             run_serve(store.clone(), args).await?;
@@ -264,23 +288,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
         }
         Command::Migrate => String::new(),
         Command::Org(OrgCommand::Create { org_id, name }) => {
-            let org = parse_org(&org_id)?;
-            store
-                .create_org(&org, name.as_deref().unwrap_or(&org_id))
-                .await?;
-            format!("{org}\n")
+            let name = name.unwrap_or_else(|| org_id.as_str().to_owned());
+            store.create_org(&org_id, &name).await?;
+            format!("{org_id}\n")
         }
         Command::Key(command) => key_command(&store, command).await?,
         Command::Profile(command) => profile_command(&store, command).await?,
-        Command::Catalog(CatalogCommand::Import { file }) => {
-            let text = if file.as_os_str() == "-" {
-                std::io::read_to_string(std::io::stdin())?
-            } else {
-                std::fs::read_to_string(&file)
-                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?
-            };
-            let catalog = CatalogFile::parse(&text)?;
-            store.replace_catalog(&catalog).await?;
+        Command::Catalog(CatalogCommand::Import { prune, .. }) => {
+            let catalog = catalog.ok_or_else(|| anyhow!("catalog import without a catalog"))?;
+            let import = store.import_catalog(&catalog, prune).await?;
+            // stdout stays empty, as documented; the summary is for the operator.
+            eprintln!(
+                "catalog import: {} (catalog version {})",
+                import.changes, import.version
+            );
             String::new()
         }
         Command::Catalog(CatalogCommand::Export) => store.load_catalog().await?.1.to_json(),
@@ -289,15 +310,93 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
     Ok(output)
 }
 
+/// Opens the database the command line names. `serve` and `migrate` create and migrate it;
+/// every other command needs an existing, migrated database and changes no schema.
+async fn open_store(cli: &Cli) -> anyhow::Result<Store> {
+    let url = &cli.database_url;
+    let shown = redact_url(url);
+    let creates = matches!(cli.command, Command::Serve(_) | Command::Migrate);
+    if let Some(file) = sqlite_file(url) {
+        if let Some(dir) = file.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                bail!(
+                    "cannot open the database {shown}: the directory {} does not exist",
+                    dir.display()
+                );
+            }
+        }
+        if !creates && !file.exists() {
+            bail!(
+                "the database file {} does not exist (check --database-url or \
+                 APPZONE_DATABASE_URL; `appzone-server migrate` creates it)",
+                file.display()
+            );
+        }
+    }
+    let pool = match &cli.command {
+        Command::Serve(args) => PoolSettings {
+            max_connections: args.db_max_connections,
+            acquire_timeout: Duration::from_millis(args.db_acquire_timeout_ms),
+        },
+        _ => PoolSettings::default(),
+    };
+    let store = if creates {
+        Store::connect(url, &pool).await
+    } else {
+        Store::connect_existing(url, &pool).await
+    }
+    .map_err(|err| match err {
+        StoreError::NotMigrated => anyhow!(
+            "the database {shown} is not set up, or needs migrations: run \
+             `appzone-server migrate` first"
+        ),
+        err => anyhow!("cannot open the database {shown}: {err}"),
+    })?;
+    if creates {
+        crate::prepare(&store)
+            .await
+            .map_err(|err| anyhow!("database {shown}: {err}"))?;
+    }
+    Ok(store)
+}
+
+/// Reads and validates a catalog file (`-` is stdin); errors name the file.
+fn read_catalog(file: &Path) -> anyhow::Result<CatalogFile> {
+    let (text, name) = if file.as_os_str() == "-" {
+        let text = std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?;
+        (text, "stdin".to_owned())
+    } else {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        (text, file.display().to_string())
+    };
+    CatalogFile::parse(&text).map_err(|err| anyhow!("{name}: {err}"))
+}
+
+/// The key id of a `key revoke` argument: a key id, or a whole key (whose id is revoked).
+/// The argument is never repeated in an error: it may be a secret.
+fn key_id_of(arg: &str) -> anyhow::Result<KeyId> {
+    if let Ok(key_id) = arg.parse::<KeyId>() {
+        return Ok(key_id);
+    }
+    if let Ok(key) = arg.parse::<ApiKey>() {
+        return Ok(key.key_id().clone());
+    }
+    bail!(
+        "the argument of `key revoke` is neither a key id nor a key: give the 12-character \
+         KEY_ID that `key list` shows (the argument is not repeated here, as it may be secret)"
+    )
+}
+
 async fn key_command(store: &Store, command: KeyCommand) -> anyhow::Result<String> {
     Ok(match command {
         KeyCommand::Create { org, role, name } => {
             let role: Role = role.parse().map_err(anyhow::Error::msg)?;
-            let key = store.create_key(&parse_org(&org)?, role, &name).await?;
+            let key = store.create_key(&org, role, &name).await?;
             format!("{}\n", key.expose_secret())
         }
         KeyCommand::List { org } => {
-            let rows = store.list_keys(&parse_org(&org)?).await?;
+            let rows = store.list_keys(&org).await?;
             table(
                 &["KEY_ID", "ROLE", "NAME", "CREATED", "REVOKED"],
                 rows.into_iter().map(|k| {
@@ -313,8 +412,8 @@ async fn key_command(store: &Store, command: KeyCommand) -> anyhow::Result<Strin
                 }),
             )
         }
-        KeyCommand::Revoke { key_id } => {
-            store.revoke_key(&key_id).await?;
+        KeyCommand::Revoke { key } => {
+            store.revoke_key(key_id_of(&key)?.as_str()).await?;
             String::new()
         }
     })
@@ -323,12 +422,11 @@ async fn key_command(store: &Store, command: KeyCommand) -> anyhow::Result<Strin
 async fn profile_command(store: &Store, command: ProfileCommand) -> anyhow::Result<String> {
     Ok(match command {
         ProfileCommand::Create { org, name, id } => {
-            let id = id.map(|id| id.parse::<ProfileId>()).transpose()?;
-            let id = store.create_profile(&parse_org(&org)?, &name, id).await?;
+            let id = store.create_profile(&org, &name, id).await?;
             format!("{id}\n")
         }
         ProfileCommand::List { org, deleted } => {
-            let rows = store.list_profiles(&parse_org(&org)?, deleted).await?;
+            let rows = store.list_profiles(&org, deleted).await?;
             table(
                 &["ID", "NAME", "CREATED", "DELETED"],
                 rows.into_iter().map(|p| {
@@ -344,14 +442,31 @@ async fn profile_command(store: &Store, command: ProfileCommand) -> anyhow::Resu
             )
         }
         ProfileCommand::Restore { id } => {
-            store.restore_profile(&id.parse::<ProfileId>()?).await?;
+            store.restore_profile(&id).await?;
             String::new()
         }
     })
 }
 
-fn parse_org(id: &str) -> anyhow::Result<OrgId> {
-    id.parse().map_err(anyhow::Error::msg)
+fn parse_org(id: &str) -> Result<OrgId, String> {
+    id.parse()
+}
+
+/// A display name: not blank, at most 200 printable characters.
+fn parse_name(name: &str) -> Result<String, String> {
+    crate::model::check_display_name(name).map(|()| name.to_owned())
+}
+
+/// `HOST:PORT` with a port number; the host is resolved when the server binds.
+fn parse_listen(listen: &str) -> Result<String, String> {
+    let valid = listen
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    if valid {
+        Ok(listen.to_owned())
+    } else {
+        Err("expected HOST:PORT, such as 127.0.0.1:8080, localhost:8080 or [::1]:8080".to_owned())
+    }
 }
 
 /// Left-aligned columns separated by two spaces, header first.
@@ -381,7 +496,7 @@ async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<()> {
         .iter()
         .map(|origin| {
             http::HeaderValue::from_str(origin)
-                .map_err(|_| anyhow::anyhow!("invalid CORS origin {origin:?}"))
+                .map_err(|_| anyhow!("invalid CORS origin {origin:?}"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let config = ServiceConfig {
@@ -404,9 +519,9 @@ async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<()> {
         None
     };
     let service = crate::service(store, &config).await?;
-    let listener = tokio::net::TcpListener::bind(args.listen)
+    let listener = tokio::net::TcpListener::bind(args.listen.as_str())
         .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", args.listen))?;
+        .map_err(|e| anyhow!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "appzone-server listening");
     if let Some(demo) = demo {

@@ -28,6 +28,8 @@ pub struct Demo {
     pub zones_path: String,
     /// A profile path that names nothing, for the 404 example.
     pub missing_path: String,
+    /// Keys of an earlier demo run revoked by this one.
+    pub revoked_previous: usize,
 }
 
 /// Seeds the demo organization; see the module docs.
@@ -36,9 +38,11 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
     if !store.org_exists(&org).await? {
         store.create_org(&org, "Demo organization").await?;
     }
+    let mut revoked_previous = 0;
     for key in store.list_keys(&org).await? {
         if key.revoked_at.is_none() && (key.name == ADMIN_NAME || key.name == MEMBER_NAME) {
             store.revoke_key(&key.key_id).await?;
+            revoked_previous += 1;
         }
     }
     let admin = store.create_key(&org, Role::Admin, ADMIN_NAME).await?;
@@ -62,6 +66,7 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
         kept,
         zones_path,
         missing_path,
+        revoked_previous,
     })
 }
 
@@ -71,8 +76,18 @@ impl Demo {
         let (zones, missing) = (&self.zones_path, &self.missing_path);
         let delete = paths::delete_profile(&self.deletable);
         let forbidden = paths::delete_profile(&self.kept);
+        // Only the digests of earlier demo keys were kept, so they cannot be shown again; say
+        // that they stopped working rather than let an earlier run's curl lines fail silently.
+        let revoked = match self.revoked_previous {
+            0 => String::new(),
+            1 => "revoked the key of the previous --demo run: its curl lines now answer 401\n"
+                .to_owned(),
+            n => format!(
+                "revoked the {n} keys of the previous --demo run: its curl lines now answer 401\n"
+            ),
+        };
         format!(
-            "demo organization \"{DEMO_ORG}\" is ready\n\
+            "{revoked}demo organization \"{DEMO_ORG}\" is ready\n\
              admin key:  {admin}\n\
              member key: {member}\n\
              \n\

@@ -3,6 +3,18 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// Checks a display name (of an organization, profile, provider or region): 1 to 200 bytes,
+/// not only white space, no control characters.
+pub fn check_display_name(name: &str) -> Result<(), String> {
+    if name.trim().is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
+        Err(format!(
+            "name {name:?} must be 1 to 200 printable characters, not only spaces"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// What a key may do. Both roles may list zones; only `admin` may delete profiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {

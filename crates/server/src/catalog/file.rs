@@ -9,7 +9,8 @@
 //! Order is meaningful: zones are served in the order given. Unknown top-level fields (such as
 //! the built-in file's `source_notes`) are ignored.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
 
 use appzone_contract::{ProviderId, RegionId};
 use serde::{Deserialize, Serialize};
@@ -50,9 +51,10 @@ pub struct RegionEntry {
 /// Why a catalog file was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogFileError {
-    /// Not JSON of the expected shape (includes invalid provider or region ids).
+    /// Not JSON of the expected shape (includes invalid provider or region ids). The message
+    /// carries serde's, so it is not also a `source` (a chain would print it twice).
     #[error("catalog is not valid: {0}")]
-    Parse(#[from] serde_json::Error),
+    Parse(serde_json::Error),
     /// Well-formed JSON that breaks a catalog rule.
     #[error("catalog is not valid: {0}")]
     Rule(String),
@@ -61,7 +63,7 @@ pub enum CatalogFileError {
 impl CatalogFile {
     /// Parses and validates a catalog document.
     pub fn parse(json: &str) -> Result<Self, CatalogFileError> {
-        let file: CatalogFile = serde_json::from_str(json)?;
+        let file: CatalogFile = serde_json::from_str(json).map_err(CatalogFileError::Parse)?;
         file.validate()?;
         Ok(file)
     }
@@ -80,7 +82,7 @@ impl CatalogFile {
             if !providers.insert(provider.id.as_str()) {
                 return rule(format!("provider {:?} appears twice", provider.id.as_str()));
             }
-            check_name(&provider.name)
+            crate::model::check_display_name(&provider.name)
                 .or_else(|m| rule(format!("provider {}: {m}", provider.id)))?;
             let mut regions = HashSet::new();
             for region in &provider.regions {
@@ -88,7 +90,8 @@ impl CatalogFile {
                 if !regions.insert(region.id.as_str()) {
                     return rule(format!("region {at} appears twice"));
                 }
-                check_name(&region.name).or_else(|m| rule(format!("region {at}: {m}")))?;
+                crate::model::check_display_name(&region.name)
+                    .or_else(|m| rule(format!("region {at}: {m}")))?;
                 if region.zones.len() > appzone_contract::MAX_ZONES_PER_REGION {
                     return rule(format!(
                         "region {at} has {} zones; a region has at most {}",
@@ -121,13 +124,153 @@ impl CatalogFile {
     }
 }
 
-fn check_name(name: &str) -> Result<(), String> {
-    if name.trim().is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
-        Err(format!(
-            "name {name:?} must be 1 to 200 printable characters"
-        ))
-    } else {
-        Ok(())
+/// What replacing one catalog with another adds, changes and removes; see
+/// [`CatalogFile::changes_to`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CatalogChanges {
+    /// Providers, regions and zones whose id is new.
+    pub added: Counts,
+    /// Providers and regions kept under the same id with another name or order of children
+    /// (zones have no name, so a zone is only ever added or removed).
+    pub changed: Counts,
+    /// Providers, regions and zones whose id is gone: their listings stop answering 200.
+    pub removed: Counts,
+}
+
+/// Numbers of providers, regions and zones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Providers.
+    pub providers: usize,
+    /// Regions, counted per provider.
+    pub regions: usize,
+    /// Zones, counted per region.
+    pub zones: usize,
+}
+
+impl Counts {
+    fn is_zero(self) -> bool {
+        self == Counts::default()
+    }
+}
+
+impl fmt::Display for Counts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural =
+            |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
+        write!(
+            f,
+            "{} {}, {} {}, {} {}",
+            self.providers,
+            plural(self.providers, "provider", "providers"),
+            self.regions,
+            plural(self.regions, "region", "regions"),
+            self.zones,
+            plural(self.zones, "zone", "zones"),
+        )
+    }
+}
+
+impl CatalogChanges {
+    /// Whether the two catalogs are the same.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_zero() && self.changed.is_zero() && self.removed.is_zero()
+    }
+
+    /// Whether anything a client can list today would stop being listed.
+    pub fn removes_anything(&self) -> bool {
+        !self.removed.is_zero()
+    }
+}
+
+impl fmt::Display for CatalogChanges {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("no change");
+        }
+        write!(
+            f,
+            "added {}; changed {}; removed {}",
+            self.added, self.changed, self.removed
+        )
+    }
+}
+
+impl CatalogFile {
+    /// What replacing `self` with `new` adds, changes and removes. Linear in the size of both.
+    pub fn changes_to(&self, new: &CatalogFile) -> CatalogChanges {
+        let mut changes = CatalogChanges::default();
+        let old_providers: HashMap<&str, &ProviderEntry> =
+            self.providers.iter().map(|p| (p.id.as_str(), p)).collect();
+        let new_ids: HashSet<&str> = new.providers.iter().map(|p| p.id.as_str()).collect();
+        for old in &self.providers {
+            if !new_ids.contains(old.id.as_str()) {
+                changes.removed.providers += 1;
+                changes.removed.regions += old.regions.len();
+                changes.removed.zones += old.regions.iter().map(|r| r.zones.len()).sum::<usize>();
+            }
+        }
+        for provider in &new.providers {
+            let Some(old) = old_providers.get(provider.id.as_str()) else {
+                changes.added.providers += 1;
+                changes.added.regions += provider.regions.len();
+                changes.added.zones += provider
+                    .regions
+                    .iter()
+                    .map(|r| r.zones.len())
+                    .sum::<usize>();
+                continue;
+            };
+            let kept_order = |regions: &[RegionEntry], other: &HashSet<&str>| -> Vec<String> {
+                regions
+                    .iter()
+                    .filter(|r| other.contains(r.id.as_str()))
+                    .map(|r| r.id.to_string())
+                    .collect()
+            };
+            let old_region_ids: HashSet<&str> = old.regions.iter().map(|r| r.id.as_str()).collect();
+            let new_region_ids: HashSet<&str> =
+                provider.regions.iter().map(|r| r.id.as_str()).collect();
+            if old.name != provider.name
+                || kept_order(&old.regions, &new_region_ids)
+                    != kept_order(&provider.regions, &old_region_ids)
+            {
+                changes.changed.providers += 1;
+            }
+            let old_regions: HashMap<&str, &RegionEntry> =
+                old.regions.iter().map(|r| (r.id.as_str(), r)).collect();
+            for region in &old.regions {
+                if !new_region_ids.contains(region.id.as_str()) {
+                    changes.removed.regions += 1;
+                    changes.removed.zones += region.zones.len();
+                }
+            }
+            for region in &provider.regions {
+                let Some(old_region) = old_regions.get(region.id.as_str()) else {
+                    changes.added.regions += 1;
+                    changes.added.zones += region.zones.len();
+                    continue;
+                };
+                let old_zones: HashSet<&str> =
+                    old_region.zones.iter().map(String::as_str).collect();
+                let new_zones: HashSet<&str> = region.zones.iter().map(String::as_str).collect();
+                changes.added.zones += new_zones.difference(&old_zones).count();
+                changes.removed.zones += old_zones.difference(&new_zones).count();
+                let kept = |zones: &[String], other: &HashSet<&str>| -> Vec<String> {
+                    zones
+                        .iter()
+                        .filter(|z| other.contains(z.as_str()))
+                        .cloned()
+                        .collect()
+                };
+                if old_region.name != region.name
+                    || kept(&old_region.zones, &new_zones) != kept(&region.zones, &old_zones)
+                {
+                    changes.changed.regions += 1;
+                }
+            }
+        }
+        changes
     }
 }
 
@@ -143,6 +286,49 @@ mod tests {
         let aws = &catalog.providers[0];
         let use1 = aws.regions.iter().find(|r| r.id.as_str() == "us-east-1");
         assert!(use1.is_some_and(|r| r.zones.first().map(String::as_str) == Some("us-east-1a")));
+    }
+
+    fn catalog(json: &str) -> CatalogFile {
+        CatalogFile::parse(json).unwrap()
+    }
+
+    #[test]
+    fn changes_count_what_is_added_changed_and_removed() {
+        let old = catalog(
+            r#"{"providers":[
+              {"id":"a","name":"A","regions":[
+                {"id":"r1","name":"R1","zones":["z1","z2"]},
+                {"id":"r2","name":"R2","zones":["z3"]}]},
+              {"id":"b","name":"B","regions":[{"id":"r","name":"R","zones":["z"]}]}]}"#,
+        );
+        assert!(old.changes_to(&old).is_empty());
+        assert_eq!(old.changes_to(&old).to_string(), "no change");
+
+        let new = catalog(
+            r#"{"providers":[
+              {"id":"a","name":"A","regions":[
+                {"id":"r2","name":"R2","zones":["z3","z4"]},
+                {"id":"r1","name":"R1 renamed","zones":["z2","z1"]}]},
+              {"id":"c","name":"C","regions":[{"id":"r","name":"R","zones":["y1","y2"]}]}]}"#,
+        );
+        let changes = old.changes_to(&new);
+        assert_eq!(
+            changes.to_string(),
+            "added 1 provider, 1 region, 3 zones; changed 1 provider, 1 region, 0 zones; \
+             removed 1 provider, 1 region, 1 zone"
+        );
+        assert!(changes.removes_anything());
+        assert!(!CatalogFile { providers: vec![] }
+            .changes_to(&old)
+            .removes_anything());
+        assert_eq!(
+            old.changes_to(&CatalogFile { providers: vec![] }).removed,
+            Counts {
+                providers: 2,
+                regions: 3,
+                zones: 4
+            }
+        );
     }
 
     #[test]

@@ -3,11 +3,14 @@
 use sqlx::error::DatabaseError;
 
 /// A storage failure, classified for the caller.
+///
+/// Variants that wrap an error print it in their message and do not also return it as
+/// `source()`: printing the chain (`{:#}`) would otherwise say the same cause twice or more.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The database cannot be reached or is too busy right now; retrying later may work.
-    #[error("database unavailable: {0}")]
-    Unavailable(#[source] sqlx::Error),
+    #[error("database unavailable: {}", describe(.0))]
+    Unavailable(sqlx::Error),
     /// The operation conflicts with existing data (an id already taken).
     #[error("{0}")]
     Conflict(String),
@@ -20,18 +23,37 @@ pub enum StoreError {
     /// Stored data breaks an invariant of this program.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// The database's schema is missing or older than this program's (migrations pending).
+    #[error("the database is not set up, or needs migrations")]
+    NotMigrated,
     /// Migrations failed.
     #[error("database migration failed: {0}")]
-    Migrate(#[source] sqlx::migrate::MigrateError),
+    Migrate(sqlx::migrate::MigrateError),
     /// Any other database error: a bug or a schema mismatch, not a transient condition.
-    #[error("database error: {0}")]
-    Database(#[source] sqlx::Error),
+    #[error("database error: {}", describe(.0))]
+    Database(sqlx::Error),
     /// A group commit this operation was part of failed.
     #[error("group commit failed: {0}")]
-    Batch(#[source] std::sync::Arc<StoreError>),
+    Batch(std::sync::Arc<StoreError>),
     /// The group-commit writer task is gone (the store is shutting down).
     #[error("delete writer stopped")]
     WriterGone,
+}
+
+/// An error of the database itself as its message and code (`file is not a database (SQLite
+/// code 26)`), without sqlx's "error returned from database" preamble or PostgreSQL's "at line
+/// N", which is a line of the server's own source code.
+fn describe(err: &sqlx::Error) -> String {
+    match err {
+        sqlx::Error::Database(db) => match db.code() {
+            Some(code) if code.parse::<i32>().is_ok() => {
+                format!("{} (SQLite code {code})", db.message())
+            }
+            Some(code) => format!("{} (SQLSTATE {code})", db.message()),
+            None => db.message().to_owned(),
+        },
+        other => other.to_string(),
+    }
 }
 
 impl StoreError {

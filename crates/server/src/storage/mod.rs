@@ -17,16 +17,21 @@ use std::time::Duration;
 
 use appzone_contract::{ApiKey, ProfileId};
 use sqlx::any::{AnyPoolOptions, AnyRow};
-use sqlx::{AnyPool, Executor, Row};
+use sqlx::{AnyConnection, AnyPool, Connection, Executor, Row};
 
-use crate::catalog::file::{CatalogFile, ProviderEntry, RegionEntry};
+use crate::catalog::file::{CatalogChanges, CatalogFile, ProviderEntry, RegionEntry};
 use crate::keys::digest_hex;
-use crate::model::{now_ms, KeyInfo, KeyRecord, OrgId, ProfileInfo, Role};
+use crate::model::{check_display_name, now_ms, KeyInfo, KeyRecord, OrgId, ProfileInfo, Role};
 use errors::ResultExt;
 pub use errors::StoreError;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+/// Set on every SQLite connection. `journal_mode=WAL` is persistent but cheap to restate;
+/// `synchronous=FULL` makes every commit durable before we answer 204.
+const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+                              PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;";
 
 /// Which database a [`Store`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +60,15 @@ impl Default for PoolSettings {
     }
 }
 
+/// What `catalog import` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CatalogImport {
+    /// What the import added, changed and removed.
+    pub changes: CatalogChanges,
+    /// The catalog's version after the import (unchanged when nothing changed).
+    pub version: i64,
+}
+
 /// Result of a delete attempt by an admin key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeleteOutcome {
@@ -77,27 +91,48 @@ impl Store {
     /// Connects to `url` (`sqlite://file.db` or `postgres://...`), creating a SQLite file when
     /// missing. Does not run migrations; see [`Store::migrate`].
     pub async fn connect(url: &str, settings: &PoolSettings) -> Result<Self, StoreError> {
+        Self::open(url, settings, true).await
+    }
+
+    /// Like [`Store::connect`], for commands that must not change a database they were not
+    /// meant for: a missing SQLite file is an error instead of being created, and a database
+    /// whose migrations are not all applied is [`StoreError::NotMigrated`], left as it was.
+    pub async fn connect_existing(url: &str, settings: &PoolSettings) -> Result<Self, StoreError> {
+        Self::open(url, settings, false).await
+    }
+
+    async fn open(url: &str, settings: &PoolSettings, create: bool) -> Result<Self, StoreError> {
         static DRIVERS: Once = Once::new();
         DRIVERS.call_once(sqlx::any::install_default_drivers);
 
-        let (backend, url) = normalize_url(url)?;
+        let (backend, url) = normalize_url(url, create)?;
+        // The pool retries a connection that fails, or whose set-up statements fail, until its
+        // acquire timeout, and then reports only "pool timed out". One direct connection first
+        // reports the real cause ("file is not a database", "connection refused") at once.
+        let mut probe = AnyConnection::connect(&url)
+            .await
+            .map_err(StoreError::connect)?;
+        // Checked before the pragmas, which would turn an empty file into a database.
+        if !create && !is_migrated(&mut probe, backend).await? {
+            return Err(StoreError::NotMigrated);
+        }
+        if backend == Backend::Sqlite {
+            probe
+                .execute(SQLITE_PRAGMAS)
+                .await
+                .map_err(StoreError::connect)?;
+        }
+        // The probe did its job; a failure to close it politely changes nothing.
+        let _ = probe.close().await;
+
         let options = AnyPoolOptions::new()
             .max_connections(settings.max_connections)
             .min_connections(0)
             .acquire_timeout(settings.acquire_timeout)
             .idle_timeout(Duration::from_secs(300));
         let options = match backend {
-            // Per-connection settings; journal_mode=WAL is persistent but cheap to restate.
-            // synchronous=FULL makes every commit durable before we answer 204.
             Backend::Sqlite => options.after_connect(|conn, _meta| {
-                Box::pin(async move {
-                    conn.execute(
-                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
-                         PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
-                    )
-                    .await
-                    .map(|_| ())
-                })
+                Box::pin(async move { conn.execute(SQLITE_PRAGMAS).await.map(|_| ()) })
             }),
             Backend::Postgres => options,
         };
@@ -171,6 +206,7 @@ impl Store {
 
     /// Creates an organization. [`StoreError::Conflict`] when the id exists.
     pub async fn create_org(&self, id: &OrgId, name: &str) -> Result<(), StoreError> {
+        check_display_name(name).map_err(StoreError::Invalid)?;
         sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3)")
             .bind(id.as_str())
             .bind(name)
@@ -301,6 +337,7 @@ impl Store {
         name: &str,
         id: Option<ProfileId>,
     ) -> Result<ProfileId, StoreError> {
+        check_display_name(name).map_err(StoreError::Invalid)?;
         self.require_org(org).await?;
         let id = match id {
             Some(id) => id,
@@ -480,30 +517,43 @@ impl Store {
     /// The whole catalog with its version, read in one transaction.
     pub async fn load_catalog(&self) -> Result<(i64, CatalogFile), StoreError> {
         let mut tx = self.pool.begin().await.classify()?;
-        let version: i64 = sqlx::query("SELECT version FROM catalog_meta WHERE singleton = 1")
-            .fetch_one(&mut *tx)
-            .await
-            .and_then(|row| row.try_get("version"))
-            .classify()?;
-        let providers = sqlx::query("SELECT id, name FROM catalog_providers ORDER BY position")
-            .fetch_all(&mut *tx)
-            .await
-            .classify()?;
-        let regions = sqlx::query(
-            "SELECT provider_id, id, name FROM catalog_regions ORDER BY provider_id, position",
-        )
-        .fetch_all(&mut *tx)
-        .await
-        .classify()?;
-        let zones = sqlx::query(
-            "SELECT provider_id, region_id, zone FROM catalog_zones \
-             ORDER BY provider_id, region_id, position",
-        )
-        .fetch_all(&mut *tx)
-        .await
-        .classify()?;
+        let catalog = read_catalog(&mut tx).await?;
         tx.commit().await.classify()?;
-        Ok((version, assemble_catalog(&providers, &regions, &zones)?))
+        Ok(catalog)
+    }
+
+    /// Replaces the catalog with `catalog` in one transaction and says what changed. Refused,
+    /// changing nothing, when it would remove a provider, region or zone and `prune` is not
+    /// set; an identical catalog is not written (its version stays, replicas reload nothing).
+    pub async fn import_catalog(
+        &self,
+        catalog: &CatalogFile,
+        prune: bool,
+    ) -> Result<CatalogImport, StoreError> {
+        let mut tx = self.pool.begin().await.classify()?;
+        // Take the catalog's write lock before reading it, so the changes reported are against
+        // the catalog this import replaces even when two imports race.
+        sqlx::query("UPDATE catalog_meta SET updated_at = updated_at WHERE singleton = 1")
+            .execute(&mut *tx)
+            .await
+            .classify()?;
+        let (version, current) = read_catalog(&mut tx).await?;
+        let changes = current.changes_to(catalog);
+        if changes.removes_anything() && !prune {
+            tx.rollback().await.classify()?;
+            return Err(StoreError::Invalid(format!(
+                "the import would remove {}, whose listings would stop answering 200; \
+                 nothing was changed (pass --prune to remove them)",
+                changes.removed
+            )));
+        }
+        let version = if changes.is_empty() {
+            version
+        } else {
+            replace_catalog_in(&mut tx, catalog).await?
+        };
+        tx.commit().await.classify()?;
+        Ok(CatalogImport { changes, version })
     }
 
     /// Replaces the whole catalog atomically and bumps its version.
@@ -531,6 +581,69 @@ impl Store {
         tx.commit().await.classify()?;
         Ok(true)
     }
+}
+
+/// Whether every embedded migration of `backend` has been applied on `conn` (false on a
+/// database that was never migrated). Reads only.
+async fn is_migrated(conn: &mut AnyConnection, backend: Backend) -> Result<bool, StoreError> {
+    let (migrator, table_exists) = match backend {
+        Backend::Sqlite => (
+            &SQLITE_MIGRATIONS,
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+        ),
+        Backend::Postgres => (
+            &POSTGRES_MIGRATIONS,
+            "SELECT 1 FROM information_schema.tables \
+             WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'",
+        ),
+    };
+    let exists = sqlx::query(table_exists)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(StoreError::connect)?;
+    if exists.is_none() {
+        return Ok(false);
+    }
+    let applied: Vec<i64> = sqlx::query("SELECT version FROM _sqlx_migrations WHERE success")
+        .fetch_all(&mut *conn)
+        .await
+        .classify()?
+        .iter()
+        .map(|row| row.try_get("version"))
+        .collect::<Result<_, _>>()
+        .classify()?;
+    Ok(migrator
+        .iter()
+        .all(|migration| applied.contains(&migration.version)))
+}
+
+/// Reads the catalog and its version inside the caller's transaction.
+async fn read_catalog(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+) -> Result<(i64, CatalogFile), StoreError> {
+    let version: i64 = sqlx::query("SELECT version FROM catalog_meta WHERE singleton = 1")
+        .fetch_one(&mut **tx)
+        .await
+        .and_then(|row| row.try_get("version"))
+        .classify()?;
+    let providers = sqlx::query("SELECT id, name FROM catalog_providers ORDER BY position")
+        .fetch_all(&mut **tx)
+        .await
+        .classify()?;
+    let regions = sqlx::query(
+        "SELECT provider_id, id, name FROM catalog_regions ORDER BY provider_id, position",
+    )
+    .fetch_all(&mut **tx)
+    .await
+    .classify()?;
+    let zones = sqlx::query(
+        "SELECT provider_id, region_id, zone FROM catalog_zones \
+         ORDER BY provider_id, region_id, position",
+    )
+    .fetch_all(&mut **tx)
+    .await
+    .classify()?;
+    Ok((version, assemble_catalog(&providers, &regions, &zones)?))
 }
 
 /// One delete inside a caller's transaction: the conditional `UPDATE`, then the audit record
@@ -698,16 +811,17 @@ fn assemble_catalog(
     Ok(CatalogFile { providers: out })
 }
 
-/// Splits a database URL into its backend and the URL sqlx should use. SQLite files are
-/// created when missing (`mode=rwc`) unless the URL sets a mode.
-fn normalize_url(url: &str) -> Result<(Backend, String), StoreError> {
+/// Splits a database URL into its backend and the URL sqlx should use. A SQLite file is
+/// created when missing (`mode=rwc`) only when `create` is set and the URL sets no mode.
+fn normalize_url(url: &str, create: bool) -> Result<(Backend, String), StoreError> {
     if url.starts_with("sqlite:") {
+        let mode = if create { "mode=rwc" } else { "mode=rw" };
         let url = if url.contains("mode=") {
             url.to_owned()
         } else if url.contains('?') {
-            format!("{url}&mode=rwc")
+            format!("{url}&{mode}")
         } else {
-            format!("{url}?mode=rwc")
+            format!("{url}?{mode}")
         };
         Ok((Backend::Sqlite, url))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -717,4 +831,49 @@ fn normalize_url(url: &str) -> Result<(Backend, String), StoreError> {
             "database URL must start with sqlite:// or postgres://".to_owned(),
         ))
     }
+}
+
+/// The file a `sqlite:` URL names, or `None` for another backend or an in-memory database.
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    use std::str::FromStr;
+    if !url.starts_with("sqlite:") {
+        return None;
+    }
+    let options = sqlx::sqlite::SqliteConnectOptions::from_str(url).ok()?;
+    let file = options.get_filename();
+    (!url.contains(":memory:") && !url.contains("mode=memory")).then(|| file.to_path_buf())
+}
+
+/// `url` with its password, and any `password` query parameter, replaced by `***`: the form
+/// in which a database URL may appear in an error, a log line or help text.
+pub fn redact_url(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url) else {
+        // Not a URL we can take apart: show only its scheme, never a possible secret.
+        return match url.split_once("://") {
+            Some((scheme, _)) => format!("{scheme}://***"),
+            None => "***".to_owned(),
+        };
+    };
+    if parsed.password().is_some() {
+        // Only fails for URLs that cannot have a password, which this one has.
+        let _ = parsed.set_password(Some("***"));
+    }
+    if parsed
+        .query_pairs()
+        .any(|(key, _)| key.eq_ignore_ascii_case("password"))
+    {
+        let pairs: Vec<(String, String)> = parsed
+            .query_pairs()
+            .map(|(key, value)| {
+                let value = if key.eq_ignore_ascii_case("password") {
+                    "***".to_owned()
+                } else {
+                    value.into_owned()
+                };
+                (key.into_owned(), value)
+            })
+            .collect();
+        parsed.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    parsed.to_string()
 }

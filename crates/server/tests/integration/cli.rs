@@ -9,7 +9,15 @@ struct Cli {
 }
 
 impl Cli {
+    /// A working directory whose default database `migrate` has created.
     fn new() -> Self {
+        let cli = Self::empty();
+        cli.ok(&["migrate"]);
+        cli
+    }
+
+    /// An empty working directory: no database yet.
+    fn empty() -> Self {
         Self {
             dir: tempfile::tempdir().unwrap(),
         }
@@ -44,8 +52,25 @@ impl Cli {
     /// Runs and expects an operator error: exit 1, empty stdout, stderr starting `error: `.
     #[track_caller]
     fn fails(&self, args: &[&str]) -> String {
+        self.fails_with(1, args)
+    }
+
+    /// Runs and expects an invalid command line: exit 2, empty stdout, stderr starting
+    /// `error: `.
+    #[track_caller]
+    fn refused(&self, args: &[&str]) -> String {
+        self.fails_with(2, args)
+    }
+
+    #[track_caller]
+    fn fails_with(&self, code: i32, args: &[&str]) -> String {
         let out = self.run(args);
-        assert_eq!(out.status.code(), Some(1), "{args:?} should fail");
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{args:?} should exit {code}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(
             out.stdout.is_empty(),
             "{args:?} printed on stdout: {:?}",
@@ -59,7 +84,7 @@ impl Cli {
 
 #[test]
 fn default_database_is_appzone_db_in_the_working_directory() {
-    let cli = Cli::new();
+    let cli = Cli::empty();
     assert_eq!(cli.ok(&["migrate"]), "");
     assert!(cli.dir.path().join("appzone.db").exists());
 }
@@ -94,17 +119,265 @@ fn operator_errors_exit_1_with_one_clear_line_and_write_nothing() {
     assert!(err.contains("ghost"), "{err}");
     cli.ok(&["org", "create", "acme"]);
     cli.fails(&["org", "create", "acme"]);
-    cli.fails(&["org", "create", "bad id!"]);
     cli.fails(&["key", "revoke", "AAAAAAAAAAAA"]);
     cli.fails(&["profile", "create", "--org", "ghost", "--name", "x"]);
     cli.fails(&["profile", "restore", "prof_missing"]);
-    cli.fails(&[
-        "profile", "create", "--org", "acme", "--name", "x", "--id", "../bad",
-    ]);
     let table = cli.ok(&["key", "list", "--org", "acme"]);
     assert_eq!(table.lines().count(), 1, "no key was half-written: {table}");
-    let usage = cli.run(&["key", "create", "--org", "acme", "--role", "owner"]);
-    assert_eq!(usage.status.code(), Some(2), "usage errors exit 2");
+}
+
+#[test]
+fn invalid_arguments_exit_2_naming_the_argument_and_do_nothing() {
+    let cli = Cli::new();
+    cli.ok(&["org", "create", "acme"]);
+    let err = cli.refused(&["org", "create", "bad id!"]);
+    assert!(err.contains("<ORG_ID>") && err.contains("bad id!"), "{err}");
+    let err = cli.refused(&[
+        "profile", "create", "--org", "acme", "--name", "x", "--id", "../bad",
+    ]);
+    assert!(err.contains("--id"), "{err}");
+    let err = cli.refused(&["key", "create", "--org", "acme", "--role", "owner"]);
+    assert!(err.contains("--role"), "{err}");
+    assert_eq!(
+        cli.ok(&["profile", "list", "--org", "acme"])
+            .lines()
+            .count(),
+        1,
+        "nothing was created"
+    );
+}
+
+/// A secret in `APPZONE_DATABASE_URL` (a password in the URL or a `password` parameter) is in
+/// no help text and no error; errors show the URL with `***` in its place.
+#[test]
+fn database_passwords_are_never_shown() {
+    let cli = Cli::empty();
+    let url = "postgres://appzone:s3cretPW@127.0.0.1:1/appzone?password=alsoSecret";
+    let run = |args: &[&str]| {
+        let out = cli
+            .command()
+            .env("APPZONE_DATABASE_URL", url)
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for secret in ["s3cretPW", "alsoSecret"] {
+            assert!(!text.contains(secret), "{args:?} shows {secret}: {text}");
+        }
+        text
+    };
+    for help in [
+        &["--help"][..],
+        &["serve", "--help"],
+        &["org", "create", "--help"],
+    ] {
+        assert!(run(help).contains("APPZONE_DATABASE_URL"));
+    }
+    for command in [&["org", "create", "acme"][..], &["serve"], &["migrate"]] {
+        let err = run(command);
+        assert!(
+            err.contains("postgres://appzone:***@127.0.0.1:1/appzone?password=***"),
+            "{command:?}: {err}"
+        );
+    }
+}
+
+/// Each failure says its cause once, on one line, naming the file, URL or directory at fault,
+/// and without waiting for a pool timeout first.
+#[test]
+fn errors_name_what_is_at_fault_and_say_the_cause_once() {
+    let cli = Cli::new();
+    let dir = cli.dir.path();
+    let once = |err: &str, cause: &str| {
+        assert_eq!(err.matches(cause).count(), 1, "{cause:?} once in {err:?}");
+        assert_eq!(err.lines().count(), 1, "one line: {err:?}");
+    };
+
+    let err = cli.fails(&["--database-url", "sqlite://no/such/dir/a.db", "migrate"]);
+    assert!(err.contains("sqlite://no/such/dir/a.db"), "{err}");
+    once(&err, "the directory no/such/dir does not exist");
+
+    let truncated = dir.join("truncated.json");
+    std::fs::write(&truncated, "{\"providers\": [").unwrap();
+    let err = cli.fails(&["catalog", "import", truncated.to_str().unwrap()]);
+    assert!(err.contains("truncated.json"), "{err}");
+    once(&err, "EOF while parsing");
+
+    std::fs::write(
+        dir.join("notes.db"),
+        "these are not SQLite pages\n".repeat(200),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let err = cli.fails(&["--database-url", "sqlite://notes.db", "migrate"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "answered only after {:?}",
+        started.elapsed()
+    );
+    assert!(err.contains("sqlite://notes.db"), "{err}");
+    once(&err, "file is not a database");
+
+    let started = std::time::Instant::now();
+    let err = cli.fails(&[
+        "--database-url",
+        "postgres://appzone@127.0.0.1:1/appzone",
+        "key",
+        "list",
+        "--org",
+        "acme",
+    ]);
+    assert!(started.elapsed() < Duration::from_secs(2), "{err}");
+    assert!(
+        err.contains("postgres://appzone@127.0.0.1:1/appzone"),
+        "{err}"
+    );
+    once(&err, "Connection refused");
+}
+
+/// Only `serve` and `migrate` create a database: another command on a mistyped URL, or one
+/// with invalid input, leaves no file behind and says the database is missing.
+#[test]
+fn failing_commands_create_no_database() {
+    let cli = Cli::empty();
+    let typo = cli.dir.path().join("typo.db");
+    let url = "sqlite://typo.db";
+    cli.refused(&["--database-url", url, "org", "create", "bad org!"]);
+    for command in [
+        &["org", "create", "acme"][..],
+        &["key", "list", "--org", "acme"],
+        &["profile", "list", "--org", "acme"],
+        &["catalog", "export"],
+    ] {
+        let args: Vec<&str> = ["--database-url", url]
+            .iter()
+            .chain(command)
+            .copied()
+            .collect();
+        let err = cli.fails(&args);
+        assert!(err.contains("typo.db does not exist"), "{command:?}: {err}");
+    }
+    let bad = cli.dir.path().join("bad.json");
+    std::fs::write(&bad, "{").unwrap();
+    cli.fails(&[
+        "--database-url",
+        url,
+        "catalog",
+        "import",
+        bad.to_str().unwrap(),
+    ]);
+    let left: Vec<_> = std::fs::read_dir(cli.dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["bad.json"], "nothing created");
+
+    // An existing file that was never migrated is not migrated behind the operator's back.
+    std::fs::write(&typo, "").unwrap();
+    let err = cli.fails(&["--database-url", url, "org", "create", "acme"]);
+    assert!(err.contains("appzone-server migrate"), "{err}");
+    assert_eq!(std::fs::metadata(&typo).unwrap().len(), 0, "left untouched");
+
+    cli.ok(&["--database-url", url, "migrate"]);
+    assert_eq!(
+        cli.ok(&["--database-url", url, "org", "create", "acme"]),
+        "acme\n"
+    );
+}
+
+#[test]
+fn blank_names_are_refused() {
+    let cli = Cli::new();
+    cli.ok(&["org", "create", "acme"]);
+    for name in ["", "   "] {
+        let err = cli.refused(&["profile", "create", "--org", "acme", "--name", name]);
+        assert!(err.contains("--name"), "{err}");
+        cli.refused(&["org", "create", "globex", "--name", name]);
+    }
+    assert_eq!(
+        cli.ok(&["profile", "list", "--org", "acme"])
+            .lines()
+            .count(),
+        1,
+        "no profile created"
+    );
+    cli.fails(&["key", "list", "--org", "globex"]);
+}
+
+/// `key revoke` takes the whole key as well as its id, and never prints what it was given.
+#[test]
+fn key_revoke_accepts_a_whole_key_and_never_echoes_it() {
+    let cli = Cli::new();
+    cli.ok(&["org", "create", "acme"]);
+    let key = cli.ok(&["key", "create", "--org", "acme", "--role", "admin"]);
+    let key = key.trim();
+    let secret = &key[17..];
+    let mangled = format!("{key}x");
+    let err = cli.fails(&["key", "revoke", &mangled]);
+    assert!(!err.contains(secret), "secret echoed: {err}");
+    assert!(err.contains("key list"), "{err}");
+    assert_eq!(cli.ok(&["key", "revoke", key]), "");
+    let row = cli.ok(&["key", "list", "--org", "acme"]);
+    assert!(
+        !row.lines().nth(1).unwrap().ends_with('-'),
+        "revoked: {row}"
+    );
+    let err = cli.fails(&["key", "revoke", key]);
+    assert!(err.contains(&key[4..16]) && !err.contains(secret), "{err}");
+}
+
+/// `catalog import` never removes providers, regions or zones unless told to with `--prune`,
+/// and says on stderr what it added, changed and removed.
+#[test]
+fn catalog_import_removes_only_with_prune_and_prints_a_summary() {
+    let cli = Cli::new();
+    let builtin = cli.ok(&["catalog", "export"]);
+    let empty = cli.dir.path().join("empty.json");
+    std::fs::write(&empty, r#"{"providers":[]}"#).unwrap();
+    let empty = empty.to_str().unwrap();
+    let err = cli.fails(&["catalog", "import", empty]);
+    assert!(
+        err.contains("--prune") && err.contains("remove 3 providers"),
+        "{err}"
+    );
+    assert_eq!(cli.ok(&["catalog", "export"]), builtin, "nothing changed");
+
+    let mut catalog: serde_json::Value = serde_json::from_str(&builtin).unwrap();
+    let file = cli.dir.path().join("catalog.json");
+    let import = |catalog: &serde_json::Value, extra: &[&str]| {
+        std::fs::write(&file, catalog.to_string()).unwrap();
+        let mut args = vec!["catalog", "import", file.to_str().unwrap()];
+        args.extend(extra);
+        let out = cli.run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout.is_empty());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert_eq!(
+        import(&catalog, &[]),
+        "catalog import: no change (catalog version 2)\n"
+    );
+    catalog["providers"][0]["regions"][0]["zones"]
+        .as_array_mut()
+        .unwrap()
+        .push("new-zone-1x".into());
+    catalog["providers"][1]["name"] = "Renamed".into();
+    assert_eq!(
+        import(&catalog, &[]),
+        "catalog import: added 0 providers, 0 regions, 1 zone; changed 1 provider, 0 regions, \
+         0 zones; removed 0 providers, 0 regions, 0 zones (catalog version 3)\n"
+    );
+    catalog["providers"].as_array_mut().unwrap().truncate(2);
+    let summary = import(&catalog, &["--prune"]);
+    assert!(summary.contains("removed 1 provider,"), "{summary}");
 }
 
 #[test]
@@ -183,7 +456,10 @@ fn catalog_export_import_round_trip_and_bad_import_keeps_the_old_catalog() {
     let small = r#"{"providers":[{"id":"tiny","name":"Tiny","regions":[{"id":"r1","name":"R1","zones":["r1-b","r1-a"]}]}]}"#;
     let good = cli.dir.path().join("good.json");
     std::fs::write(&good, small).unwrap();
-    assert_eq!(cli.ok(&["catalog", "import", good.to_str().unwrap()]), "");
+    assert_eq!(
+        cli.ok(&["catalog", "import", "--prune", good.to_str().unwrap()]),
+        ""
+    );
     let exported: serde_json::Value =
         serde_json::from_str(&cli.ok(&["catalog", "export"])).unwrap();
     assert_eq!(
@@ -230,6 +506,7 @@ fn serve_demo_prints_curl_lines_that_give_the_labelled_statuses() {
         mut child,
         mut lines,
         expectations,
+        ..
     } = Demo::start(&cli, "info");
     let statuses: Vec<u16> = expectations.iter().map(|(status, _)| *status).collect();
     assert_eq!(statuses, [200, 204, 403, 404]);
@@ -266,19 +543,57 @@ fn serve_demo_prints_curl_lines_that_give_the_labelled_statuses() {
     }
 }
 
+/// A second `serve --demo` says that the first run's keys, and so its curl lines, stopped
+/// working; it listens on a host name as well as on an address.
+#[test]
+fn a_second_demo_run_says_it_revoked_the_first_runs_keys() {
+    let cli = Cli::new();
+    let mut first = Demo::start_on(&cli, "info", "localhost:0");
+    assert!(
+        !first.preamble.iter().any(|line| line.contains("revoked")),
+        "{:#?}",
+        first.preamble
+    );
+    let (status, zones) = first.expectations[0].clone();
+    assert_eq!(Demo::send(&zones), status, "served on localhost: {zones}");
+    Demo::stop(&mut first.child);
+
+    let mut second = Demo::start(&cli, "info");
+    assert!(
+        second.preamble.iter().any(|line| line
+            == "revoked the 2 keys of the previous --demo run: its curl lines now answer 401"),
+        "{:#?}",
+        second.preamble
+    );
+    let (status, _) = &second.expectations[0];
+    assert_eq!(Demo::send(&second.expectations[0].1), *status);
+    let stale = zones.replace(
+        zones.rsplit_once(' ').unwrap().1,
+        second.expectations[0].1.rsplit_once(' ').unwrap().1,
+    );
+    assert_eq!(Demo::send(&stale), 401, "the first run's key is revoked");
+    Demo::stop(&mut second.child);
+}
+
 /// `serve --demo` running, with its stderr being read and its four labelled curl lines.
 struct Demo {
     child: std::process::Child,
     lines: std::io::Lines<BufReader<std::process::ChildStderr>>,
+    /// The lines before the first curl line.
+    preamble: Vec<String>,
     /// (status the line is labelled with, the curl command line after `curl `)
     expectations: Vec<(u16, String)>,
 }
 
 impl Demo {
     fn start(cli: &Cli, log_filter: &str) -> Self {
+        Self::start_on(cli, log_filter, "127.0.0.1:0")
+    }
+
+    fn start_on(cli: &Cli, log_filter: &str, listen: &str) -> Self {
         let mut child = cli
             .command()
-            .args(["serve", "--demo", "--listen", "127.0.0.1:0"])
+            .args(["serve", "--demo", "--listen", listen])
             .env("APPZONE_LOG", log_filter)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -287,8 +602,12 @@ impl Demo {
         let stderr = child.stderr.take().unwrap();
         let mut lines = BufReader::new(stderr).lines();
         let mut expectations = Vec::new();
+        let mut preamble = Vec::new();
         let mut label = None;
         while let Some(Ok(line)) = lines.next() {
+            if expectations.is_empty() {
+                preamble.push(line.clone());
+            }
             if let Some(rest) = line.strip_prefix("# ") {
                 label = rest.split(':').next().and_then(|s| s.parse::<u16>().ok());
             } else if let Some(curl) = line.strip_prefix("curl ") {
@@ -301,9 +620,11 @@ impl Demo {
                 }
             }
         }
+        assert_eq!(expectations.len(), 4, "demo output: {preamble:#?}");
         Self {
             child,
             lines,
+            preamble,
             expectations,
         }
     }
@@ -372,6 +693,7 @@ fn request_lines_follow_the_log_filter_in_the_text_format() {
         mut child,
         lines,
         expectations,
+        ..
     } = Demo::start(&cli, "info,appzone::request=warn");
     for (expected, curl) in &expectations {
         assert_eq!(Demo::send(curl), *expected, "{curl}");
@@ -402,6 +724,7 @@ fn every_request_gets_one_whole_log_line_under_concurrent_load() {
         mut child,
         lines,
         expectations,
+        ..
     } = Demo::start(&cli, "info");
     let (_, listing) = expectations
         .iter()
@@ -529,6 +852,7 @@ async fn postgres_backup_and_restore_as_documented() {
         );
         String::from_utf8(out.stdout).unwrap()
     };
+    run(&["migrate"], &scoped);
     run(&["org", "create", "acme"], &scoped);
     let id = run(
         &["profile", "create", "--org", "acme", "--name", "kept"],

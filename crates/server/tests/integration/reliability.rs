@@ -295,6 +295,7 @@ async fn crash_seed(url: &str, sqlite_file: Option<&Path>, seed: u64, rounds: u3
     const WORKERS: usize = 6;
     const PROFILES: usize = 90;
     let mut rng = StdRng::seed_from_u64(seed);
+    operator(url, &["migrate"]);
     assert_eq!(operator(url, &["org", "create", "acme"]), "acme");
     let key = operator(url, &["key", "create", "--org", "acme", "--role", "admin"]);
     let by_cli = operator(
@@ -1508,6 +1509,7 @@ async fn soak_of_mixed_listing_and_deleting_at_a_fixed_rate_keeps_statuses_and_m
     let total = secs * SOAK_RATE;
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
+    operator(&url, &["migrate"]);
     operator(&url, &["org", "create", "acme"]);
     let admin = operator(&url, &["key", "create", "--org", "acme", "--role", "admin"]);
     let member = operator(

@@ -999,6 +999,7 @@ async fn keys_never_appear_in_trace_logs_error_bodies_or_the_database_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("appzone.db");
     let url = format!("sqlite://{}", file.display());
+    operator(&url, &["migrate"]);
     operator(&url, &["org", "create", "acme"]);
     operator(&url, &["org", "create", "globex"]);
     let admin = operator(&url, &["key", "create", "--org", "acme", "--role", "admin"]);
