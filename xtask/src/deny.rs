@@ -3,14 +3,19 @@
 //! 1. Installs cargo-deny (`cargo install --locked`, pinned) when `cargo deny` is missing; the
 //!    binary lands in `~/.cargo/bin`, so later runs skip this.
 //! 2. `cargo fetch --locked`, so cargo-deny's `cargo metadata --offline` finds every crate.
-//! 3. Lays the RustSec snapshot in `../shared/advisory-db` out where `deny.toml`'s `db-path`
-//!    expects a checkout of its `db-urls` (`target/advisory-dbs/advisory-db-<hash>`): a copy made
-//!    into a git repository, committed and "fetched" at the snapshot's own date, so cargo-deny's
-//!    staleness check measures the snapshot's real age. Redone only when the snapshot changes.
-//! 4. `cargo deny --offline check advisories bans licenses sources`: no network but crates.io.
+//! 3. Licences, bans and sources need no network: `cargo deny --offline check bans licenses
+//!    sources` always runs.
+//! 4. Advisories need the RustSec database, taken from the first of:
+//!    - a snapshot (`APPZONE_ADVISORY_DB`, default `../shared/advisory-db`), laid out where
+//!      `deny.toml`'s `db-path` expects a checkout of its `db-urls`
+//!      (`target/advisory-dbs/advisory-db-<hash>`): a copy made into a git repository,
+//!      committed and "fetched" at the snapshot's own date, so cargo-deny's staleness check
+//!      measures the snapshot's real age. Redone only when the snapshot changes;
+//!    - the live database, fetched by cargo-deny when github.com answers;
+//!    - neither: the advisory check prints `SKIPPED` with how to run it, and does not fail the
+//!      task, except under CI (`CI=true`), where a missing snapshot fails.
 //!
-//! `APPZONE_DENY_FETCH=1` skips step 3 and lets cargo-deny fetch the live database instead
-//! (needs access to github.com); so does a checkout with no `../shared/advisory-db` beside it.
+//! `APPZONE_DENY_FETCH=1` skips the snapshot and always fetches the live database.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,40 +26,108 @@ const CARGO_DENY: &str = "cargo-deny@0.20.2";
 /// Where cargo-deny looks for a checkout of `https://github.com/rustsec/advisory-db` under the
 /// `db-path` of deny.toml (the name is `advisory-db-` + XxHash64 of the lowercased URL).
 const DB_DIR: &str = "target/advisory-dbs/advisory-db-3157b0e258782691";
-/// The snapshot, relative to the repository root.
+/// The snapshot when `APPZONE_ADVISORY_DB` does not name one, relative to the repository root.
 const SNAPSHOT: &str = "../shared/advisory-db";
+/// The database cargo-deny fetches (the `db-urls` of deny.toml).
+const ADVISORY_DB_URL: &str = "https://github.com/rustsec/advisory-db";
 
 /// Runs the supply-chain checks.
 pub fn run() -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     ensure_cargo_deny(&cargo)?;
     crate::run(&cargo, &["fetch", "--locked"])?;
-    if std::env::var("APPZONE_DENY_FETCH").is_ok_and(|v| v == "1") {
-        return crate::run(&cargo, &["deny", "check"]);
-    }
-    // A checkout without the workplace's `../shared` (a stranger's machine) has no snapshot:
-    // let cargo-deny fetch the live database there instead of failing.
-    if !crate::root().join(SNAPSHOT).join("SNAPSHOT.txt").exists() {
-        eprintln!("deny: no advisory snapshot at {SNAPSHOT}; fetching the live RustSec database");
-        return crate::run(&cargo, &["deny", "check"]);
-    }
-    let age = prepare_snapshot()?;
-    eprintln!(
-        "deny: advisories from the RustSec snapshot in {SNAPSHOT}, {} days old",
-        age.as_secs() / 86_400
-    );
     crate::run(
         &cargo,
-        &[
-            "deny",
-            "--offline",
-            "check",
-            "advisories",
-            "bans",
-            "licenses",
-            "sources",
-        ],
-    )
+        &["deny", "--offline", "check", "bans", "licenses", "sources"],
+    )?;
+    advisories(&cargo)
+}
+
+/// Where the advisory check gets the RustSec database from.
+#[derive(Debug, PartialEq, Eq)]
+enum AdvisorySource {
+    /// The snapshot, offline.
+    Snapshot,
+    /// The live database, fetched by cargo-deny.
+    Fetch,
+    /// Nowhere: the check is skipped with a notice.
+    Skip,
+    /// Nowhere, under CI: the task fails.
+    Fail,
+}
+
+/// The decision, apart from its inputs: `fetch_forced` is `APPZONE_DENY_FETCH=1`, and
+/// `github_answers` is only asked when it matters (it takes a network round trip).
+fn advisory_source(
+    fetch_forced: bool,
+    snapshot_exists: bool,
+    ci: bool,
+    github_answers: impl FnOnce() -> bool,
+) -> AdvisorySource {
+    if fetch_forced {
+        AdvisorySource::Fetch
+    } else if snapshot_exists {
+        AdvisorySource::Snapshot
+    } else if ci {
+        AdvisorySource::Fail
+    } else if github_answers() {
+        AdvisorySource::Fetch
+    } else {
+        AdvisorySource::Skip
+    }
+}
+
+fn advisories(cargo: &str) -> Result<(), String> {
+    let snapshot = std::env::var_os("APPZONE_ADVISORY_DB")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::root().join(SNAPSHOT));
+    let missing = format!(
+        "no RustSec snapshot at {} (the README's \"Supply chain\" says how one is made)",
+        crate::process::path_arg(&snapshot)
+    );
+    let source = advisory_source(
+        std::env::var("APPZONE_DENY_FETCH").is_ok_and(|v| v == "1"),
+        snapshot.join("SNAPSHOT.txt").exists(),
+        std::env::var("CI").is_ok_and(|v| v == "true"),
+        github_answers,
+    );
+    match source {
+        AdvisorySource::Snapshot => {
+            let age = prepare_snapshot(&snapshot)?;
+            eprintln!(
+                "deny: advisories from the RustSec snapshot in {}, {} days old",
+                crate::process::path_arg(&snapshot),
+                age.as_secs() / 86_400
+            );
+            crate::run(cargo, &["deny", "--offline", "check", "advisories"])
+        }
+        AdvisorySource::Fetch => {
+            eprintln!("deny: fetching the live RustSec database from {ADVISORY_DB_URL}");
+            crate::run(cargo, &["deny", "check", "advisories"])
+        }
+        AdvisorySource::Fail => Err(format!("deny: {missing}: required under CI")),
+        AdvisorySource::Skip => {
+            eprintln!(
+                "\ndeny: SKIPPED the advisory check: {missing}, and {ADVISORY_DB_URL} cannot \
+                 be reached. Licences, bans and sources were checked. To check advisories, run \
+                 `APPZONE_DENY_FETCH=1 cargo xtask deny` where GitHub is reachable, or point \
+                 APPZONE_ADVISORY_DB at a snapshot.\n"
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Whether the advisory database's host answers, within a bound (a machine without a route
+/// there would otherwise wait for git's own, much longer, timeouts).
+fn github_answers() -> bool {
+    let mut probe = Command::new("git");
+    probe
+        .args(["ls-remote", "--quiet", ADVISORY_DB_URL, "HEAD"])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    crate::process::run_bounded(&mut probe, Duration::from_secs(20)).is_ok()
 }
 
 fn ensure_cargo_deny(cargo: &str) -> Result<(), String> {
@@ -70,9 +143,8 @@ fn ensure_cargo_deny(cargo: &str) -> Result<(), String> {
 }
 
 /// Copies the snapshot into place when it changed; returns its age.
-fn prepare_snapshot() -> Result<Duration, String> {
+fn prepare_snapshot(snapshot: &Path) -> Result<Duration, String> {
     let root = crate::root();
-    let snapshot = root.join(SNAPSHOT);
     let stamp = std::fs::read_to_string(snapshot.join("SNAPSHOT.txt")).map_err(|e| {
         format!(
             "no advisory snapshot at {} ({e}); set APPZONE_DENY_FETCH=1 to fetch the database",
@@ -88,7 +160,7 @@ fn prepare_snapshot() -> Result<Duration, String> {
             std::fs::remove_dir_all(&db)
                 .map_err(|e| format!("cannot clear {}: {e}", db.display()))?;
         }
-        copy_dir(&snapshot, &db)?;
+        copy_dir(snapshot, &db)?;
         make_checkout(&db, &stamp)?;
         std::fs::write(&marker, &stamp).map_err(|e| format!("{}: {e}", marker.display()))?;
     }
@@ -170,8 +242,40 @@ fn snapshot_time(stamp: &str) -> Option<SystemTime> {
 
 #[cfg(test)]
 mod tests {
-    use super::snapshot_time;
+    use super::{advisory_source, snapshot_time, AdvisorySource};
     use std::time::{Duration, SystemTime};
+
+    /// A fresh machine with neither snapshot nor network passes with a notice; CI does not.
+    #[test]
+    fn advisories_use_the_snapshot_then_the_network_then_skip_except_under_ci() {
+        let unreachable = || false;
+        let reachable = || true;
+        let never_asked = || panic!("no network probe needed");
+        assert_eq!(
+            advisory_source(false, true, true, never_asked),
+            AdvisorySource::Snapshot
+        );
+        assert_eq!(
+            advisory_source(false, true, false, never_asked),
+            AdvisorySource::Snapshot
+        );
+        assert_eq!(
+            advisory_source(false, false, false, reachable),
+            AdvisorySource::Fetch
+        );
+        assert_eq!(
+            advisory_source(false, false, false, unreachable),
+            AdvisorySource::Skip
+        );
+        assert_eq!(
+            advisory_source(false, false, true, never_asked),
+            AdvisorySource::Fail
+        );
+        assert_eq!(
+            advisory_source(true, true, true, never_asked),
+            AdvisorySource::Fetch
+        );
+    }
 
     #[test]
     fn snapshot_dates_become_midnight_utc() {

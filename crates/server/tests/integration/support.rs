@@ -1,7 +1,5 @@
 //! `TestApp`: a server on an ephemeral port over a fresh database, with two organizations.
 
-use std::io::Write;
-use std::sync::Once;
 use std::time::Duration;
 
 use appzone_contract::ProfileId;
@@ -15,7 +13,8 @@ use tokio::sync::oneshot;
 pub const PG_ENV: &str = "APPZONE_TEST_POSTGRES_URL";
 
 /// Runs each `async fn name(app: TestApp)` once per backend, as `sqlite::name` and
-/// `postgres::name`.
+/// `postgres::name`. The PostgreSQL half is ignored unless selected (`--include-ignored`), so a
+/// run without PostgreSQL reports those tests as ignored rather than as passed.
 macro_rules! both_backends {
     ($(async fn $name:ident($app:ident: TestApp) $body:block)*) => {
         mod sqlite {
@@ -34,8 +33,9 @@ macro_rules! both_backends {
             use super::*;
             $(
                 #[tokio::test]
+                #[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
                 async fn $name() {
-                    let Some($app) = $crate::support::TestApp::postgres().await else { return };
+                    let $app = $crate::support::TestApp::postgres().await;
                     $body
                 }
             )*
@@ -167,9 +167,9 @@ impl TestApp {
         Self::start_on(&url, Database::Sqlite(dir), config).await
     }
 
-    /// `None`, with a notice, when no PostgreSQL URL is configured. Panics when one is
-    /// configured but unreachable: CI must not silently skip.
-    pub async fn postgres() -> Option<Self> {
+    /// A server on a fresh schema of the PostgreSQL at `APPZONE_TEST_POSTGRES_URL`; panics when
+    /// it is not set or unreachable (PostgreSQL tests are ignored unless selected).
+    pub async fn postgres() -> Self {
         Self::postgres_with(fast_config(), |url| url).await
     }
 
@@ -178,14 +178,14 @@ impl TestApp {
     pub async fn postgres_with(
         config: ServiceConfig,
         rewrite: impl FnOnce(String) -> String,
-    ) -> Option<Self> {
-        let (url, schema) = postgres_schema().await?;
+    ) -> Self {
+        let (url, schema) = postgres_schema().await;
         let scoped = rewrite(scoped_url(&url, &schema));
         let db = Database::Postgres {
             admin_url: url,
             schema,
         };
-        Some(Self::start_on(&scoped, db, config).await)
+        Self::start_on(&scoped, db, config).await
     }
 
     /// A second server (replica) on this one's database, sharing nothing else.
@@ -406,18 +406,16 @@ pub fn snapshot_settings() -> insta::Settings {
     settings
 }
 
-pub async fn postgres_schema() -> Option<(String, String)> {
-    let Ok(url) = std::env::var(PG_ENV) else {
-        static NOTICE: Once = Once::new();
-        NOTICE.call_once(|| {
-            // Written past the test harness's capture so the skip is visible.
-            let _ = writeln!(
-                std::io::stderr(),
-                "notice: {PG_ENV} is not set; skipping the PostgreSQL half of the suite"
-            );
-        });
-        return None;
-    };
+/// The PostgreSQL URL and a fresh schema on it. Panics when `APPZONE_TEST_POSTGRES_URL` is not
+/// set: only tests marked ignored call this, so it runs only when PostgreSQL tests were asked
+/// for, and then a missing database must fail, not pass.
+pub async fn postgres_schema() -> (String, String) {
+    let url = std::env::var(PG_ENV).unwrap_or_else(|_| {
+        panic!(
+            "this PostgreSQL test was selected but {PG_ENV} is not set; set it to a database \
+             this test may create schemas in, e.g. postgres://postgres@127.0.0.1:5432/test"
+        )
+    });
     static SWEPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !SWEPT.swap(true, std::sync::atomic::Ordering::SeqCst) {
         sweep_old_schemas(&url).await;
@@ -432,7 +430,7 @@ pub async fn postgres_schema() -> Option<(String, String)> {
     )
     .await
     .unwrap();
-    Some((url, schema))
+    (url, schema)
 }
 
 pub fn scoped_url(url: &str, schema: &str) -> String {
@@ -528,12 +526,12 @@ pub struct PgSchema {
     _db: Database,
 }
 
-pub async fn fresh_postgres_schema() -> Option<PgSchema> {
-    let (admin_url, schema) = postgres_schema().await?;
-    Some(PgSchema {
+pub async fn fresh_postgres_schema() -> PgSchema {
+    let (admin_url, schema) = postgres_schema().await;
+    PgSchema {
         url: scoped_url(&admin_url, &schema),
         _db: Database::Postgres { admin_url, schema },
-    })
+    }
 }
 
 /// Serves `app` on an ephemeral 127.0.0.1 port; returns its base URL and the sender that stops

@@ -1,0 +1,250 @@
+//! The README's commands: each one is run by a test or by a step of `cargo xtask ci`, and the
+//! operator commands are run here exactly as written.
+
+use std::path::Path;
+use std::process::Command;
+
+const README: &str = include_str!("../../../../README.md");
+const XTASK: &str = include_str!("../../../../xtask/src/main.rs");
+
+/// Every command the README shows, and what runs it: a test of this binary (`test:`), or a
+/// task of `cargo xtask` (`xtask:`) that `cargo xtask ci` runs or that has a test of its own.
+/// Commands that only set up a machine (`rustup`, `apt-get`, `cargo install`) are run by
+/// `.ci/run` (`ci-setup:`). Matched by prefix, longest first.
+const RUN_BY: &[(&str, &str)] = &[
+    (
+        "cargo run --release -p appzone-server -- serve --demo",
+        "xtask:clients",
+    ),
+    ("cargo xtask ci", "xtask:ci"),
+    ("APPZONE_TEST_POSTGRES_URL=", "xtask:ci"),
+    ("cargo xtask openapi --check", "xtask:ci"),
+    ("cargo xtask openapi", "xtask:openapi"),
+    ("cargo xtask lint-spec", "xtask:ci"),
+    ("cargo xtask clients", "xtask:ci"),
+    ("cargo xtask browser", "xtask:ci"),
+    ("cargo xtask msrv", "xtask:ci"),
+    ("cargo xtask deny", "xtask:ci"),
+    ("cargo xtask help", "xtask:help"),
+    ("cargo xtask bench", "xtask:bench"),
+    ("cargo test", "xtask:ci"),
+    (
+        "cargo test -p appzone-server --test integration",
+        "test:readme::the_filtered_test_command_is_accepted",
+    ),
+    ("cargo install --locked --path crates/server", "ci-setup:"),
+    ("cargo install --locked --path crates/client", "ci-setup:"),
+    ("cargo install --locked cargo-deny", "xtask:deny"),
+    ("rustup ", "ci-setup:"),
+    ("sudo apt-get install", "ci-setup:"),
+    (
+        "appzone-server ",
+        "test:readme::operator_commands_run_as_written",
+    ),
+    ("APPZONE_API_KEY=... appzone ", "test:cli::"),
+    ("appzone ", "test:cli::"),
+    (
+        "createdb ",
+        "test:cli::postgres_backup_and_restore_as_documented",
+    ),
+    (
+        "export APPZONE_DATABASE_URL=",
+        "test:cli::postgres_backup_and_restore_as_documented",
+    ),
+    (
+        "sqlite3 ",
+        "test:cli::sqlite_backup_and_restore_as_documented",
+    ),
+    (
+        "cp appzone-backup.db",
+        "test:cli::sqlite_backup_and_restore_as_documented",
+    ),
+    (
+        "pg_dump ",
+        "test:cli::postgres_backup_and_restore_as_documented",
+    ),
+    (
+        "pg_restore ",
+        "test:cli::postgres_backup_and_restore_as_documented",
+    ),
+];
+
+/// The commands of the README: the lines of its `sh` blocks (comments dropped) and the inline
+/// code spans that start like a command.
+fn readme_commands() -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut in_sh = false;
+    for line in README.lines() {
+        if line.starts_with("```") {
+            in_sh = line == "```sh";
+            continue;
+        }
+        if in_sh {
+            let command = line.split(" #").next().unwrap_or("").trim();
+            if !command.is_empty() && !command.starts_with('#') {
+                commands.push(command.to_owned());
+            }
+            continue;
+        }
+        for (i, span) in line.split('`').enumerate() {
+            let looks_like_a_command = [
+                "cargo ",
+                "appzone-server ",
+                "appzone ",
+                "rustup ",
+                "sudo ",
+                "APPZONE_",
+            ]
+            .iter()
+            .any(|start| span.starts_with(start))
+                && span.contains(' ');
+            if i % 2 == 1 && looks_like_a_command {
+                commands.push(span.to_owned());
+            }
+        }
+    }
+    commands
+}
+
+fn tests_of_this_binary() -> String {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--list", "--format", "terse", "--include-ignored"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn every_readme_command_is_run_by_a_test_or_a_ci_step() {
+    let tests = tests_of_this_binary();
+    let mut unrun = Vec::new();
+    let commands = readme_commands();
+    assert!(commands.len() > 25, "{commands:#?}");
+    for command in &commands {
+        let by = RUN_BY
+            .iter()
+            .filter(|(prefix, _)| command.starts_with(prefix))
+            .max_by_key(|(prefix, _)| prefix.len());
+        let Some((_, by)) = by else {
+            unrun.push(command.clone());
+            continue;
+        };
+        if let Some(test) = by.strip_prefix("test:") {
+            assert!(
+                tests.lines().any(|line| line.starts_with(test)),
+                "{command:?} is said to be run by the test {test}, which does not exist"
+            );
+        } else if let Some(task) = by.strip_prefix("xtask:") {
+            assert!(
+                XTASK.contains(&format!("[\"{task}\"")) || XTASK.contains(&format!("\"{task}\"")),
+                "{command:?} is said to be run by `cargo xtask {task}`, which does not exist"
+            );
+        }
+    }
+    assert!(
+        unrun.is_empty(),
+        "README commands no test or CI step runs (add one, and list it in RUN_BY): {unrun:#?}"
+    );
+}
+
+/// The README's filtered command once failed with `unexpected argument`: its test filters
+/// must be accepted by the test harness.
+#[test]
+fn the_filtered_test_command_is_accepted() {
+    let command = readme_commands()
+        .into_iter()
+        .find(|c| c.starts_with("cargo test -p appzone-server --test integration"))
+        .expect("the README shows a filtered test command");
+    let (cargo_part, harness_args) = command.split_once(" -- ").expect("filters after --");
+    assert_eq!(
+        cargo_part, "cargo test -p appzone-server --test integration",
+        "package and test target of this binary"
+    );
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(harness_args.split_whitespace())
+        .arg("--list")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{harness_args}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = String::from_utf8(out.stdout).unwrap();
+    assert!(listed.contains("reliability::") && listed.contains("security::"));
+}
+
+/// The operator block of the README, run line by line in a fresh directory with the
+/// `appzone-server` this build made; `# prints: X` comments are checked.
+#[test]
+fn operator_commands_run_as_written() {
+    let block: Vec<&str> = README
+        .split("```sh\n")
+        .find(|block| block.starts_with("appzone-server migrate"))
+        .expect("the README's operator block starts with `appzone-server migrate`")
+        .split("```")
+        .next()
+        .unwrap()
+        .lines()
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_appzone-server"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut key_id = String::new();
+    let mut profile = String::new();
+    let mut ran = 0;
+    for line in block {
+        let (command, comment) = line
+            .split_once(" #")
+            .map_or((line.trim(), ""), |(c, rest)| (c.trim(), rest.trim()));
+        // Optional parts are run in their shortest form; placeholders get this run's values.
+        let command = command
+            .replace(" [--deleted]", "")
+            .replace("<KEY_ID>", &key_id)
+            .replace("<ID>", &profile);
+        let out = Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env_remove("APPZONE_DATABASE_URL")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if let Some(expected) = comment.strip_prefix("prints: ") {
+            if let Some(prefix) = expected.strip_suffix("<ULID>") {
+                assert!(stdout.starts_with(prefix), "{command}: {stdout}");
+            } else {
+                assert_eq!(stdout.trim(), expected, "{command}");
+            }
+        }
+        if command.starts_with("appzone-server key create") {
+            key_id = stdout.trim()[4..16].to_owned();
+        }
+        if command.starts_with("appzone-server profile create") {
+            profile = stdout.trim().to_owned();
+            // `profile restore` needs a deleted profile: delete it as the API would.
+            let db = dir.path().join("appzone.db");
+            let deleted = Command::new("sqlite3")
+                .arg(&db)
+                .arg(format!(
+                    "UPDATE profiles SET deleted_at = 1 WHERE id = '{profile}'"
+                ))
+                .status();
+            assert!(
+                deleted.is_ok_and(|s| s.success()),
+                "sqlite3 is needed (apt-get install sqlite3)"
+            );
+        }
+        ran += 1;
+    }
+    assert!(ran >= 10, "ran {ran} commands");
+}
