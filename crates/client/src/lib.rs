@@ -81,21 +81,13 @@
 //!
 //! Options: `--url` (`APPZONE_URL`, default `http://127.0.0.1:8080`), `--api-key`
 //! (`APPZONE_API_KEY`; prefer the variable, a command line is visible to other users),
-//! `--output text|json`, `--timeout` (such as `10s`, `500ms`). Exit codes:
+//! `--output text|json`, `--timeout` (such as `10s`, `500ms`). The exit codes are the rows of
+//! [`exit_code::TABLE`], which `appzone --help` prints: a class of failure has one code whether
+//! the command found it before sending anything or the server answered it.
 //!
-//! | code | meaning |
-//! |---|---|
-//! | 0 | success |
-//! | 1 | usage or local error, nothing was sent (bad option, invalid provider or region id, no API key, bad URL) |
-//! | 2 | could not connect, connection broken, or timed out |
-//! | 3 | unauthorized (401): the API key is missing, unknown or revoked |
-//! | 4 | forbidden (403): the key may not do this |
-//! | 5 | not found (404): no such profile or region (also a malformed profile id) |
-//! | 6 | any other API error (400, 429, 5xx, ...) |
-//! | 7 | the answer could not be decoded |
-//!
-//! On an error the command prints one line to stderr with the message, the error code and the
-//! request id, and nothing on stdout.
+//! On an error the command prints nothing on stdout, and on stderr a line with the error code
+//! and the message, a line with the request id when a request was sent, and a `hint:` line when
+//! the likely cause is known (such as a base URL ending with `/api/v1`).
 
 #![warn(missing_docs)]
 
@@ -114,40 +106,158 @@ pub use client::{
 pub use error::{ApiError, DecodeError, Error};
 pub use retry::RetryPolicy;
 
-/// Exit codes of the `appzone` command line, documented in the crate docs and its `--help`.
+/// Exit codes of the `appzone` command line: one [`TABLE`](exit_code::TABLE), shown by
+/// `appzone --help` (which is generated from it) and in the crate's README (a test compares them).
 ///
-/// Public so scripts written in Rust can name them; the binary maps [`Error`]s to them with
+/// A class of failure has one code, whether the command line found it before sending anything
+/// or the server answered it: a malformed provider id refused locally and the server's 400
+/// `invalid_provider` both exit with [`INVALID_INPUT`](exit_code::INVALID_INPUT); a missing API
+/// key and the server's 401 both exit with [`UNAUTHORIZED`](exit_code::UNAUTHORIZED).
+///
+/// Public so scripts written in Rust can name the codes; the binary maps [`Error`]s to them with
 /// [`exit_code::for_error`].
 pub mod exit_code {
-    use crate::Error;
+    use appzone_contract::ErrorCode;
+    use http::StatusCode;
+
+    use crate::{ApiError, Error};
 
     /// Success.
     pub const OK: u8 = 0;
-    /// Usage or local error; nothing was sent.
+    /// The command line could not be parsed. See [`TABLE`].
     pub const USAGE: u8 = 1;
-    /// Could not connect, connection broken, or timed out.
+    /// No answer: could not connect, the connection broke, or the request timed out.
     pub const TRANSPORT: u8 = 2;
-    /// 401: the API key is missing, unknown or revoked.
+    /// No API key was given, or the server answered 401.
     pub const UNAUTHORIZED: u8 = 3;
-    /// 403: the key may not do this.
+    /// The server answered 403.
     pub const FORBIDDEN: u8 = 4;
-    /// 404: no such profile or region (also a malformed profile id).
+    /// The server answered 404 for the region or the profile.
     pub const NOT_FOUND: u8 = 5;
-    /// Any other API error.
-    pub const API: u8 = 6;
-    /// The answer could not be decoded.
-    pub const DECODE: u8 = 7;
+    /// A malformed id or setting refused before sending, or the server answered 400.
+    pub const INVALID_INPUT: u8 = 6;
+    /// The answer was not the appzone API's; the base URL is probably wrong.
+    pub const UNEXPECTED_ANSWER: u8 = 7;
+    /// Any other answer of the API (429, 5xx, ...).
+    pub const API: u8 = 8;
+
+    /// One exit code and what it means, as `--help` and the README show it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[non_exhaustive]
+    pub struct Row {
+        /// The exit code.
+        pub code: u8,
+        /// One line: the class, a colon, then what falls in it.
+        pub meaning: &'static str,
+    }
+
+    /// Every exit code of `appzone`, in order. `appzone --help` prints these rows; the README's
+    /// table must hold the same ones. Each meaning fits one line of a 100-column terminal.
+    pub const TABLE: &[Row] = &[
+        Row {
+            code: OK,
+            meaning: "success",
+        },
+        Row {
+            code: USAGE,
+            meaning: "usage error: unknown command or option, missing argument, bad --output or --timeout",
+        },
+        Row {
+            code: TRANSPORT,
+            meaning: "transport: could not connect (refused, DNS, TLS), connection broken, or timed out",
+        },
+        Row {
+            code: UNAUTHORIZED,
+            meaning: "unauthorized: no API key given, or 401 (the key is unknown or revoked)",
+        },
+        Row {
+            code: FORBIDDEN,
+            meaning: "forbidden: 403, the key may not do this; ask your organization admin",
+        },
+        Row {
+            code: NOT_FOUND,
+            meaning: "not found: 404, no such region or profile",
+        },
+        Row {
+            code: INVALID_INPUT,
+            meaning: "invalid input: malformed id or --url (refused before sending), or 400 (unknown provider)",
+        },
+        Row {
+            code: UNEXPECTED_ANSWER,
+            meaning: "not the appzone API: no such route, no JSON error body, or undecodable; check --url",
+        },
+        Row {
+            code: API,
+            meaning: "other API error: 429 (rate limited), 5xx, ...",
+        },
+    ];
 
     /// The exit code the command line uses for `error`.
+    ///
+    /// Classes go by what the caller should do next, so the same failure gets the same code
+    /// wherever it was found. A malformed profile id is invalid input even though the contract
+    /// answers it with 404 `profile_not_found` ([`Error::ProfileNotFound`]): a script deleting
+    /// profiles must be able to tell "already gone" from "you passed garbage".
     pub fn for_error(error: &Error) -> u8 {
         match error {
+            Error::Api(api) => for_api_error(api),
             Error::Connect { .. } | Error::Transport { .. } | Error::Timeout { .. } => TRANSPORT,
-            Error::InvalidArgument { .. } => USAGE,
-            Error::Decode(_) => DECODE,
-            _ if error.is_unauthorized() => UNAUTHORIZED,
-            _ if error.is_forbidden() => FORBIDDEN,
-            _ if error.is_not_found() => NOT_FOUND,
+            Error::InvalidArgument { .. } | Error::ProfileNotFound { .. } => INVALID_INPUT,
+            Error::Decode(_) => UNEXPECTED_ANSWER,
+        }
+    }
+
+    fn for_api_error(api: &ApiError) -> u8 {
+        match (api.status, &api.code) {
+            // Decided by the status alone: an empty 401 or 403 still means the key (the seed
+            // interface allows such answers), and a proxy's 502 page still means "try later".
+            (StatusCode::UNAUTHORIZED, _) => UNAUTHORIZED,
+            (StatusCode::FORBIDDEN, _) => FORBIDDEN,
+            (status, _) if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() => {
+                API
+            }
+            // Any other answer without the contract's error body did not come from the appzone
+            // API: an HTML 404 of another server, a proxy's 400, a redirect.
+            (_, None) => UNEXPECTED_ANSWER,
+            // The appzone server's "no such route": the base URL points at the wrong path.
+            (StatusCode::NOT_FOUND, Some(ErrorCode::NotFound)) => UNEXPECTED_ANSWER,
+            (StatusCode::NOT_FOUND, Some(_)) => NOT_FOUND,
+            (StatusCode::BAD_REQUEST, Some(_)) => INVALID_INPUT,
             _ => API,
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn the_table_lists_each_code_once_in_order_on_one_short_line() {
+            let codes: Vec<u8> = TABLE.iter().map(|row| row.code).collect();
+            let expected: Vec<u8> = (0..).take(TABLE.len()).collect();
+            assert_eq!(codes, expected);
+            assert_eq!(
+                codes,
+                [
+                    OK,
+                    USAGE,
+                    TRANSPORT,
+                    UNAUTHORIZED,
+                    FORBIDDEN,
+                    NOT_FOUND,
+                    INVALID_INPUT,
+                    UNEXPECTED_ANSWER,
+                    API
+                ]
+            );
+            for row in TABLE {
+                // `--help` prints "  N  meaning"; clap wraps lines beyond 100 columns.
+                assert!(row.meaning.len() + 5 <= 95, "{row:?}");
+                assert!(
+                    !row.meaning.contains('\n') && !row.meaning.contains('|'),
+                    "{row:?}"
+                );
+            }
         }
     }
 }

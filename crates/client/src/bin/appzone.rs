@@ -4,35 +4,40 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use appzone_client::{exit_code, Client, Error, ZoneList};
-use clap::{Parser, Subcommand, ValueEnum};
+use appzone_client::{
+    exit_code, Client, Error, ErrorCode, ProfileId, ProviderId, RegionId, ZoneList,
+};
+use appzone_contract::{paths, IdError};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-const AFTER_HELP: &str = "\
+const EXAMPLES: &str = "\
 Examples:
   export APPZONE_URL=http://127.0.0.1:8080
   export APPZONE_API_KEY=apz_...            # safer than --api-key, which other users can see
   appzone zones aws us-east-1               # one zone per line
   appzone --output json zones aws us-east-1 # the API's JSON body
-  appzone profiles delete prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2
+  appzone profiles delete prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2";
 
-Exit codes:
-  0  success
-  1  usage or local error; nothing was sent (bad option, invalid provider or region id,
-     no API key, bad URL)
-  2  could not connect, connection broken, or timed out
-  3  unauthorized (401): the API key is missing, unknown or revoked
-  4  forbidden (403): the key may not do this; ask your organization admin
-  5  not found (404): no such profile or region (also a malformed profile id)
-  6  any other API error (400, 429, 5xx, ...)
-  7  the answer could not be decoded
+const ON_ERROR: &str = "\
+On an error, stdout stays empty and stderr says what failed: a line with the error code and the
+message, a line with the request id when a request was sent, and a hint when the cause is likely.";
 
-On an error, one line goes to stderr with the message, the error code and the request id;
-stdout stays empty.";
+/// The text after the options in `--help`: examples, then the exit codes, printed from
+/// [`exit_code::TABLE`] so that the help cannot drift from what the command does.
+fn after_help() -> String {
+    let mut text = format!("{EXAMPLES}\n\nExit codes:\n");
+    for row in exit_code::TABLE {
+        text.push_str(&format!("  {}  {}\n", row.code, row.meaning));
+    }
+    text.push('\n');
+    text.push_str(ON_ERROR);
+    text
+}
 
 /// The appzone API from a terminal: list the zones of a cloud region, delete application
 /// profiles.
 #[derive(Debug, Parser)]
-#[command(name = "appzone", version, after_help = AFTER_HELP)]
+#[command(name = "appzone", version, after_help = after_help())]
 struct Cli {
     /// Base URL of the appzone API.
     #[arg(
@@ -93,10 +98,10 @@ enum ProfilesCommand {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // --help and --version print to stdout and succeed; usage errors use exit code 1.
+            // --help and --version print to stdout and succeed.
             let code = if e.use_stderr() {
                 exit_code::USAGE
             } else {
@@ -106,37 +111,99 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // As the user wrote it, for the messages: "could not connect to <base>", "try --url ...".
+    let base = cli.url.trim().trim_end_matches('/').to_owned();
     match run(cli) {
         Ok(()) => ExitCode::from(exit_code::OK),
-        Err(Failure::Local(message)) => {
-            eprintln!("appzone: error: {message}");
-            ExitCode::from(exit_code::USAGE)
-        }
-        Err(Failure::Api(error)) => {
-            eprintln!("appzone: error: {}", describe(&error));
-            ExitCode::from(exit_code::for_error(&error))
+        Err(failure) => {
+            eprint!("{}", report(&failure, &base));
+            ExitCode::from(failure.exit_code())
         }
     }
 }
 
+/// Parses the command line, with every usage line fixed to the one `--help` shows.
+///
+/// Why: in an error, clap's usage line lists the options that were used, and it counts a value
+/// read from the environment as used, printing it like a required option: with the key in
+/// APPZONE_API_KEY, `appzone zones aws` answered `Usage: appzone zones --api-key <API_KEY>
+/// <PROVIDER> <REGION>`. The help's usage line keeps every option under `[OPTIONS]`.
+fn parse() -> Result<Cli, clap::Error> {
+    let mut command = Cli::command();
+    // Propagates the global options and names the subcommands ("appzone zones") first, so that
+    // each usage line below is the complete one.
+    command.build();
+    let mut command = with_help_usage(command);
+    let matches = command.try_get_matches_from_mut(std::env::args_os())?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+}
+
+/// `command` and its subcommands, each with its help's usage line as its usage everywhere.
+fn with_help_usage(mut command: clap::Command) -> clap::Command {
+    let rendered = command.render_usage().to_string();
+    let usage = rendered
+        .strip_prefix("Usage: ")
+        .unwrap_or(&rendered)
+        .to_owned();
+    let names: Vec<String> = command
+        .get_subcommands()
+        .map(|sub| sub.get_name().to_owned())
+        .collect();
+    for name in names {
+        command = command.mut_subcommand(name, with_help_usage);
+    }
+    command.override_usage(usage)
+}
+
+/// Why the command failed.
 enum Failure {
-    /// A problem of the command line itself, before a client existed.
+    /// No API key was given; the server would answer 401 `missing_api_key`.
+    NoApiKey,
+    /// A malformed provider, region or profile id, refused before anything was sent.
+    InvalidId(IdError),
+    /// An error of the client: its settings (such as `--url`), or the call.
+    Client(Error),
+    /// The command itself failed: the runtime could not start, or stdout could not be written.
     Local(String),
-    /// An error of the client.
-    Api(Error),
 }
 
 impl From<Error> for Failure {
     fn from(error: Error) -> Self {
-        Failure::Api(error)
+        Failure::Client(error)
+    }
+}
+
+impl From<IdError> for Failure {
+    fn from(error: IdError) -> Self {
+        Failure::InvalidId(error)
+    }
+}
+
+impl Failure {
+    /// The row of [`exit_code::TABLE`]: local findings get the code of the server's answer to
+    /// the same mistake.
+    fn exit_code(&self) -> u8 {
+        match self {
+            Failure::NoApiKey => exit_code::UNAUTHORIZED,
+            // As the server's 400 invalid_provider / invalid_region (see `exit_code::for_error`).
+            Failure::InvalidId(_) => exit_code::INVALID_INPUT,
+            Failure::Client(error) => exit_code::for_error(error),
+            Failure::Local(_) => exit_code::USAGE,
+        }
     }
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
     let Some(api_key) = cli.api_key.filter(|k| !k.trim().is_empty()) else {
-        return Err(Failure::Local(
-            "no API key: set APPZONE_API_KEY or pass --api-key".to_owned(),
-        ));
+        return Err(Failure::NoApiKey);
+    };
+    // Checked here rather than left to the client, so that the message is the typed IdError's
+    // ("provider id must start with ...") rather than the client's generic "invalid argument".
+    let command = match cli.command {
+        Command::Zones { provider, region } => Call::Zones(provider.parse()?, region.parse()?),
+        Command::Profiles {
+            command: ProfilesCommand::Delete { id },
+        } => Call::Delete(id.parse()?),
     };
     let client = Client::builder(cli.url, api_key)
         .timeout(cli.timeout)
@@ -147,19 +214,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
         .map_err(|e| Failure::Local(format!("cannot start the async runtime: {e}")))?;
     let output = cli.output;
     runtime.block_on(async move {
-        match cli.command {
-            Command::Zones { provider, region } => {
+        match command {
+            Call::Zones(provider, region) => {
                 let zones = client.list_zones(provider, region).await?;
                 print_zones(&zones, output)
             }
-            Command::Profiles {
-                command: ProfilesCommand::Delete { id },
-            } => {
+            Call::Delete(id) => {
                 client.delete_profile(&id).await?;
-                print_deleted(&id, output)
+                print_deleted(id.as_str(), output)
             }
         }
     })
+}
+
+/// A command whose ids passed the contract's rules.
+enum Call {
+    Zones(ProviderId, RegionId),
+    Delete(ProfileId),
 }
 
 fn print_zones(zones: &ZoneList, output: Output) -> Result<(), Failure> {
@@ -198,27 +269,191 @@ fn print(text: &str) -> Result<(), Failure> {
     }
 }
 
-/// The error's one-line `Display`, plus the innermost cause of a transport failure (such as
-/// "Connection refused (os error 111)"), which `Display` leaves to `source()`.
-fn describe(error: &Error) -> String {
-    let mut line = error.to_string();
-    if !matches!(
-        error,
-        Error::Connect { .. } | Error::Transport { .. } | Error::Timeout { .. }
-    ) {
-        return line;
+/// What stderr shows for `failure`, in the shape of `gh`'s errors:
+///
+/// ```text
+/// error: region_not_found: aws has no region "mars-1"
+/// request id: 01JD8Y3ZQ4K5M6N7P8R9S0T1V2
+/// hint: ...
+/// ```
+///
+/// The request id line comes when a request was sent; the hint when the cause is likely.
+fn report(failure: &Failure, base: &str) -> String {
+    let (headline, request_id, hint) = match failure {
+        Failure::NoApiKey => (
+            "no API key: set APPZONE_API_KEY or pass --api-key".to_owned(),
+            None,
+            None,
+        ),
+        Failure::InvalidId(error) => (error.to_string(), None, None),
+        Failure::Local(message) => (message.clone(), None, None),
+        Failure::Client(error) => (
+            headline(error, base),
+            match error {
+                // The id of a connection that was never made is in no server's log.
+                Error::Connect { .. } => None,
+                _ => error.request_id(),
+            },
+            hint(error, base),
+        ),
+    };
+    let mut text = format!("error: {}\n", one_line(&headline));
+    if let Some(id) = request_id {
+        text.push_str(&format!("request id: {}\n", one_line(id)));
     }
-    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(error);
-    let mut innermost = None;
-    while let Some(c) = cause {
-        innermost = Some(c);
-        cause = c.source();
+    if let Some(hint) = hint {
+        text.push_str(&format!("hint: {}\n", one_line(&hint)));
     }
-    if let Some(innermost) = innermost {
-        line.push_str(": ");
-        line.push_str(&innermost.to_string());
+    text
+}
+
+/// The first line of the report: the error code and the message, without repeating either.
+fn headline(error: &Error, base: &str) -> String {
+    match error {
+        Error::Api(api) => {
+            let mut line = match &api.code {
+                Some(code) => format!("{code}: {}", without_code(&api.message, code)),
+                // Not the contract's error body: the status is all there is to name it, and
+                // the start of a page says more than the rest of it.
+                None => format!(
+                    "{} {}: {}",
+                    api.status.as_u16(),
+                    api.status.canonical_reason().unwrap_or("(unknown status)"),
+                    shortened(&api.message, FOREIGN_MESSAGE_CHARS)
+                ),
+            };
+            if api.attempts > 1 {
+                line.push_str(&format!(" (after {} attempts)", api.attempts));
+            }
+            line
+        }
+        Error::Connect { source, .. } => {
+            format!("could not connect to {base}: {}", innermost(source))
+        }
+        Error::Transport { source, .. } => {
+            format!("the connection to {base} broke: {}", innermost(source))
+        }
+        Error::Timeout { timeout, .. } => {
+            format!("no answer from {base}: timed out after {timeout:?}")
+        }
+        Error::Decode(decode) => format!(
+            "the answer (HTTP {}) could not be decoded: {}; body: {:?}",
+            decode.status.as_u16(),
+            decode.reason,
+            decode.body_excerpt
+        ),
+        // InvalidArgument ("invalid base URL: ...") and whatever a later version adds: their
+        // `Display` is already one short line.
+        _ => error.to_string(),
     }
-    line
+}
+
+/// The most characters of an answer that is not the API's quoted on the error line.
+const FOREIGN_MESSAGE_CHARS: usize = 100;
+
+/// `text` with its runs of whitespace (an HTML page's indentation) made one space, and cut to
+/// `max` characters with `…`.
+fn shortened(text: &str, max: usize) -> String {
+    let mut words = text.split_whitespace();
+    let mut out = words.next().unwrap_or_default().to_owned();
+    for word in words {
+        out.push(' ');
+        out.push_str(word);
+    }
+    match out.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", out[..cut].trim_end_matches('…')),
+        None => out,
+    }
+}
+
+/// `message` without a leading "<code in words>: ", which the server's messages may start with
+/// ("region not found: aws has no region ..."), since the code is already on the line.
+fn without_code<'m>(message: &'m str, code: &ErrorCode) -> &'m str {
+    let words = code.as_str().replace('_', " ");
+    match message.split_at_checked(words.len()) {
+        Some((head, rest)) if head.eq_ignore_ascii_case(&words) => rest
+            .strip_prefix(": ")
+            .filter(|rest| !rest.is_empty())
+            .unwrap_or(message),
+        _ => message,
+    }
+}
+
+/// The likely cause of `error`, when the client's knowledge points at one: the URL, the shape
+/// of the answer, the kind of the TLS failure.
+fn hint(error: &Error, base: &str) -> Option<String> {
+    if let Error::Connect { source, .. } = error {
+        let rest = base.strip_prefix("https://")?;
+        return answered_in_plain_http(source).then(|| {
+            format!("the server speaks plain HTTP; use http://{rest} instead of https://")
+        });
+    }
+    if exit_code::for_error(error) != exit_code::UNEXPECTED_ANSWER {
+        return None;
+    }
+    // The contract's paths already start with /api/v1, so a base URL ending with it asks for
+    // /api/v1/api/v1/...; the server answers 404 `not_found`, another one its own 404.
+    if let Some(root) = base.strip_suffix(paths::API_PREFIX) {
+        return Some(format!(
+            "the base URL should not include {}: try --url {root}",
+            paths::API_PREFIX
+        ));
+    }
+    Some(match error {
+        Error::Api(api) if api.code.is_none() => {
+            format!("{base} did not answer like an appzone server (no JSON error body)")
+        }
+        Error::Api(_) => format!(
+            "{base} answered like an appzone server that has no such route; \
+             --url should be where it listens, such as http://host:8080"
+        ),
+        _ => format!("{base} did not answer like an appzone server (not the API's JSON)"),
+    })
+}
+
+/// Whether the TLS handshake failed because the server answered in plain HTTP.
+///
+/// rustls reads the first bytes of "HTTP/1.1 400 ..." as a TLS record of an unknown content
+/// type and fails with `InvalidMessage::InvalidContentType`; tokio-rustls hands that on as an
+/// `io::Error` of kind `InvalidData`. The client does not depend on rustls, so its error type
+/// cannot be named here: the `io::Error`'s kind is checked, then the name of the rustls error in
+/// its text (a certificate error has the same kind, and must not get this hint).
+fn answered_in_plain_http(source: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(source);
+    while let Some(error) = cause {
+        cause = error.source();
+        if let Some(io) = error.downcast_ref::<io::Error>() {
+            if io.kind() == io::ErrorKind::InvalidData
+                && io.to_string().contains("InvalidContentType")
+            {
+                return true;
+            }
+            // An `io::Error`'s `source()` skips the error it wraps, and the connector wraps
+            // tokio-rustls's `InvalidData` error in one of kind `Other`: look inside.
+            if let Some(inner) = io.get_ref() {
+                cause = Some(inner);
+            }
+        }
+    }
+    false
+}
+
+/// The innermost cause of a transport failure (such as "Connection refused (os error 111)"),
+/// which says more than reqwest's own "error sending request".
+fn innermost(source: &(dyn std::error::Error + 'static)) -> String {
+    let mut innermost = source;
+    while let Some(cause) = innermost.source() {
+        innermost = cause;
+    }
+    innermost.to_string()
+}
+
+/// `text` on one line: a server's message or a request id could otherwise break the report's
+/// shape, or send control sequences to the terminal.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// Parses `30`, `1.5`, `30s`, `500ms` or `2m`.

@@ -1,10 +1,18 @@
-//! The `appzone` binary, run as a process against the scripted server.
+//! The `appzone` binary, run as a process against the scripted server, and against the real
+//! server where its exact answers matter.
 
+use std::collections::BTreeSet;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use appzone_client::exit_code;
 use appzone_contract::headers::API_KEY;
-use appzone_contract::ZoneList;
+use appzone_contract::{ApiKey, ZoneList};
+use appzone_server::model::{OrgId, Role};
+use appzone_server::serve::{serve, ServeOptions};
+use appzone_server::storage::{PoolSettings, Store};
+use appzone_server::{Service, ServiceConfig};
+use tokio::sync::oneshot;
 
 use crate::support::{closed_port, Reply, Server};
 
@@ -40,6 +48,85 @@ async fn appzone(args: &[&str], env: &[(&str, &str)]) -> Run {
             .expect("appzone was killed by a signal"),
         stdout: String::from_utf8(output.stdout).unwrap(),
         stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// Asserts `stderr` is exactly one line per prefix, each starting with its prefix.
+#[track_caller]
+fn assert_lines(stderr: &str, prefixes: &[&str]) {
+    assert!(stderr.ends_with('\n'), "{stderr:?}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), prefixes.len(), "{stderr}");
+    for (line, prefix) in lines.iter().zip(prefixes) {
+        assert!(
+            line.starts_with(prefix),
+            "{line:?} should start with {prefix:?}"
+        );
+    }
+    assert!(!stderr.contains(KEY), "{stderr}");
+}
+
+/// The real appzone server on 127.0.0.1:<ephemeral> over a fresh SQLite file with the built-in
+/// catalog, and an admin key of organization `acme`: a smaller `real_server::RealServer`, for
+/// the answers whose exact text the command line's report is about (no such route, unknown
+/// region).
+struct Appzone {
+    base: String,
+    key: ApiKey,
+    shutdown: Option<oneshot::Sender<()>>,
+    /// Kept alive: dropping it stops the background tasks.
+    _service: Service,
+    /// Declared last, so the database outlives the store's users.
+    _dir: tempfile::TempDir,
+}
+
+impl Appzone {
+    async fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
+        let store = Store::connect(&url, &PoolSettings::default())
+            .await
+            .unwrap();
+        appzone_server::prepare(&store).await.unwrap();
+        let acme: OrgId = "acme".parse().unwrap();
+        store.create_org(&acme, "Acme").await.unwrap();
+        let key = store.create_key(&acme, Role::Admin, "t").await.unwrap();
+        let service = appzone_server::service(store, &ServiceConfig::default())
+            .await
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = oneshot::channel::<()>();
+        tokio::spawn(serve(
+            listener,
+            service.router.clone(),
+            async {
+                let _ = rx.await;
+            },
+            ServeOptions::default(),
+        ));
+        Self {
+            base,
+            key,
+            shutdown: Some(tx),
+            _service: service,
+            _dir: dir,
+        }
+    }
+
+    /// Runs `appzone --url <url> <args>` with this server's key in `APPZONE_API_KEY`.
+    async fn run(&self, url: &str, args: &[&str]) -> Run {
+        let mut all = vec!["--url", url];
+        all.extend_from_slice(args);
+        appzone(&all, &[("APPZONE_API_KEY", self.key.expose_secret())]).await
+    }
+}
+
+impl Drop for Appzone {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
     }
 }
 
@@ -172,121 +259,164 @@ async fn url_and_key_come_from_the_environment() {
 }
 
 #[tokio::test]
-async fn api_errors_print_one_line_and_exit_with_the_documented_code() {
-    let cases: [(Reply, &[&str], i32, &str); 8] = [
+async fn api_errors_print_the_code_and_message_then_the_request_id() {
+    let cases: [(Reply, &[&str], u8, &str); 8] = [
         (
             Reply::error(401, "invalid_api_key", "API key is not valid"),
             &["zones", "aws", "r"],
-            3,
-            "invalid_api_key",
+            exit_code::UNAUTHORIZED,
+            "error: invalid_api_key: API key is not valid",
         ),
         (
             Reply::error(401, "missing_api_key", "no key"),
             &["profiles", "delete", "p1"],
-            3,
-            "missing_api_key",
+            exit_code::UNAUTHORIZED,
+            "error: missing_api_key: no key",
         ),
         (
             Reply::error(403, "forbidden", "contact your organization admin"),
             &["profiles", "delete", "p1"],
-            4,
-            "forbidden",
+            exit_code::FORBIDDEN,
+            "error: forbidden: contact your organization admin",
         ),
         (
             Reply::error(404, "profile_not_found", "application profile not found"),
             &["profiles", "delete", "p1"],
-            5,
-            "profile_not_found",
+            exit_code::NOT_FOUND,
+            "error: profile_not_found: application profile not found",
         ),
         (
-            Reply::error(404, "region_not_found", "no region"),
+            // The code in words is not repeated after the code.
+            Reply::error(
+                404,
+                "region_not_found",
+                "region not found: aws has no region \"r\"",
+            ),
             &["zones", "aws", "r"],
-            5,
-            "region_not_found",
+            exit_code::NOT_FOUND,
+            "error: region_not_found: aws has no region \"r\"",
         ),
         (
             Reply::error(400, "invalid_provider", "unknown provider"),
             &["zones", "nope", "r"],
-            6,
-            "invalid_provider",
+            exit_code::INVALID_INPUT,
+            "error: invalid_provider: unknown provider",
         ),
         (
             Reply::error(500, "internal_error", "bug"),
             &["zones", "aws", "r"],
-            6,
-            "internal_error",
+            exit_code::API,
+            "error: internal_error: bug",
         ),
         (
             Reply::error(503, "unavailable", "busy"),
             &["profiles", "delete", "p1"],
-            6,
-            "unavailable",
+            exit_code::API,
+            "error: unavailable: busy",
         ),
     ];
-    for (reply, args, code, error_code) in cases {
+    for (reply, args, code, first_line) in cases {
         let server = Server::start(vec![reply.header("x-request-id", "req-cli-1")]).await;
         let run = against(&server, args).await;
-        assert_eq!(run.code, code, "{args:?}: {}", run.stderr);
+        assert_eq!(run.code, i32::from(code), "{args:?}: {}", run.stderr);
         assert_eq!(run.stdout, "", "{args:?}");
-        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
-        let line = run.stderr.trim_end();
-        assert!(
-            line.starts_with("appzone: error: appzone API error "),
-            "{line}"
+        assert_eq!(
+            run.stderr,
+            format!("{first_line}\nrequest id: req-cli-1\n"),
+            "{args:?}"
         );
-        assert!(line.contains(error_code), "{line}");
-        assert!(line.ends_with("(request id req-cli-1)"), "{line}");
-        assert!(!line.contains(KEY));
     }
 }
 
 #[tokio::test]
 async fn other_failures_have_their_own_exit_codes() {
-    // 7: a 200 that is not a zone list.
     let server = Server::start(vec![Reply::text(200, "text/html", "<html>hi</html>")]).await;
     let run = against(&server, &["zones", "aws", "us-east-1"]).await;
-    assert_eq!(run.code, 7, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("could not be decoded"),
+    assert_eq!(
+        run.code,
+        i32::from(exit_code::UNEXPECTED_ANSWER),
         "{}",
         run.stderr
     );
+    assert_lines(
+        &run.stderr,
+        &[
+            "error: the answer (HTTP 200) could not be decoded: not a zone list: ",
+            "request id: ",
+            &format!(
+                "hint: {} did not answer like an appzone server (not the API's JSON)",
+                server.url()
+            ),
+        ],
+    );
+    assert!(run.stderr.contains("<html>hi</html>"), "{}", run.stderr);
 
-    // 6: an error answer without the contract's body.
+    // A proxy's error page: the status decides, the missing body gets the hint.
     let server = Server::start(vec![Reply::text(502, "text/html", "<h1>bad gateway</h1>")]).await;
     let run = against(&server, &["profiles", "delete", "p1"]).await;
-    assert_eq!(run.code, 6, "{}", run.stderr);
-    assert!(run.stderr.contains("502 Bad Gateway") && run.stderr.contains("<h1>bad gateway</h1>"));
+    assert_eq!(run.code, i32::from(exit_code::API), "{}", run.stderr);
+    assert_lines(
+        &run.stderr,
+        &[
+            "error: 502 Bad Gateway: not an appzone error body: \"<h1>bad gateway</h1>\"",
+            "request id: ",
+        ],
+    );
 
-    // 5 without a request: a malformed profile id.
+    // Refused before sending: malformed ids, a bad URL, no key.
     let server = Server::start(vec![Reply::status(204)]).await;
     let run = against(&server, &["profiles", "delete", "../../etc/passwd"]).await;
-    assert_eq!(run.code, 5, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .starts_with("appzone: error: profile not found: "),
+    assert_eq!(
+        run.code,
+        i32::from(exit_code::INVALID_INPUT),
         "{}",
         run.stderr
     );
-
-    // 1 without a request: invalid provider id, bad URL, no key.
+    assert_eq!(
+        run.stderr,
+        "error: profile id must start with an ASCII letter or digit, got '.'\n"
+    );
     let run = against(&server, &["zones", "AWS", "us-east-1"]).await;
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(run.stderr.contains("provider id"), "{}", run.stderr);
+    assert_eq!(
+        run.code,
+        i32::from(exit_code::INVALID_INPUT),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr,
+        "error: provider id must start with a lowercase ASCII letter or digit, got 'A'\n"
+    );
     let run = appzone(
         &["--url", "not a url", "--api-key", KEY, "zones", "aws", "r"],
         &[],
     )
     .await;
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(run.stderr.contains("invalid base URL"), "{}", run.stderr);
+    assert_eq!(
+        run.code,
+        i32::from(exit_code::INVALID_INPUT),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr,
+        "error: invalid base URL: relative URL without a base\n"
+    );
     let url = server.url();
     let run = appzone(&["--url", url.as_str(), "zones", "aws", "r"], &[]).await;
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(run.stderr.contains("APPZONE_API_KEY"), "{}", run.stderr);
+    assert_eq!(
+        run.code,
+        i32::from(exit_code::UNAUTHORIZED),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr,
+        "error: no API key: set APPZONE_API_KEY or pass --api-key\n"
+    );
     assert_eq!(server.attempts(), 0);
 
-    // 1: usage errors.
+    // Usage errors.
     for args in [
         &["zones", "aws"][..],
         &["frobnicate"],
@@ -294,8 +424,13 @@ async fn other_failures_have_their_own_exit_codes() {
         &["--timeout", "soon", "zones", "a", "b"],
     ] {
         let run = appzone(args, &[("APPZONE_API_KEY", KEY)]).await;
-        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
-        assert!(run.stderr.contains("error"), "{}", run.stderr);
+        assert_eq!(
+            run.code,
+            i32::from(exit_code::USAGE),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
         assert_eq!(run.stdout, "");
     }
 }
@@ -317,13 +452,13 @@ async fn transport_failures_and_timeouts_exit_2() {
         &[],
     )
     .await;
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert_eq!(run.stderr.lines().count(), 1);
-    assert!(
-        run.stderr.contains("could not connect") && run.stderr.contains("request id"),
-        "{}",
-        run.stderr
+    assert_eq!(run.code, i32::from(exit_code::TRANSPORT), "{}", run.stderr);
+    // No request id: the request never reached a server, no log holds it.
+    assert_lines(
+        &run.stderr,
+        &[&format!("error: could not connect to {url}: ")],
     );
+    assert!(run.stderr.contains("refused"), "{}", run.stderr);
 
     let server = Server::start(vec![Reply::zones(&["late"]).delay(Duration::from_secs(10))]).await;
     let started = Instant::now();
@@ -332,11 +467,16 @@ async fn transport_failures_and_timeouts_exit_2() {
         &["--timeout", "300ms", "zones", "aws", "us-east-1"],
     )
     .await;
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("timed out after 300ms"),
-        "{}",
-        run.stderr
+    assert_eq!(run.code, i32::from(exit_code::TRANSPORT), "{}", run.stderr);
+    assert_lines(
+        &run.stderr,
+        &[
+            &format!(
+                "error: no answer from {}: timed out after 300ms",
+                server.url()
+            ),
+            "request id: ",
+        ],
     );
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -386,4 +526,487 @@ async fn help_shows_examples_and_exit_codes_but_not_the_key() {
         run.stdout.trim(),
         format!("appzone {}", env!("CARGO_PKG_VERSION"))
     );
+}
+
+// ---- hints for a wrong --url (issue point 15) ---------------------------------------------------
+
+#[tokio::test]
+async fn a_base_url_ending_in_api_v1_gets_a_hint_and_not_the_code_of_a_missing_region() {
+    let server = Appzone::start().await;
+    for url in [
+        format!("{}/api/v1", server.base),
+        format!("{}/api/v1/", server.base),
+    ] {
+        let run = server.run(&url, &["zones", "aws", "us-east-1"]).await;
+        assert_eq!(
+            run.code,
+            i32::from(exit_code::UNEXPECTED_ANSWER),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "");
+        assert_lines(
+            &run.stderr,
+            &[
+                "error: not_found: no such route",
+                "request id: ",
+                "hint: the base URL should not include /api/v1: try --url ",
+            ],
+        );
+        assert!(
+            run.stderr
+                .ends_with(&format!("try --url {}\n", server.base)),
+            "{}",
+            run.stderr
+        );
+    }
+    // Another path: the same code, and the hint says what --url should be.
+    let run = server
+        .run(
+            &format!("{}/appzone", server.base),
+            &["zones", "aws", "us-east-1"],
+        )
+        .await;
+    assert_eq!(
+        run.code,
+        i32::from(exit_code::UNEXPECTED_ANSWER),
+        "{}",
+        run.stderr
+    );
+    assert_lines(
+        &run.stderr,
+        &[
+            "error: not_found: no such route",
+            "request id: ",
+            &format!(
+                "hint: {}/appzone answered like an appzone server that has no such route; \
+                 --url should be where it listens, such as http://host:8080",
+                server.base
+            ),
+        ],
+    );
+    // The hint's URL works, and a missing region there has its own code.
+    let run = server
+        .run(&server.base, &["zones", "aws", "us-east-1"])
+        .await;
+    assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+    let run = server.run(&server.base, &["zones", "aws", "mars-1"]).await;
+    assert_eq!(run.code, i32::from(exit_code::NOT_FOUND), "{}", run.stderr);
+}
+
+#[tokio::test]
+async fn an_html_404_of_another_server_gets_a_hint_and_not_the_code_of_a_missing_region() {
+    let page = "<!DOCTYPE html><html><body><h1>404 Not Found</h1></body></html>";
+    let server = Server::start(vec![Reply::text(404, "text/html", page)]).await;
+    for args in [
+        &["zones", "aws", "us-east-1"][..],
+        &["profiles", "delete", "p1"],
+    ] {
+        let run = against(&server, args).await;
+        assert_eq!(
+            run.code,
+            i32::from(exit_code::UNEXPECTED_ANSWER),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "");
+        assert_lines(
+            &run.stderr,
+            &[
+                "error: 404 Not Found: not an appzone error body: \"<!DOCTYPE html>",
+                "request id: ",
+                &format!(
+                    "hint: {} did not answer like an appzone server (no JSON error body)",
+                    server.url()
+                ),
+            ],
+        );
+    }
+}
+
+#[tokio::test]
+async fn https_to_a_plain_http_server_gets_a_hint() {
+    let server = Server::start(vec![Reply::zones(&["z"])]).await;
+    let plain = server.url();
+    let tls = plain.replacen("http://", "https://", 1);
+    let run = appzone(
+        &["--url", &tls, "--api-key", KEY, "zones", "aws", "us-east-1"],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code, i32::from(exit_code::TRANSPORT), "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert_lines(
+        &run.stderr,
+        &[
+            &format!("error: could not connect to {tls}: "),
+            &format!("hint: the server speaks plain HTTP; use {plain} instead of https://"),
+        ],
+    );
+    assert!(run.stderr.contains("InvalidContentType"), "{}", run.stderr);
+    // The hint's URL works.
+    let run = appzone(
+        &[
+            "--url",
+            &plain,
+            "--api-key",
+            KEY,
+            "zones",
+            "aws",
+            "us-east-1",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "z\n"),
+        "{}",
+        run.stderr
+    );
+}
+
+// ---- the shape of errors (issue point 16) -------------------------------------------------------
+
+#[tokio::test]
+async fn errors_of_the_real_server_are_the_code_and_message_then_the_request_id() {
+    let server = Appzone::start().await;
+    let run = server
+        .run(&server.base, &["zones", "aws", "us-east-9"])
+        .await;
+    assert_eq!(run.code, i32::from(exit_code::NOT_FOUND), "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    let (first, rest) = run.stderr.split_once('\n').unwrap();
+    assert_eq!(
+        first,
+        "error: region_not_found: aws has no region \"us-east-9\""
+    );
+    let id = rest
+        .strip_prefix("request id: ")
+        .and_then(|id| id.strip_suffix('\n'))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    // The server's own id: a ULID.
+    assert_eq!(id.len(), 26, "{id}");
+    assert!(id.bytes().all(|b| b.is_ascii_alphanumeric()), "{id}");
+
+    let run = server
+        .run(&server.base, &["zones", "nope", "us-east-1"])
+        .await;
+    assert_eq!(
+        run.code,
+        i32::from(exit_code::INVALID_INPUT),
+        "{}",
+        run.stderr
+    );
+    assert_lines(
+        &run.stderr,
+        &[
+            "error: invalid_provider: unknown provider: no provider has the id \"nope\"",
+            "request id: ",
+        ],
+    );
+    let run = server
+        .run(
+            &server.base,
+            &["profiles", "delete", "prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2"],
+        )
+        .await;
+    assert_eq!(run.code, i32::from(exit_code::NOT_FOUND), "{}", run.stderr);
+    assert_lines(
+        &run.stderr,
+        &[
+            "error: profile_not_found: application profile not found",
+            "request id: ",
+        ],
+    );
+}
+
+#[tokio::test]
+async fn a_servers_message_cannot_break_the_lines_of_the_report() {
+    let server = Server::start(vec![Reply::error(
+        404,
+        "region_not_found",
+        "two\nlines\u{1b}[31m",
+    )
+    .header("x-request-id", "req-cli-1")])
+    .await;
+    let run = against(&server, &["zones", "aws", "r"]).await;
+    assert_eq!(
+        run.stderr,
+        "error: region_not_found: two lines [31m\nrequest id: req-cli-1\n"
+    );
+}
+
+// ---- one exit code per class (issue point 17) ---------------------------------------------------
+
+/// How one case of [`every_row_of_the_exit_code_table_is_exercised`] runs.
+enum Case {
+    /// `appzone <args>` with `APPZONE_API_KEY` set and nothing listening at `APPZONE_URL`.
+    Local(&'static [&'static str]),
+    /// `appzone <args>` with no API key, against a server that must see nothing.
+    NoKey(&'static [&'static str]),
+    /// `appzone --url <server> --api-key KEY <args>` against a server answering `reply`.
+    Remote(Reply, &'static [&'static str]),
+    /// `appzone --url <closed port> <args>`.
+    Refused(&'static [&'static str]),
+}
+
+#[tokio::test]
+async fn every_row_of_the_exit_code_table_is_exercised() {
+    use exit_code::*;
+    let zones: &[&str] = &["zones", "aws", "us-east-1"];
+    let delete: &[&str] = &["profiles", "delete", "p1"];
+    // (code, what, how): each class once found locally and once answered by a server, where
+    // both can happen.
+    let cases: Vec<(u8, &str, Case)> = vec![
+        (OK, "zones", Case::Remote(Reply::zones(&["a"]), zones)),
+        (OK, "delete", Case::Remote(Reply::status(204), delete)),
+        (USAGE, "missing argument", Case::Local(&["zones", "aws"])),
+        (USAGE, "unknown command", Case::Local(&["frobnicate"])),
+        (
+            USAGE,
+            "bad --timeout",
+            Case::Local(&["--timeout", "x", "zones", "a", "b"]),
+        ),
+        (TRANSPORT, "connection refused", Case::Refused(zones)),
+        (
+            TRANSPORT,
+            "timeout",
+            Case::Remote(
+                Reply::zones(&[]).delay(Duration::from_secs(10)),
+                &["--timeout", "200ms", "zones", "aws", "us-east-1"],
+            ),
+        ),
+        (UNAUTHORIZED, "no key, locally", Case::NoKey(zones)),
+        (
+            UNAUTHORIZED,
+            "401 missing_api_key",
+            Case::Remote(Reply::error(401, "missing_api_key", "no key"), zones),
+        ),
+        (
+            UNAUTHORIZED,
+            "401 invalid_api_key",
+            Case::Remote(Reply::error(401, "invalid_api_key", "bad key"), delete),
+        ),
+        (
+            FORBIDDEN,
+            "403 forbidden",
+            Case::Remote(Reply::error(403, "forbidden", "ask an admin"), delete),
+        ),
+        (
+            NOT_FOUND,
+            "404 region_not_found",
+            Case::Remote(Reply::error(404, "region_not_found", "no region"), zones),
+        ),
+        (
+            NOT_FOUND,
+            "404 profile_not_found",
+            Case::Remote(Reply::error(404, "profile_not_found", "no profile"), delete),
+        ),
+        (
+            INVALID_INPUT,
+            "malformed provider, locally",
+            Case::Local(&["zones", "AWS", "us-east-1"]),
+        ),
+        (
+            INVALID_INPUT,
+            "400 invalid_provider",
+            Case::Remote(
+                Reply::error(400, "invalid_provider", "unknown provider"),
+                zones,
+            ),
+        ),
+        (
+            INVALID_INPUT,
+            "malformed region, locally",
+            Case::Local(&["zones", "aws", "US_EAST_1"]),
+        ),
+        (
+            INVALID_INPUT,
+            "400 invalid_region",
+            Case::Remote(Reply::error(400, "invalid_region", "bad region"), zones),
+        ),
+        (
+            INVALID_INPUT,
+            "malformed profile id, locally",
+            Case::Local(&["profiles", "delete", "bad id"]),
+        ),
+        (
+            INVALID_INPUT,
+            "400 invalid_profile_id (a code this version does not know)",
+            Case::Remote(Reply::error(400, "invalid_profile_id", "bad id"), delete),
+        ),
+        (
+            INVALID_INPUT,
+            "malformed --url, locally",
+            Case::Local(&["--url", "ftp://h", "zones", "aws", "us-east-1"]),
+        ),
+        (
+            UNEXPECTED_ANSWER,
+            "404 not_found (no such route)",
+            Case::Remote(Reply::error(404, "not_found", "no such route"), zones),
+        ),
+        (
+            UNEXPECTED_ANSWER,
+            "HTML 404",
+            Case::Remote(Reply::text(404, "text/html", "<h1>Not Found</h1>"), delete),
+        ),
+        (
+            UNEXPECTED_ANSWER,
+            "200 that is not a zone list",
+            Case::Remote(Reply::text(200, "text/html", "<html></html>"), zones),
+        ),
+        (
+            API,
+            "429 rate_limited",
+            Case::Remote(Reply::error(429, "rate_limited", "slow down"), delete),
+        ),
+        (
+            API,
+            "500 internal_error",
+            Case::Remote(Reply::error(500, "internal_error", "bug"), zones),
+        ),
+        (
+            API,
+            "405 method_not_allowed",
+            Case::Remote(Reply::error(405, "method_not_allowed", "no"), delete),
+        ),
+    ];
+    let mut exercised = BTreeSet::new();
+    let mut wrong = Vec::new();
+    for (code, what, case) in cases {
+        let run = match case {
+            Case::Local(args) => {
+                // Nothing listens there: a request would fail with another code.
+                let refused = format!("http://{}", closed_port().await);
+                appzone(args, &[("APPZONE_URL", &refused), ("APPZONE_API_KEY", KEY)]).await
+            }
+            Case::NoKey(args) => {
+                let server = Server::start(vec![Reply::status(204)]).await;
+                let url = server.url();
+                let mut all = vec!["--url", url.as_str()];
+                all.extend_from_slice(args);
+                let run = appzone(&all, &[]).await;
+                assert_eq!(server.attempts(), 0, "{what}: nothing may be sent");
+                run
+            }
+            Case::Remote(reply, args) => {
+                // One attempt: the retries of a GET 429 must not slow the test down.
+                let server = Server::start(vec![reply.header("retry-after", "60")]).await;
+                against(&server, args).await
+            }
+            Case::Refused(args) => {
+                let refused = format!("http://{}", closed_port().await);
+                let mut all = vec!["--url", refused.as_str(), "--api-key", KEY];
+                all.extend_from_slice(args);
+                appzone(&all, &[]).await
+            }
+        };
+        if run.code != i32::from(code) {
+            wrong.push(format!(
+                "{what}: exit {} instead of {code}: {}",
+                run.code, run.stderr
+            ));
+        }
+        if code == OK {
+            assert_eq!(run.stderr, "", "{what}");
+        } else {
+            assert_eq!(run.stdout, "", "{what}");
+            assert!(run.stderr.starts_with("error: "), "{what}: {}", run.stderr);
+        }
+        exercised.insert(code);
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    let table: BTreeSet<u8> = exit_code::TABLE.iter().map(|row| row.code).collect();
+    assert_eq!(
+        exercised, table,
+        "every row of the table, and no other code"
+    );
+}
+
+#[tokio::test]
+async fn the_help_and_the_readme_show_the_exit_code_table() {
+    let run = appzone(&["--help"], &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let section: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip_while(|line| *line != "Exit codes:")
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .collect();
+    let rows: Vec<String> = exit_code::TABLE
+        .iter()
+        .map(|row| format!("  {}  {}", row.code, row.meaning))
+        .collect();
+    assert_eq!(section, rows, "{}", run.stdout);
+
+    let readme = include_str!("../../README.md");
+    let table: Vec<&str> = readme
+        .lines()
+        .skip_while(|line| *line != "| exit code | meaning |")
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .collect();
+    let rows: Vec<String> = exit_code::TABLE
+        .iter()
+        .map(|row| format!("| {} | {} |", row.code, row.meaning))
+        .collect();
+    assert_eq!(table, rows, "crates/client/README.md's exit code table");
+}
+
+// ---- usage lines (issue point 18) ---------------------------------------------------------------
+
+#[tokio::test]
+async fn usage_does_not_claim_the_api_key_is_required_when_the_environment_has_it() {
+    let env = [
+        ("APPZONE_API_KEY", KEY),
+        ("APPZONE_URL", "http://127.0.0.1:1"),
+    ];
+    for (args, usage) in [
+        (
+            &["zones", "aws"][..],
+            "Usage: appzone zones [OPTIONS] <PROVIDER> <REGION>",
+        ),
+        (
+            &["profiles", "delete"],
+            "Usage: appzone profiles delete [OPTIONS] <ID>",
+        ),
+        (&["profiles"], "Usage: appzone profiles [OPTIONS] <COMMAND>"),
+        (&["--output", "json"], "Usage: appzone [OPTIONS] <COMMAND>"),
+    ] {
+        let run = appzone(args, &env).await;
+        assert_eq!(
+            run.code,
+            i32::from(exit_code::USAGE),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.lines().any(|line| line == usage),
+            "{args:?}: expected {usage:?}:\n{}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains("--api-key"),
+            "{args:?}:\n{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains(KEY), "{args:?}:\n{}", run.stderr);
+    }
+    for (args, usage) in [
+        (&["--help"][..], "Usage: appzone [OPTIONS] <COMMAND>"),
+        (
+            &["zones", "--help"],
+            "Usage: appzone zones [OPTIONS] <PROVIDER> <REGION>",
+        ),
+    ] {
+        let run = appzone(args, &env).await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stdout.lines().any(|line| line == usage),
+            "{args:?}: expected {usage:?}:\n{}",
+            run.stdout
+        );
+    }
 }
