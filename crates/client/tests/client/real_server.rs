@@ -628,15 +628,21 @@ async fn appzone(server: &RealServer, key: Option<&ApiKey>, args: &[&str]) -> Ru
     }
 }
 
-/// Asserts a failed run: `code`, nothing on stdout, one line on stderr naming `error_code` and
-/// a request id.
+/// Asserts a failed run: `code`, nothing on stdout, and on stderr a line with `error_code` and
+/// the message, then a line with the request id.
 #[track_caller]
 fn assert_failed(run: &Run, code: u8, error_code: &str) {
     assert_eq!(run.code, i32::from(code), "stderr: {}", run.stderr);
     assert_eq!(run.stdout, "");
-    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
-    assert!(run.stderr.contains(error_code), "{}", run.stderr);
-    assert!(run.stderr.contains("request id"), "{}", run.stderr);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", run.stderr);
+    assert!(
+        lines[0].starts_with(&format!("error: {error_code}: ")),
+        "{}",
+        run.stderr
+    );
+    let id = lines[1].strip_prefix("request id: ").unwrap_or_default();
+    assert!(is_ulid(id), "{}", run.stderr);
 }
 
 #[tokio::test]
@@ -697,32 +703,37 @@ async fn cli_other_errors_of_the_real_server_map_to_their_exit_codes() {
         let run = appzone(&server, Some(&stranger), &["zones", "aws", "us-east-1"]).await;
         assert_failed(&run, exit_code::UNAUTHORIZED, "invalid_api_key");
         let run = appzone(&server, admin, &["zones", "nope", "us-east-1"]).await;
-        assert_failed(&run, exit_code::API, "invalid_provider");
+        assert_failed(&run, exit_code::INVALID_INPUT, "invalid_provider");
         let run = appzone(&server, admin, &["zones", "aws", "mars-1"]).await;
         assert_failed(&run, exit_code::NOT_FOUND, "region_not_found");
         let other = server.other_profile.as_str();
         let run = appzone(&server, admin, &["profiles", "delete", other]).await;
         assert_failed(&run, exit_code::NOT_FOUND, "profile_not_found");
 
-        // Refused locally, nothing sent.
-        for (key, args) in [
-            (admin, &["zones", "AWS", "us-east-1"][..]),
-            (None, &["zones", "aws", "us-east-1"][..]),
+        // Refused locally, nothing sent: the codes of the server's answers to the same mistakes.
+        for (key, args, code) in [
+            (
+                admin,
+                &["zones", "AWS", "us-east-1"][..],
+                exit_code::INVALID_INPUT,
+            ),
+            (
+                admin,
+                &["profiles", "delete", "bad id"][..],
+                exit_code::INVALID_INPUT,
+            ),
+            (
+                None,
+                &["zones", "aws", "us-east-1"][..],
+                exit_code::UNAUTHORIZED,
+            ),
         ] {
             let run = appzone(&server, key, args).await;
-            assert_eq!(
-                run.code,
-                i32::from(exit_code::USAGE),
-                "{args:?}: {}",
-                run.stderr
-            );
+            assert_eq!(run.code, i32::from(code), "{args:?}: {}", run.stderr);
             assert_eq!(run.stdout, "");
-            assert!(run.stderr.starts_with("appzone: error: "), "{}", run.stderr);
+            assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+            assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
         }
-        let run = appzone(&server, admin, &["profiles", "delete", "bad id"]).await;
-        assert_eq!(run.code, i32::from(exit_code::NOT_FOUND), "{}", run.stderr);
-        assert_eq!(run.stdout, "");
-        assert!(run.stderr.contains("profile_not_found") || run.stderr.contains("not found"));
 
         // Nothing above deleted globex's profile.
         server

@@ -43,8 +43,8 @@ const RUN_BY: &[(&str, &str)] = &[
         "appzone-server ",
         "test:readme::operator_commands_run_as_written",
     ),
-    ("APPZONE_API_KEY=... appzone ", "test:cli::"),
-    ("appzone ", "test:cli::"),
+    ("APPZONE_API_KEY=... appzone ", "client-tests:cli.rs"),
+    ("appzone ", "client-tests:cli.rs"),
     (
         "createdb ",
         "test:cli::postgres_backup_and_restore_as_documented",
