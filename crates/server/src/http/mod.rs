@@ -32,6 +32,7 @@ pub mod stack;
 pub mod zones;
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,7 +43,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER};
-use http::{HeaderValue, Method, StatusCode};
+use http::{HeaderValue, Method, StatusCode, Uri};
 use tower::util::Either;
 use tower::Layer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -211,8 +212,26 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
         .max_age(Duration::from_secs(600))
 }
 
-async fn not_found() -> ApiError {
-    ApiError::new(ErrorCode::NotFound, "no such route")
+async fn not_found(uri: Uri) -> ApiError {
+    ApiError::new(ErrorCode::NotFound, not_found_message(uri.path()))
+}
+
+/// Longest path a 404 message names: with its words, well within the message's 1024
+/// characters, so the path is never cut (a cut path would be a wrong suggestion).
+const MAX_SUGGESTED_PATH_CHARS: usize = 512;
+
+/// "no such route", naming the route `path` would be without its trailing slash when there
+/// is one (one of the router's templates, not any path with the slash cut).
+fn not_found_message(path: &str) -> Cow<'static, str> {
+    let Some(without) = path.strip_suffix('/').filter(|p| metrics::is_route(p)) else {
+        return Cow::Borrowed("no such route");
+    };
+    if without.chars().count() > MAX_SUGGESTED_PATH_CHARS {
+        return Cow::Borrowed("no such route; did you mean this path without its trailing slash?");
+    }
+    Cow::Owned(format!(
+        "no such route; did you mean {without} (no trailing slash)?"
+    ))
 }
 
 async fn method_not_allowed() -> ApiError {
@@ -273,4 +292,45 @@ pub(crate) fn json_errors(response: Response) -> Response {
         parts.headers.insert(RETRY_AFTER, HeaderValue::from(1u32));
     }
     Response::from_parts(parts, axum::body::Body::from(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_found_names_the_route_without_the_trailing_slash_only_when_there_is_one() {
+        let zones = "/api/v1/providers/aws/regions/us-east-1/zones";
+        assert_eq!(
+            not_found_message(&format!("{zones}/")),
+            format!("no such route; did you mean {zones} (no trailing slash)?")
+        );
+        assert_eq!(
+            not_found_message("/healthz/"),
+            "no such route; did you mean /healthz (no trailing slash)?"
+        );
+        for path in [
+            "/",
+            "",
+            "/nope/",
+            "/nope",
+            "/api/v1/providers/aws/regions/us-east-1/",
+            "/api/v1/applications/profiles/",
+            "/healthz//",
+            "/docs/swagger-ui.css/",
+        ] {
+            assert_eq!(not_found_message(path), "no such route", "{path}");
+        }
+        let long = format!("/api/v1/applications/profiles/{}", "a".repeat(600));
+        assert_eq!(
+            not_found_message(&format!("{long}/")),
+            "no such route; did you mean this path without its trailing slash?"
+        );
+        let longest = format!(
+            "/api/v1/applications/profiles/{}",
+            "a".repeat(MAX_SUGGESTED_PATH_CHARS - 30)
+        );
+        assert_eq!(longest.chars().count(), MAX_SUGGESTED_PATH_CHARS);
+        assert!(not_found_message(&format!("{longest}/")).contains(&longest));
+    }
 }

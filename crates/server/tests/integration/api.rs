@@ -275,6 +275,42 @@ both_backends! {
         snapshot_settings().bind(|| insta::assert_json_snapshot!("not_found", body));
     }
 
+    async fn trailing_slash_answers_404_naming_the_route_without_it(app: TestApp) {
+        let zones = TestApp::zones_path("aws", "us-east-1");
+        let profile = TestApp::profile_path(app.profile2.as_str());
+        let encoded = TestApp::zones_path("%61ws", "us%2Deast-1");
+        let long = TestApp::profile_path(&"a".repeat(600));
+        // (path sent, method, the route the message names)
+        let suggested = [
+            (format!("{zones}/"), reqwest::Method::GET, zones.as_str()),
+            (format!("{zones}/?next=abc"), reqwest::Method::GET, zones.as_str()),
+            (format!("{encoded}/"), reqwest::Method::GET, encoded.as_str()),
+            (format!("{profile}/"), reqwest::Method::DELETE, profile.as_str()),
+            ("/healthz/".to_owned(), reqwest::Method::GET, "/healthz"),
+            ("/readyz/".to_owned(), reqwest::Method::GET, "/readyz"),
+            ("/metrics/".to_owned(), reqwest::Method::GET, "/metrics"),
+            ("/openapi.json/".to_owned(), reqwest::Method::GET, "/openapi.json"),
+        ];
+        for (path, method, route) in suggested {
+            let resp = app.send(method.clone(), &path, Some(&app.admin_key), &[]).await;
+            let message = resp.assert_error(404, "not_found");
+            assert_eq!(message, format!("no such route; did you mean {route} (no trailing slash)?"), "{path}");
+            // The path named is served.
+            let there = app.send(method, route, Some(&app.admin_key), &[]).await;
+            assert!([200, 204].contains(&there.status), "{route}: {} {}", there.status, there.body);
+        }
+        // Without the slash no route either: the message names none.
+        for path in ["/nope/", "/api/v1/providers/aws/regions/us-east-1/", "/api/v1/applications/profiles/", "/api/v1/", "/healthz//", "/zones/"] {
+            let message = app.get(path, Some(&app.admin_key)).await.assert_error(404, "not_found");
+            assert_eq!(message, "no such route", "{path}");
+        }
+        // A path too long to echo whole is not echoed, nor cut.
+        let message = app.get(&format!("{long}/"), Some(&app.admin_key)).await.assert_error(404, "not_found");
+        assert_eq!(message, "no such route; did you mean this path without its trailing slash?");
+        // The key is still checked first.
+        app.get(&format!("{zones}/"), None).await.assert_error(401, "missing_api_key");
+    }
+
     async fn wrong_methods_answer_405_with_allow(app: TestApp) {
         let zones = TestApp::zones_path("aws", "us-east-1");
         let profile = TestApp::profile_path(app.profile.as_str());
