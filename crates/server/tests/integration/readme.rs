@@ -39,6 +39,7 @@ const RUN_BY: &[(&str, &str)] = &[
     ("cargo install --locked cargo-deny", "xtask:deny"),
     ("rustup ", "ci-setup:"),
     ("sudo apt-get install", "ci-setup:"),
+    ("python3 -m pip install", "ci-setup:"),
     (
         "appzone-server ",
         "test:readme::operator_commands_run_as_written",
@@ -101,6 +102,7 @@ fn readme_commands() -> Vec<String> {
                 "appzone ",
                 "rustup ",
                 "sudo ",
+                "python3 ",
                 "APPZONE_",
             ]
             .iter()
