@@ -8,11 +8,6 @@ use std::time::{Duration, Instant};
 use appzone_client::exit_code;
 use appzone_contract::headers::API_KEY;
 use appzone_contract::{ApiKey, ZoneList};
-use appzone_server::model::{OrgId, Role};
-use appzone_server::serve::{serve, ServeOptions};
-use appzone_server::storage::{PoolSettings, Store};
-use appzone_server::{Service, ServiceConfig};
-use tokio::sync::oneshot;
 
 use crate::support::{closed_port, Reply, Server};
 
@@ -66,51 +61,23 @@ fn assert_lines(stderr: &str, prefixes: &[&str]) {
     assert!(!stderr.contains(KEY), "{stderr}");
 }
 
-/// The real appzone server on 127.0.0.1:<ephemeral> over a fresh SQLite file with the built-in
-/// catalog, and an admin key of organization `acme`: a smaller `real_server::RealServer`, for
-/// the answers whose exact text the command line's report is about (no such route, unknown
-/// region).
+/// The real appzone server (`real_server::RealServer`) and its admin key of organization
+/// `acme`, for the answers whose exact text the command line's report is about (no such
+/// route, unknown region).
 struct Appzone {
     base: String,
     key: ApiKey,
-    shutdown: Option<oneshot::Sender<()>>,
-    /// Kept alive: dropping it stops the background tasks.
-    _service: Service,
-    /// Declared last, so the database outlives the store's users.
-    _dir: tempfile::TempDir,
+    /// Kept alive: dropping it stops the server.
+    _server: crate::real_server::RealServer,
 }
 
 impl Appzone {
     async fn start() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
-        let store = Store::connect(&url, &PoolSettings::default())
-            .await
-            .unwrap();
-        appzone_server::prepare(&store).await.unwrap();
-        let acme: OrgId = "acme".parse().unwrap();
-        store.create_org(&acme, "Acme").await.unwrap();
-        let key = store.create_key(&acme, Role::Admin, "t").await.unwrap();
-        let service = appzone_server::service(store, &ServiceConfig::default())
-            .await
-            .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let (tx, rx) = oneshot::channel::<()>();
-        tokio::spawn(serve(
-            listener,
-            service.router.clone(),
-            async {
-                let _ = rx.await;
-            },
-            ServeOptions::default(),
-        ));
+        let server = crate::real_server::RealServer::start().await;
         Self {
-            base,
-            key,
-            shutdown: Some(tx),
-            _service: service,
-            _dir: dir,
+            base: server.base.clone(),
+            key: server.admin.clone(),
+            _server: server,
         }
     }
 
@@ -119,14 +86,6 @@ impl Appzone {
         let mut all = vec!["--url", url];
         all.extend_from_slice(args);
         appzone(&all, &[("APPZONE_API_KEY", self.key.expose_secret())]).await
-    }
-}
-
-impl Drop for Appzone {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
     }
 }
 

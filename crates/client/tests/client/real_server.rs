@@ -48,10 +48,10 @@ async fn bounded(test: impl Future<Output = ()>) {
 /// organization `acme` (an admin key, a member key, two profiles) and organization `globex`
 /// (an admin key, one profile). The catalog is the built-in one plus provider `acme-cloud`
 /// whose region `empty-1` has no zones.
-struct RealServer {
-    base: String,
+pub(crate) struct RealServer {
+    pub(crate) base: String,
     store: Store,
-    admin: ApiKey,
+    pub(crate) admin: ApiKey,
     member: ApiKey,
     other_admin: ApiKey,
     profile: ProfileId,
@@ -65,7 +65,7 @@ struct RealServer {
 }
 
 impl RealServer {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
         let store = Store::connect(&url, &PoolSettings::default())
