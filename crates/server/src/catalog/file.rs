@@ -124,6 +124,12 @@ impl CatalogFile {
     }
 }
 
+/// The ids of `ids` that `other` also holds, in their order: two lists of children are in the
+/// same order when these agree both ways.
+fn kept_in_order<'a>(ids: impl Iterator<Item = &'a str>, other: &HashSet<&str>) -> Vec<&'a str> {
+    ids.filter(|id| other.contains(id)).collect()
+}
+
 /// What replacing one catalog with another adds, changes and removes; see
 /// [`CatalogFile::changes_to`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -221,19 +227,15 @@ impl CatalogFile {
                     .sum::<usize>();
                 continue;
             };
-            let kept_order = |regions: &[RegionEntry], other: &HashSet<&str>| -> Vec<String> {
-                regions
-                    .iter()
-                    .filter(|r| other.contains(r.id.as_str()))
-                    .map(|r| r.id.to_string())
-                    .collect()
-            };
             let old_region_ids: HashSet<&str> = old.regions.iter().map(|r| r.id.as_str()).collect();
             let new_region_ids: HashSet<&str> =
                 provider.regions.iter().map(|r| r.id.as_str()).collect();
             if old.name != provider.name
-                || kept_order(&old.regions, &new_region_ids)
-                    != kept_order(&provider.regions, &old_region_ids)
+                || kept_in_order(old.regions.iter().map(|r| r.id.as_str()), &new_region_ids)
+                    != kept_in_order(
+                        provider.regions.iter().map(|r| r.id.as_str()),
+                        &old_region_ids,
+                    )
             {
                 changes.changed.providers += 1;
             }
@@ -256,15 +258,9 @@ impl CatalogFile {
                 let new_zones: HashSet<&str> = region.zones.iter().map(String::as_str).collect();
                 changes.added.zones += new_zones.difference(&old_zones).count();
                 changes.removed.zones += old_zones.difference(&new_zones).count();
-                let kept = |zones: &[String], other: &HashSet<&str>| -> Vec<String> {
-                    zones
-                        .iter()
-                        .filter(|z| other.contains(z.as_str()))
-                        .cloned()
-                        .collect()
-                };
                 if old_region.name != region.name
-                    || kept(&old_region.zones, &new_zones) != kept(&region.zones, &old_zones)
+                    || kept_in_order(old_region.zones.iter().map(String::as_str), &new_zones)
+                        != kept_in_order(region.zones.iter().map(String::as_str), &old_zones)
                 {
                     changes.changed.regions += 1;
                 }

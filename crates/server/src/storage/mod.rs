@@ -584,37 +584,43 @@ impl Store {
 }
 
 /// Whether every embedded migration of `backend` has been applied on `conn` (false on a
-/// database that was never migrated). Reads only.
+/// database that was never migrated). Reads only: sqlx's own `ensure_migrations_table` would
+/// create the table, so its existence is checked first.
 async fn is_migrated(conn: &mut AnyConnection, backend: Backend) -> Result<bool, StoreError> {
+    use sqlx::migrate::Migrate;
     let (migrator, table_exists) = match backend {
         Backend::Sqlite => (
             &SQLITE_MIGRATIONS,
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = $1",
         ),
         Backend::Postgres => (
             &POSTGRES_MIGRATIONS,
             "SELECT 1 FROM information_schema.tables \
-             WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'",
+             WHERE table_schema = current_schema() AND table_name = $1",
         ),
     };
+    let table = migrator.table_name.as_ref();
     let exists = sqlx::query(table_exists)
+        .bind(table)
         .fetch_optional(&mut *conn)
         .await
         .map_err(StoreError::connect)?;
-    if exists.is_none() {
+    if exists.is_none()
+        || conn
+            .dirty_version(table)
+            .await
+            .map_err(StoreError::migrate)?
+            .is_some()
+    {
         return Ok(false);
     }
-    let applied: Vec<i64> = sqlx::query("SELECT version FROM _sqlx_migrations WHERE success")
-        .fetch_all(&mut *conn)
+    let applied = conn
+        .list_applied_migrations(table)
         .await
-        .classify()?
-        .iter()
-        .map(|row| row.try_get("version"))
-        .collect::<Result<_, _>>()
-        .classify()?;
+        .map_err(StoreError::migrate)?;
     Ok(migrator
         .iter()
-        .all(|migration| applied.contains(&migration.version)))
+        .all(|migration| applied.iter().any(|a| a.version == migration.version)))
 }
 
 /// Reads the catalog and its version inside the caller's transaction.
