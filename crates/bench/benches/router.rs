@@ -210,7 +210,7 @@ fn bench_zones(c: &mut Criterion) {
     group.bench_function("snapshot_lookup_and_body", |b| {
         b.iter(|| {
             let regions = snapshot.provider(std::hint::black_box(provider)).unwrap();
-            let answer = regions.get(std::hint::black_box("us-east-1")).unwrap();
+            let answer = regions.region(std::hint::black_box("us-east-1")).unwrap();
             std::hint::black_box(answer.body("01JD8Y3ZQ4K5M6N7P8R9S0T1V2"))
         });
     });

@@ -36,6 +36,7 @@ macro_rules! schema_named_after_type {
 }
 
 mod api_key;
+mod discovery;
 mod error;
 pub mod headers;
 mod ids;
@@ -44,6 +45,7 @@ pub mod paths;
 mod zones;
 
 pub use api_key::{ApiKey, ApiKeyError, KeyId};
+pub use discovery::{ProviderList, RegionList, MAX_PROVIDERS, MAX_REGIONS_PER_PROVIDER};
 pub use error::{ErrorBody, ErrorCode};
 pub use ids::{IdError, IdKind, ProfileId, ProviderId, RegionId};
 pub use zones::{ZoneList, MAX_ZONES_PER_REGION, STATUS_SUCCESS};

@@ -1,9 +1,10 @@
 //! The OpenAPI 3.1 document of the API, generated from this crate's types.
 //!
-//! The two functions [`list_zones`] and [`delete_application_profile`] are never called: they
-//! carry the `#[utoipa::path]` description of each operation. The server registers its handlers
-//! under these same descriptions (utoipa-axum's `routes!` finds `__path_list_zones` and
-//! `__path_delete_application_profile` through a re-export), so a route cannot exist without its
+//! The functions [`list_providers`], [`list_regions`], [`list_zones`] and
+//! [`delete_application_profile`] are never called: they carry the `#[utoipa::path]`
+//! description of each operation. The server registers its handlers under these same
+//! descriptions (utoipa-axum's `routes!` finds `__path_list_zones` and the others through a
+//! re-export), so a route cannot exist without its
 //! documentation and the documentation cannot describe a route the server does not have.
 //!
 //! What every operation answers alike (413, 429, 500, 503 and the `default` error response) and
@@ -22,7 +23,9 @@ use utoipa::{Modify, OpenApi, PartialSchema};
 use crate::error::KnownErrorCode;
 use crate::headers::{LISTING_CACHE_CONTROL, REQUEST_ID_MAX_LEN};
 use crate::zones::{ListingStatus, ZoneId};
-use crate::{ErrorBody, ErrorCode, ProfileId, ProviderId, RegionId, ZoneList};
+use crate::{
+    ErrorBody, ErrorCode, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
+};
 
 /// Name of the security scheme in the document.
 pub const SECURITY_SCHEME: &str = "apiKey";
@@ -57,7 +60,8 @@ pub fn document_json() -> String {
         title = "appzone API",
         version = "1.0.0",
         description = "List the zones of a cloud provider's region, and delete an organization's \
-application profiles.\n\n\
+application profiles. To find the ids to ask for, list the providers (`GET /api/v1/providers`), \
+then a provider's regions (`GET /api/v1/providers/{providerId}/regions`).\n\n\
 ## Authentication\n\n\
 Every operation needs an API key in the `X-API-KEY` header. Keys look like \
 `apz_<key_id>_<secret>` and belong to one organization with a role, `admin` or `member`. \
@@ -94,8 +98,10 @@ copy hosted elsewhere names the deployment's URL here instead, for example \
 https://appzone.example.com."
         )
     ),
-    paths(list_zones, delete_application_profile),
+    paths(list_providers, list_regions, list_zones, delete_application_profile),
     components(schemas(
+        ProviderList,
+        RegionList,
         ZoneList,
         ErrorBody,
         ErrorCode,
@@ -112,8 +118,9 @@ https://appzone.example.com."
     modifiers(&SecurityAddon),
     security(("apiKey" = [])),
     tags(
-        (name = "zones", description = "Availability zones of cloud provider regions, from the \
-service's catalog of providers, regions and zones."),
+        (name = "zones", description = "The service's catalog: cloud providers, their regions, \
+and the availability zones of each region. The three listings share one envelope and the same \
+caching rules."),
         (name = "profiles", description = "Application profiles of the caller's organization.")
     )
 )]
@@ -135,6 +142,107 @@ impl Modify for SecurityAddon {
         );
     }
 }
+
+/// Description of the provider listing. Never called; see the module docs.
+#[utoipa::path(
+    get,
+    path = "/api/v1/providers",
+    operation_id = "listProviders",
+    tag = "zones",
+    summary = "List the providers of the catalog",
+    description = "Returns the ids of the cloud providers the service's catalog holds, in catalog \
+order: the order of the catalog the operator imported (for the built-in catalog: `aws`, `gcp`, \
+`azure`). The order changes only when an operator imports a catalog that changes it. Both admin \
+and member keys may call it.\n\n\
+The answer uses the zone listing's envelope (`data`, `id`, `message`, `status`), so one code path \
+reads every listing, and each entry of `data` is a `providerId` for \
+`GET /api/v1/providers/{providerId}/regions`.\n\n\
+The answer carries a weak `ETag` computed over the provider ids (not over the per-request `id`), \
+and `Cache-Control: private, max-age=60`. Send the ETag back in `If-None-Match` to get 304 with \
+no body while the providers are unchanged.",
+    params(
+        ("If-None-Match" = Option<EntityTag>, Header, nullable = false, description = "An `ETag` from an earlier answer, for example `W/\"0a1b2c3d4e5f60718293a4b5\"`; a match gives 304. Leave it out to get the providers."),
+        ("X-Request-Id" = Option<RequestId>, Header, nullable = false, description = "Optional request id of your own, for example `setup-3c9d`, echoed in the `X-Request-Id` response header and the body's `id`. Leave it out to get a fresh one.")
+    ),
+    responses(
+        (status = 200, description = "The providers. `id` equals the `X-Request-Id` header.", body = ProviderList,
+            headers(
+                ("ETag" = EntityTag, description = "Weak validator over the provider ids, for `If-None-Match`."),
+                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
+                ("X-Request-Id" = RequestId, description = "The request id.")
+            )),
+        (status = 304, description = "Not modified: the `If-None-Match` value matches the current `ETag`. No body.",
+            headers(
+                ("ETag" = EntityTag, description = "The current validator."),
+                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
+                ("X-Request-Id" = RequestId, description = "The request id.")
+            )),
+        (status = 401, description = "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, malformed or revoked key.", body = ErrorBody,
+            headers(("X-Request-Id" = RequestId, description = "The request id.")),
+            examples(
+                ("missing_api_key" = (summary = "No key sent", value = json!({"error": "missing API key: send it in the X-API-KEY header", "error_code": "missing_api_key"}))),
+                ("invalid_api_key" = (summary = "Unknown or revoked key", value = json!({"error": "invalid API key", "error_code": "invalid_api_key"})))
+            )),
+    ),
+    security(("apiKey" = []))
+)]
+pub fn list_providers() {}
+
+/// Description of the region listing. Never called; see the module docs.
+#[utoipa::path(
+    get,
+    path = "/api/v1/providers/{providerId}/regions",
+    operation_id = "listRegions",
+    tag = "zones",
+    summary = "List the regions of a provider",
+    description = "Returns the region ids of one cloud provider, in catalog order. Both admin and \
+member keys may call it.\n\n\
+Checks happen in this order: API key (401), then `providerId` (400 `invalid_provider` when \
+malformed or unknown; for an unknown one, the message names the closest provider id when \
+exactly one is close, and points to `GET /api/v1/providers` otherwise). A known provider without \
+regions answers 200 with an empty `data` array.\n\n\
+Path segments are percent-decoded before validation and matched exactly (case-sensitive).\n\n\
+The answer uses the zone listing's envelope (`data`, `id`, `message`, `status`), so one code path \
+reads every listing, and each entry of `data` is a `regionId` for \
+`GET /api/v1/providers/{providerId}/regions/{regionId}/zones`.\n\n\
+The answer carries a weak `ETag` computed over the provider and its region ids (not over the \
+per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back in \
+`If-None-Match` to get 304 with no body while the regions are unchanged.",
+    params(
+        ("providerId" = ProviderId, Path, description = "Provider identifier, for example `aws`, `gcp` or `azure`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
+        ("If-None-Match" = Option<EntityTag>, Header, nullable = false, description = "An `ETag` from an earlier answer, for example `W/\"0a1b2c3d4e5f60718293a4b5\"`; a match gives 304. Leave it out to get the regions."),
+        ("X-Request-Id" = Option<RequestId>, Header, nullable = false, description = "Optional request id of your own, for example `setup-3c9d`, echoed in the `X-Request-Id` response header and the body's `id`. Leave it out to get a fresh one.")
+    ),
+    responses(
+        (status = 200, description = "The provider's regions. `id` equals the `X-Request-Id` header.", body = RegionList,
+            headers(
+                ("ETag" = EntityTag, description = "Weak validator over the provider and its region ids, for `If-None-Match`."),
+                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
+                ("X-Request-Id" = RequestId, description = "The request id.")
+            )),
+        (status = 304, description = "Not modified: the `If-None-Match` value matches the current `ETag`. No body.",
+            headers(
+                ("ETag" = EntityTag, description = "The current validator."),
+                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
+                ("X-Request-Id" = RequestId, description = "The request id.")
+            )),
+        (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. For an unknown one, the message names the closest provider id when exactly one is close, and points to the provider listing otherwise.", body = ErrorBody,
+            headers(("X-Request-Id" = RequestId, description = "The request id.")),
+            examples(
+                ("close" = (summary = "Unknown provider, with the closest id", value = json!({"error": "unknown provider: no provider has the id \"awz\"; did you mean \"aws\"?", "error_code": "invalid_provider"}))),
+                ("not_close" = (summary = "Unknown provider, none close", value = json!({"error": "unknown provider: no provider has the id \"oracle\"; GET /api/v1/providers lists the providers", "error_code": "invalid_provider"}))),
+                ("malformed" = (summary = "Malformed provider id", value = json!({"error": "invalid provider id: provider id may contain only lowercase ASCII letters, digits and '-'; found 'W' at position 1", "error_code": "invalid_provider"})))
+            )),
+        (status = 401, description = "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, malformed or revoked key. Checked before the provider id.", body = ErrorBody,
+            headers(("X-Request-Id" = RequestId, description = "The request id.")),
+            examples(
+                ("missing_api_key" = (summary = "No key sent", value = json!({"error": "missing API key: send it in the X-API-KEY header", "error_code": "missing_api_key"}))),
+                ("invalid_api_key" = (summary = "Unknown or revoked key", value = json!({"error": "invalid API key", "error_code": "invalid_api_key"})))
+            )),
+    ),
+    security(("apiKey" = []))
+)]
+pub fn list_regions() {}
 
 /// Description of the zone listing. Never called; see the module docs.
 #[utoipa::path(
@@ -172,10 +280,10 @@ per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back 
                 ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
                 ("X-Request-Id" = RequestId, description = "The request id.")
             )),
-        (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. `invalid_region`: the region id is malformed.", body = ErrorBody,
+        (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog (the message then names the closest provider id when exactly one is close, and points to the provider listing otherwise). `invalid_region`: the region id is malformed.", body = ErrorBody,
             headers(("X-Request-Id" = RequestId, description = "The request id.")),
             examples(
-                ("invalid_provider" = (summary = "Unknown or malformed provider", value = json!({"error": "unknown provider: no provider has the id \"aws2\"", "error_code": "invalid_provider"}))),
+                ("invalid_provider" = (summary = "Unknown provider, with the closest id", value = json!({"error": "unknown provider: no provider has the id \"aws2\"; did you mean \"aws\"?", "error_code": "invalid_provider"}))),
                 ("invalid_region" = (summary = "Malformed region id", value = json!({"error": "invalid region id: region id may contain only lowercase ASCII letters, digits and '-'; found 'E' at position 3", "error_code": "invalid_region"})))
             )),
         (status = 401, description = "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, malformed or revoked key. Checked before the path parameters.", body = ErrorBody,
@@ -184,9 +292,12 @@ per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back 
                 ("missing_api_key" = (summary = "No key sent", value = json!({"error": "missing API key: send it in the X-API-KEY header", "error_code": "missing_api_key"}))),
                 ("invalid_api_key" = (summary = "Unknown or revoked key", value = json!({"error": "invalid API key", "error_code": "invalid_api_key"})))
             )),
-        (status = 404, description = "`region_not_found`: the region id is well-formed but the provider has no such region.", body = ErrorBody,
+        (status = 404, description = "`region_not_found`: the region id is well-formed but the provider has no such region. The message names the provider's closest region id when exactly one is close, and points to the region listing otherwise.", body = ErrorBody,
             headers(("X-Request-Id" = RequestId, description = "The request id.")),
-            example = json!({"error": "region not found: aws has no region \"us-east-9\"", "error_code": "region_not_found"})),
+            examples(
+                ("close" = (summary = "A region id close to one of the provider's", value = json!({"error": "region not found: aws has no region \"us-est-1\"; did you mean \"us-east-1\"?", "error_code": "region_not_found"}))),
+                ("not_close" = (summary = "No single region id is close", value = json!({"error": "region not found: aws has no region \"us-east-9\"; GET /api/v1/providers/aws/regions lists its regions", "error_code": "region_not_found"})))
+            )),
     ),
     security(("apiKey" = []))
 )]

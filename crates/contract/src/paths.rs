@@ -1,4 +1,4 @@
-//! Path templates of the two operations, and functions that build and parse concrete paths.
+//! Path templates of the operations, and functions that build and parse concrete paths.
 //!
 //! Templates use the `{name}` syntax shared by OpenAPI and axum 0.8, so the server routes with the
 //! same constants the document publishes.
@@ -11,6 +11,12 @@ use crate::{ProfileId, ProviderId, RegionId};
 
 /// Prefix of every versioned API path.
 pub const API_PREFIX: &str = "/api/v1";
+
+/// Path of the provider listing (`GET`); it has no parameters.
+pub const LIST_PROVIDERS: &str = "/api/v1/providers";
+
+/// Template of the region listing (`GET`).
+pub const LIST_REGIONS: &str = "/api/v1/providers/{providerId}/regions";
 
 /// Template of the zone listing (`GET`).
 pub const LIST_ZONES: &str = "/api/v1/providers/{providerId}/regions/{regionId}/zones";
@@ -52,6 +58,20 @@ const SEGMENT: &AsciiSet = &CONTROLS
 
 fn encode(segment: &str) -> impl std::fmt::Display + '_ {
     utf8_percent_encode(segment, SEGMENT)
+}
+
+/// The concrete path listing the regions of `provider`.
+///
+/// ```
+/// use appzone_contract::paths;
+/// assert_eq!(paths::list_regions(&"aws".parse()?), "/api/v1/providers/aws/regions");
+/// # Ok::<(), appzone_contract::IdError>(())
+/// ```
+pub fn list_regions(provider: &ProviderId) -> String {
+    format!(
+        "{API_PREFIX}/providers/{}/regions",
+        encode(provider.as_str())
+    )
 }
 
 /// The concrete path listing the zones of `provider`/`region`.

@@ -186,7 +186,15 @@ fn generated_keys_are_unique_and_never_printed() {
 fn path_templates_match_the_document() {
     let doc = appzone_contract::openapi::document();
     let documented: Vec<&String> = doc["paths"].as_object().unwrap().keys().collect();
-    assert_eq!(documented, [paths::LIST_ZONES, paths::DELETE_PROFILE]);
+    assert_eq!(
+        documented,
+        [
+            paths::LIST_PROVIDERS,
+            paths::LIST_REGIONS,
+            paths::LIST_ZONES,
+            paths::DELETE_PROFILE
+        ]
+    );
 }
 
 #[test]

@@ -77,6 +77,13 @@ impl CatalogFile {
     /// Checks the rules serde cannot: unique ids, sane names and zone names.
     pub fn validate(&self) -> Result<(), CatalogFileError> {
         let rule = |msg: String| Err(CatalogFileError::Rule(msg));
+        if self.providers.len() > appzone_contract::MAX_PROVIDERS {
+            return rule(format!(
+                "the catalog has {} providers; a catalog has at most {}",
+                self.providers.len(),
+                appzone_contract::MAX_PROVIDERS
+            ));
+        }
         let mut providers = HashSet::new();
         for provider in &self.providers {
             if !providers.insert(provider.id.as_str()) {
@@ -84,6 +91,14 @@ impl CatalogFile {
             }
             crate::model::check_display_name(&provider.name)
                 .or_else(|m| rule(format!("provider {}: {m}", provider.id)))?;
+            if provider.regions.len() > appzone_contract::MAX_REGIONS_PER_PROVIDER {
+                return rule(format!(
+                    "provider {} has {} regions; a provider has at most {}",
+                    provider.id,
+                    provider.regions.len(),
+                    appzone_contract::MAX_REGIONS_PER_PROVIDER
+                ));
+            }
             let mut regions = HashSet::new();
             for region in &provider.regions {
                 let at = format!("{}/{}", provider.id, region.id);
@@ -352,5 +367,37 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("at most"));
+    }
+
+    /// The document promises at most MAX_PROVIDERS providers and MAX_REGIONS_PER_PROVIDER
+    /// regions in a listing.
+    #[test]
+    fn refuses_more_providers_or_regions_than_a_listing_may_hold() {
+        let providers = |n: usize| {
+            let list: Vec<String> = (0..n)
+                .map(|i| format!(r#"{{"id":"p{i}","name":"P","regions":[]}}"#))
+                .collect();
+            format!(r#"{{"providers":[{}]}}"#, list.join(","))
+        };
+        let regions = |n: usize| {
+            let list: Vec<String> = (0..n)
+                .map(|i| format!(r#"{{"id":"r{i}","name":"R","zones":[]}}"#))
+                .collect();
+            format!(
+                r#"{{"providers":[{{"id":"a","name":"A","regions":[{}]}}]}}"#,
+                list.join(",")
+            )
+        };
+        let max = appzone_contract::MAX_PROVIDERS;
+        assert!(CatalogFile::parse(&providers(max)).is_ok());
+        let err = CatalogFile::parse(&providers(max + 1)).unwrap_err();
+        assert!(err.to_string().contains("at most 1000"), "{err}");
+        let max = appzone_contract::MAX_REGIONS_PER_PROVIDER;
+        assert!(CatalogFile::parse(&regions(max)).is_ok());
+        let err = CatalogFile::parse(&regions(max + 1)).unwrap_err();
+        assert!(
+            err.to_string().contains("provider a has 1001 regions"),
+            "{err}"
+        );
     }
 }

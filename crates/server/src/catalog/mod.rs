@@ -1,29 +1,31 @@
 //! The zone catalog as an in-memory snapshot, so the listing never waits on the database.
 //!
-//! Each snapshot precomputes, per region, the response body around the per-request `id` and the
-//! weak `ETag`. A background task polls the catalog version (one tiny query per interval) and
+//! Each snapshot precomputes, for the provider listing, each provider's region listing and each
+//! region's zone listing, the response body around the per-request `id` and the weak `ETag`. A background task polls the catalog version (one tiny query per interval) and
 //! swaps in a new snapshot when it changes, which is how an import on any replica, or by the
 //! operator CLI, reaches every replica.
 
 pub mod file;
+pub mod suggest;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use appzone_contract::{ProviderId, RegionId, ZoneList, STATUS_SUCCESS};
+use appzone_contract::{ProviderId, ProviderList, RegionList, ZoneList, STATUS_SUCCESS};
 use arc_swap::ArcSwap;
 use axum::body::Bytes;
 use http::HeaderValue;
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::storage::{Store, StoreError};
-use file::CatalogFile;
+use file::{CatalogFile, ProviderEntry, RegionEntry};
 
-/// A region's precomputed answer.
+/// A listing's precomputed answer: its weak `ETag` and its body around the request id.
 #[derive(Debug)]
-pub struct RegionAnswer {
-    /// Weak validator over provider, region and zones.
+pub struct Answer {
+    /// Weak validator over the content the listing depends on.
     pub etag: HeaderValue,
     /// The body up to and including the opening quote of `id`.
     pub head: Bytes,
@@ -31,13 +33,12 @@ pub struct RegionAnswer {
     pub tail: Bytes,
 }
 
-impl RegionAnswer {
-    fn new(provider: &ProviderId, region: &RegionId, zones: &[String]) -> Self {
+impl Answer {
+    /// The answer whose `ETag` covers `content` (the listing's kind first, then the ids it
+    /// depends on) and whose body is `body(id)`, a contract listing type with request id `id`.
+    fn new<B: Serialize>(content: &[&str], body: impl FnOnce(String) -> B) -> Self {
         let mut hasher = Sha256::new();
-        for part in [provider.as_str(), region.as_str()]
-            .into_iter()
-            .chain(zones.iter().map(String::as_str))
-        {
+        for part in content {
             hasher.update(part.as_bytes());
             hasher.update([0]);
         }
@@ -46,17 +47,7 @@ impl RegionAnswer {
         // Serialize with a placeholder id and split around it, so the field order and escaping
         // come from the contract type itself. Request ids never need escaping.
         const MARK: &str = "\u{1}request-id\u{1}";
-        let body = ZoneList {
-            data: zones.to_vec(),
-            id: MARK.to_owned(),
-            message: format!(
-                "{} zone{} in {provider}/{region}",
-                zones.len(),
-                if zones.len() == 1 { "" } else { "s" }
-            ),
-            status: STATUS_SUCCESS.to_owned(),
-        };
-        let json = serde_json::to_string(&body).unwrap_or_default();
+        let json = serde_json::to_string(&body(MARK.to_owned())).unwrap_or_default();
         let mark = serde_json::to_string(MARK).unwrap_or_default();
         let mark = &mark[1..mark.len() - 1];
         let (head, tail) = json.split_once(mark).unwrap_or((&json, ""));
@@ -65,6 +56,56 @@ impl RegionAnswer {
             head: Bytes::copy_from_slice(head.as_bytes()),
             tail: Bytes::copy_from_slice(tail.as_bytes()),
         }
+    }
+
+    fn providers(catalog: &CatalogFile) -> Self {
+        let ids: Vec<&str> = catalog.providers.iter().map(|p| p.id.as_str()).collect();
+        let content: Vec<&str> = std::iter::once("providers")
+            .chain(ids.iter().copied())
+            .collect();
+        Self::new(&content, |id| ProviderList {
+            data: ids.iter().map(|&p| p.to_owned()).collect(),
+            id,
+            message: count(ids.len(), "provider", "providers"),
+            status: STATUS_SUCCESS.to_owned(),
+        })
+    }
+
+    fn regions(provider: &ProviderEntry) -> Self {
+        let ids: Vec<&str> = provider.regions.iter().map(|r| r.id.as_str()).collect();
+        let content: Vec<&str> = ["regions", provider.id.as_str()]
+            .into_iter()
+            .chain(ids.iter().copied())
+            .collect();
+        Self::new(&content, |id| RegionList {
+            data: ids.iter().map(|&r| r.to_owned()).collect(),
+            id,
+            message: format!(
+                "{} in {}",
+                count(ids.len(), "region", "regions"),
+                provider.id
+            ),
+            status: STATUS_SUCCESS.to_owned(),
+        })
+    }
+
+    fn zones(provider: &ProviderId, region: &RegionEntry) -> Self {
+        // The zone listing's ETag predates the other listings' and has no kind first: keeping
+        // it keeps the validators clients already hold.
+        let content: Vec<&str> = [provider.as_str(), region.id.as_str()]
+            .into_iter()
+            .chain(region.zones.iter().map(String::as_str))
+            .collect();
+        Self::new(&content, |id| ZoneList {
+            data: region.zones.clone(),
+            id,
+            message: format!(
+                "{} in {provider}/{}",
+                count(region.zones.len(), "zone", "zones"),
+                region.id
+            ),
+            status: STATUS_SUCCESS.to_owned(),
+        })
     }
 
     /// The full body for one request id.
@@ -77,44 +118,91 @@ impl RegionAnswer {
     }
 }
 
+/// `3 zones`, `1 zone`, `0 zones`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Maps keyed by catalog ids. foldhash rather than SipHash: the keys come from the catalog
 /// (lookups with caller-chosen ids only read), and two lookups per listing are on the hot path.
 pub type IdMap<V> = HashMap<String, V, foldhash::fast::RandomState>;
 
 /// One immutable version of the catalog.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Snapshot {
     /// The catalog version this snapshot was built from.
     pub version: i64,
-    providers: IdMap<IdMap<RegionAnswer>>,
+    /// The provider listing.
+    pub providers: Answer,
+    /// Provider ids in catalog order, for suggestions.
+    provider_ids: Vec<String>,
+    by_id: IdMap<Provider>,
+}
+
+/// One provider of a [`Snapshot`].
+#[derive(Debug)]
+pub struct Provider {
+    /// The provider's region listing.
+    pub regions: Answer,
+    /// Region ids in catalog order, for suggestions.
+    region_ids: Vec<String>,
+    zones: IdMap<Answer>,
+}
+
+impl Provider {
+    /// The zone listing of `region`; `None` when the provider has no such region.
+    pub fn region(&self, region: &str) -> Option<&Answer> {
+        self.zones.get(region)
+    }
+
+    /// The provider's region id closest to `typed`, when exactly one is close (see
+    /// [`suggest::closest`]).
+    pub fn closest_region(&self, typed: &str) -> Option<&str> {
+        suggest::closest(typed, self.region_ids.iter().map(String::as_str))
+    }
 }
 
 impl Snapshot {
     /// Builds a snapshot of `catalog` at `version`.
     pub fn build(version: i64, catalog: &CatalogFile) -> Self {
-        let providers = catalog
+        let by_id = catalog
             .providers
             .iter()
             .map(|p| {
-                let regions = p
+                let zones = p
                     .regions
                     .iter()
-                    .map(|r| {
-                        (
-                            r.id.as_str().to_owned(),
-                            RegionAnswer::new(&p.id, &r.id, &r.zones),
-                        )
-                    })
+                    .map(|r| (r.id.as_str().to_owned(), Answer::zones(&p.id, r)))
                     .collect();
-                (p.id.as_str().to_owned(), regions)
+                let provider = Provider {
+                    regions: Answer::regions(p),
+                    region_ids: p.regions.iter().map(|r| r.id.as_str().to_owned()).collect(),
+                    zones,
+                };
+                (p.id.as_str().to_owned(), provider)
             })
             .collect();
-        Self { version, providers }
+        Self {
+            version,
+            providers: Answer::providers(catalog),
+            provider_ids: catalog
+                .providers
+                .iter()
+                .map(|p| p.id.as_str().to_owned())
+                .collect(),
+            by_id,
+        }
     }
 
-    /// Looks up a provider's regions; `None` when the provider is not in the catalog.
-    pub fn provider(&self, provider: &str) -> Option<&IdMap<RegionAnswer>> {
-        self.providers.get(provider)
+    /// Looks up a provider; `None` when the provider is not in the catalog.
+    pub fn provider(&self, provider: &str) -> Option<&Provider> {
+        self.by_id.get(provider)
+    }
+
+    /// The provider id closest to `typed`, when exactly one is close (see
+    /// [`suggest::closest`]).
+    pub fn closest_provider(&self, typed: &str) -> Option<&str> {
+        suggest::closest(typed, self.provider_ids.iter().map(String::as_str))
     }
 }
 

@@ -26,7 +26,7 @@ use tower::Service;
 use super::context::RequestContext;
 use super::error::ApiError;
 use super::limits::RateLimits;
-use super::zones::Shortcut;
+use super::listings::Shortcut;
 use crate::keys::{AuthError, Caller, KeyVerifier};
 
 fn is_api_path(path: &str) -> bool {

@@ -23,13 +23,13 @@ pub mod context;
 pub mod docs;
 pub mod error;
 pub mod limits;
+pub mod listings;
 pub mod metrics;
 pub mod observe;
 pub mod ops;
 pub mod path;
 pub mod profiles;
 pub mod stack;
-pub mod zones;
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -153,7 +153,9 @@ impl FromRef<AppState> for (Metrics, Store, Catalog) {
 /// The API routes with the OpenAPI description the `routes!` registrations produced.
 pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::new()
-        .routes(routes!(zones::list_zones))
+        .routes(routes!(listings::list_providers))
+        .routes(routes!(listings::list_regions))
+        .routes(routes!(listings::list_zones))
         .routes(routes!(profiles::delete_application_profile))
         .split_for_parts()
 }
@@ -172,7 +174,7 @@ pub fn router(state: AppState) -> App {
         .route("/docs", get(docs::index))
         .route("/docs/", get(docs::index))
         .route("/docs/{*file}", get(docs::asset));
-    let shortcut = zones::Shortcut::new(state.catalog.clone());
+    let shortcut = listings::Shortcut::new(state.catalog.clone());
     assemble(routes, state, Some(shortcut))
 }
 
@@ -183,7 +185,11 @@ pub fn with_middleware(routes: Router<AppState>, state: AppState) -> App {
     assemble(routes, state, None)
 }
 
-fn assemble(routes: Router<AppState>, state: AppState, shortcut: Option<zones::Shortcut>) -> App {
+fn assemble(
+    routes: Router<AppState>,
+    state: AppState,
+    shortcut: Option<listings::Shortcut>,
+) -> App {
     let router = routes
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)

@@ -8,7 +8,9 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use appzone_contract::paths::{matches_template, DELETE_PROFILE, LIST_ZONES};
+use appzone_contract::paths::{
+    matches_template, DELETE_PROFILE, LIST_PROVIDERS, LIST_REGIONS, LIST_ZONES,
+};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::header::{ACCEPT, CONTENT_TYPE, VARY};
@@ -27,9 +29,11 @@ use sharded::{ShardedCounter, ShardedHistogram};
 mod sharded;
 
 /// The route templates metrics and logs may name, and `unmatched` last.
-const ROUTES: [&str; 8] = [
+const ROUTES: [&str; 10] = [
     LIST_ZONES,
     DELETE_PROFILE,
+    LIST_PROVIDERS,
+    LIST_REGIONS,
     "/healthz",
     "/readyz",
     "/metrics",
@@ -49,6 +53,10 @@ impl RouteLabel {
     pub const LIST_ZONES: Self = Self(0);
     /// `DELETE /api/v1/applications/profiles/{profileId}`.
     pub const DELETE_PROFILE: Self = Self(1);
+    /// `GET /api/v1/providers`.
+    pub const LIST_PROVIDERS: Self = Self(2);
+    /// `GET /api/v1/providers/{providerId}/regions`.
+    pub const LIST_REGIONS: Self = Self(3);
 
     /// The route template, or `unmatched`.
     pub fn as_str(self) -> &'static str {
@@ -493,6 +501,10 @@ mod tests {
             ),
             ("/api/v1/providers/aws/regions/us-east-1", "unmatched"),
             ("/api/v1/providers/", "unmatched"),
+            ("/api/v1/providers", LIST_PROVIDERS),
+            ("/api/v1/providers/aws/regions", LIST_REGIONS),
+            ("/api/v1/providers//regions", "unmatched"),
+            ("/api/v1/providers/aws/regions/", "unmatched"),
             ("/api/v1/applications/profiles/p1", DELETE_PROFILE),
             ("/api/v1/applications/profiles/", "unmatched"),
             ("/api/v1/applications/profiles/p1/x", "unmatched"),
@@ -515,6 +527,8 @@ mod tests {
         // The labels handlers record name their own templates.
         assert_eq!(RouteLabel::LIST_ZONES.as_str(), LIST_ZONES);
         assert_eq!(RouteLabel::DELETE_PROFILE.as_str(), DELETE_PROFILE);
+        assert_eq!(RouteLabel::LIST_PROVIDERS.as_str(), LIST_PROVIDERS);
+        assert_eq!(RouteLabel::LIST_REGIONS.as_str(), LIST_REGIONS);
     }
 
     fn negotiated(accept: &[&str]) -> Format {
