@@ -295,7 +295,7 @@ per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back 
         (status = 404, description = "`region_not_found`: the region id is well-formed but the provider has no such region. The message names the provider's closest region id when exactly one is close, and points to the region listing otherwise.", body = ErrorBody,
             headers(("X-Request-Id" = RequestId, description = "The request id.")),
             examples(
-                ("close" = (summary = "A region id close to one of the provider's", value = json!({"error": "region not found: aws has no region \"us-est-1\"; did you mean \"us-east-1\"?", "error_code": "region_not_found"}))),
+                ("close" = (summary = "A region id close to one of the provider's", value = json!({"error": "region not found: aws has no region \"us-eats-1\"; did you mean \"us-east-1\"?", "error_code": "region_not_found"}))),
                 ("not_close" = (summary = "No single region id is close", value = json!({"error": "region not found: aws has no region \"us-east-9\"; GET /api/v1/providers/aws/regions lists its regions", "error_code": "region_not_found"})))
             )),
     ),

@@ -379,7 +379,7 @@ async fn audit_count(app: &TestApp, profile: &str) -> i64 {
 /// The answer to `head` (a request head without its final blank line) from `base`: its status
 /// line, its header lines but `date` in sorted order (hyper writes `content-length` where
 /// it comes), and its body, as sent.
-async fn raw_answer(base: &str, head: &str) -> (String, Vec<String>, String) {
+pub(crate) async fn raw_answer(base: &str, head: &str) -> (String, Vec<String>, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let addr = base.trim_start_matches("http://");
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();

@@ -13,6 +13,7 @@ mod support;
 
 mod api;
 mod cli;
+mod discovery;
 mod ops;
 mod readme;
 mod reliability;

@@ -696,6 +696,18 @@ mod gen {
                 .prop_map(|(p, r, tail)| format!("/api/v1/providers/{p}/regions/{r}/zones{tail}")),
             3 => (segment(), select(vec!["", "/", "/x"]))
                 .prop_map(|(id, tail)| format!("/api/v1/applications/profiles/{id}{tail}")),
+            // The discovery listings: real and hostile providers, with and without tails.
+            2 => (
+                prop_oneof![
+                    select(vec!["aws", "gcp", "azure", "acme-cloud", "awz", "AWS", "%61ws"])
+                        .prop_map(String::from),
+                    segment(),
+                ],
+                select(vec!["", "/", "/extra", "//"]),
+            )
+                .prop_map(|(p, tail)| format!("/api/v1/providers/{p}/regions{tail}")),
+            1 => select(vec!["", "/", "//", "/x"])
+                .prop_map(|tail| format!("/api/v1/providers{tail}")),
             2 => (
                 select(vec![
                     "", "/api", "/api/v1", "/api/v2", "/healthz", "/readyz", "/metrics",

@@ -70,8 +70,8 @@ async fn every_operation_refuses_a_missing_and_a_wrong_key() {
         }
     }
     assert_eq!(
-        covered, 3,
-        "every operation walked (GET and HEAD of the listing, the delete)"
+        covered, 7,
+        "every operation walked (GET and HEAD of the three listings, the delete)"
     );
     assert!(app
         .store
@@ -208,4 +208,95 @@ async fn every_documented_response_header_is_sent_with_its_status() {
             );
         }
     }
+}
+
+/// Every error example of the document is what the server answers to the request it
+/// illustrates, word for word: a portal reader's example is a real answer.
+#[tokio::test]
+async fn documented_error_examples_are_the_servers_answers() {
+    let app = TestApp::sqlite().await;
+    let zones = TestApp::zones_path;
+    let regions = |p: &str| format!("/api/v1/providers/{p}/regions");
+    let wrong_key = appzone_contract::ApiKey::generate();
+    // (operationId, status, example name or "" for a single example) -> (path, key)
+    let member = Some(app.member_key.as_str());
+    let request = |op: &str,
+                   status: &str,
+                   name: &str|
+     -> Option<(String, Option<&str>, reqwest::Method)> {
+        let get = reqwest::Method::GET;
+        let delete = reqwest::Method::DELETE;
+        let profile = TestApp::profile_path(app.profile.as_str());
+        Some(match (op, status, name) {
+            (_, "401", "missing_api_key") => (zones("aws", "us-east-1"), None, get),
+            (_, "401", "invalid_api_key") => (
+                zones("aws", "us-east-1"),
+                Some(wrong_key.expose_secret()),
+                get,
+            ),
+            ("listZones", "400", "invalid_provider") => (zones("aws2", "us-east-1"), member, get),
+            ("listZones", "400", "invalid_region") => (zones("aws", "us-East-1"), member, get),
+            ("listZones", "404", "close") => (zones("aws", "us-eats-1"), member, get),
+            ("listZones", "404", "not_close") => (zones("aws", "us-east-9"), member, get),
+            ("listRegions", "400", "close") => (regions("awz"), member, get),
+            ("listRegions", "400", "not_close") => (regions("oracle"), member, get),
+            ("listRegions", "400", "malformed") => (regions("aWs"), member, get),
+            ("deleteApplicationProfile", "403", "") => (profile, member, delete),
+            ("deleteApplicationProfile", "404", "") => (
+                TestApp::profile_path("prof_missing"),
+                Some(app.admin_key.as_str()),
+                delete,
+            ),
+            _ => return None,
+        })
+    };
+    let doc = document();
+    let mut checked = 0;
+    let mut unmapped = Vec::new();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for operation in item.as_object().unwrap().values() {
+            let op = operation["operationId"].as_str().unwrap();
+            if op.ends_with("Head") {
+                continue; // no bodies
+            }
+            for (status, response) in operation["responses"].as_object().unwrap() {
+                let content = &response["content"]["application/json"];
+                let examples: Vec<(String, serde_json::Value)> =
+                    match (content.get("example"), content.get("examples")) {
+                        (Some(example), _) => vec![(String::new(), example.clone())],
+                        (None, Some(examples)) => examples
+                            .as_object()
+                            .unwrap()
+                            .iter()
+                            .map(|(name, e)| (name.clone(), e["value"].clone()))
+                            .collect(),
+                        (None, None) => continue,
+                    };
+                if !status.starts_with('4') {
+                    continue;
+                }
+                for (name, example) in examples {
+                    let Some((path, key, method)) = request(op, status, &name) else {
+                        unmapped.push(format!("{op} {status} {name:?}"));
+                        continue;
+                    };
+                    let resp = app.send(method, &path, key, &[]).await;
+                    assert_eq!(
+                        resp.status.to_string(),
+                        *status,
+                        "{op} {name}: {}",
+                        resp.body
+                    );
+                    assert_eq!(resp.json(), example, "{op} {status} {name:?}: {path}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        unmapped.is_empty(),
+        "examples without a request that shows them: {unmapped:?}"
+    );
+    eprintln!("{checked} documented error examples are the server's answers");
+    assert!(checked >= 15, "{checked}");
 }
