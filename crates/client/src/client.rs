@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use appzone_contract::headers::{is_valid_request_id, API_KEY, REQUEST_ID};
-use appzone_contract::{paths, ErrorBody, ProfileId, ProviderId, RegionId, ZoneList};
+use appzone_contract::{
+    paths, ErrorBody, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
+};
 use http::header::{ACCEPT, USER_AGENT};
 use http::{HeaderValue, Method, StatusCode};
 
@@ -32,8 +34,9 @@ const EXCERPT_CHARS: usize = 200;
 /// An async client of the appzone API.
 ///
 /// Cheap to clone (the clones share one connection pool), and safe to share between tasks. Build
-/// one with [`Client::new`] or [`Client::builder`], then call [`list_zones`](Client::list_zones)
-/// or [`delete_profile`](Client::delete_profile).
+/// one with [`Client::new`] or [`Client::builder`], then call
+/// [`list_providers`](Client::list_providers), [`list_regions`](Client::list_regions),
+/// [`list_zones`](Client::list_zones) or [`delete_profile`](Client::delete_profile).
 ///
 /// `Debug` shows the base URL and the settings, never the API key.
 ///
@@ -112,6 +115,62 @@ impl Client {
         &self.inner.retry
     }
 
+    /// Lists the providers of the catalog, in catalog order (`GET /api/v1/providers`).
+    ///
+    /// Each id in [`ProviderList::data`] is a provider id to pass to
+    /// [`list_regions`](Client::list_regions) or [`list_zones`](Client::list_zones).
+    ///
+    /// Retried on connect failures and on 429, 502, 503 and 504 (see [`RetryPolicy`]). The
+    /// answer is read tolerantly: `id`, `message` and `status` may be missing (they are then
+    /// empty), so other implementations of the interface work too.
+    ///
+    /// Typical errors: 401 ([`Error::is_unauthorized`]), 429 `rate_limited`
+    /// ([`Error::is_retryable`]), and [`Error::Decode`] when the base URL points at something
+    /// other than the appzone API.
+    ///
+    /// ```no_run
+    /// # async fn run(client: appzone_client::Client) -> Result<(), appzone_client::Error> {
+    /// for provider in client.list_providers().await?.data {
+    ///     println!("{provider}");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn list_providers(&self) -> Result<ProviderList, Error> {
+        self.get_listing(paths::LIST_PROVIDERS).await
+    }
+
+    /// Lists the regions of `provider`, in catalog order (`GET`).
+    ///
+    /// `provider` is a [`ProviderId`] or a string; a string that breaks the identifier rule
+    /// fails with [`Error::InvalidArgument`] before any request is sent. Each id in
+    /// [`RegionList::data`] is a region id to pass to [`list_zones`](Client::list_zones).
+    ///
+    /// Retried on connect failures and on 429, 502, 503 and 504 (see [`RetryPolicy`]). The
+    /// answer is read tolerantly: `id`, `message` and `status` may be missing (they are then
+    /// empty), so other implementations of the interface work too.
+    ///
+    /// Typical errors: 400 `invalid_provider` (unknown provider; the message names the closest
+    /// known id, or points at [`list_providers`](Client::list_providers)), 401
+    /// ([`Error::is_unauthorized`]).
+    ///
+    /// ```no_run
+    /// # async fn run(client: appzone_client::Client) -> Result<(), appzone_client::Error> {
+    /// let regions = client.list_regions("aws").await?;
+    /// println!("{}", regions.data.join(", "));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn list_regions(
+        &self,
+        provider: impl IntoId<ProviderId>,
+    ) -> Result<RegionList, Error> {
+        let provider = provider
+            .into_id()
+            .map_err(|e| Error::invalid("argument", e))?;
+        self.get_listing(&paths::list_regions(&provider)).await
+    }
+
     /// Lists the zones of `region` of `provider`, in catalog order (`GET`).
     ///
     /// `provider` and `region` are [`ProviderId`]/[`RegionId`] values or strings; a string that
@@ -135,9 +194,16 @@ impl Client {
         let region = region
             .into_id()
             .map_err(|e| Error::invalid("argument", e))?;
-        let answer = self
-            .call(Method::GET, &paths::list_zones(&provider, &region))
-            .await?;
+        self.get_listing(&paths::list_zones(&provider, &region))
+            .await
+    }
+
+    /// `GET`s a listing at `path` and decodes it as `T`: the shared code of the three listings.
+    ///
+    /// A non-2xx answer is an [`Error::Api`]; a 2xx body longer than [`MAX_BODY_BYTES`] or not
+    /// decodable as `T` is an [`Error::Decode`] (reason `not a <T::NAME>: ...`).
+    async fn get_listing<T: Listing>(&self, path: &str) -> Result<T, Error> {
+        let answer = self.call(Method::GET, path).await?;
         if !answer.status.is_success() {
             return Err(answer.into_api_error());
         }
@@ -145,9 +211,9 @@ impl Client {
             let reason = format!("the body is longer than {MAX_BODY_BYTES} bytes");
             return Err(answer.into_decode_error(reason));
         }
-        match serde_json::from_slice::<ZoneList>(&answer.body) {
+        match T::decode(&answer.body) {
             Ok(list) => Ok(list),
-            Err(e) => Err(answer.into_decode_error(format!("not a zone list: {e}"))),
+            Err(e) => Err(answer.into_decode_error(format!("not a {}: {e}", T::NAME))),
         }
     }
 
@@ -295,6 +361,35 @@ impl Client {
         })
     }
 }
+
+/// A listing body: the provider, region and zone lists, which share one envelope and are read
+/// by [`Client::get_listing`].
+trait Listing: Sized {
+    /// What the body is, in a decode error's reason: `not a zone list: ...`.
+    const NAME: &'static str;
+
+    /// Decodes the body (tolerantly: the contract's types default the missing fields).
+    fn decode(body: &[u8]) -> Result<Self, serde_json::Error>;
+}
+
+/// Implements [`Listing`] for contract types, each with its name for decode errors.
+macro_rules! listing {
+    ($($list:ty => $name:literal),+ $(,)?) => {$(
+        impl Listing for $list {
+            const NAME: &'static str = $name;
+
+            fn decode(body: &[u8]) -> Result<Self, serde_json::Error> {
+                serde_json::from_slice(body)
+            }
+        }
+    )+};
+}
+
+listing!(
+    ProviderList => "provider list",
+    RegionList => "region list",
+    ZoneList => "zone list",
+);
 
 /// A complete answer: status, the parts of the headers the client uses, and the body.
 struct Answer {

@@ -1,9 +1,9 @@
 //! A typed async client of the appzone API, and the `appzone` command line.
 //!
-//! The appzone API lists the zones of a cloud provider's region and deletes application
-//! profiles. This crate calls it with [`reqwest`] (rustls, no OpenSSL). Requests are built from
-//! the [`appzone_contract`] crate's paths, header names and wire types, the same ones the server
-//! routes with, so client and server cannot drift apart.
+//! The appzone API lists the catalog's cloud providers, their regions and the zones of a
+//! region, and deletes application profiles. This crate calls it with [`reqwest`] (rustls, no
+//! OpenSSL). Requests are built from the [`appzone_contract`] crate's paths, header names and
+//! wire types, the same ones the server routes with, so client and server cannot drift apart.
 //!
 //! # Example
 //!
@@ -12,6 +12,12 @@
 //!
 //! # async fn run() -> Result<(), appzone_client::Error> {
 //! let client = Client::new("http://127.0.0.1:8080", std::env::var("APPZONE_API_KEY").unwrap_or_default())?;
+//!
+//! // GET /api/v1/providers, then GET /api/v1/providers/aws/regions
+//! let providers = client.list_providers().await?;
+//! println!("providers: {}", providers.data.join(", "));
+//! let regions = client.list_regions("aws").await?;
+//! println!("aws has {} regions", regions.data.len());
 //!
 //! // GET /api/v1/providers/aws/regions/us-east-1/zones
 //! let zones = client.list_zones("aws", "us-east-1").await?;
@@ -61,11 +67,12 @@
 //!
 //! # Tolerant reading
 //!
-//! A zone list missing `id`, `message` or `status` decodes (they are then empty strings), and
-//! any 2xx answers a delete. An error answer whose body is not the contract's error body (an
-//! HTML page of a proxy, an empty 403 as the seed interface allows) is still an
-//! [`Error::Api`] with its status; its [`ApiError::code`] is `None` and its message quotes the
-//! start of the body. So the client also works against other implementations of the interface.
+//! A listing ([`ProviderList`], [`RegionList`], [`ZoneList`]) missing `id`, `message` or
+//! `status` decodes (they are then empty strings), and any 2xx answers a delete. An error answer
+//! whose body is not the contract's error body (an HTML page of a proxy, an empty 403 as the seed
+//! interface allows) is still an [`Error::Api`] with its status; its [`ApiError::code`] is `None`
+//! and its message quotes the start of the body. So the client also works against other
+//! implementations of the interface.
 //!
 //! # The `appzone` command line
 //!
@@ -74,6 +81,8 @@
 //! ```text
 //! cargo install --path crates/client --features cli   # from a checkout; or cargo run -p appzone-client --features cli -- ...
 //! export APPZONE_URL=http://127.0.0.1:8080 APPZONE_API_KEY=apz_...
+//! appzone providers
+//! appzone regions aws
 //! appzone zones aws us-east-1
 //! appzone --output json zones aws us-east-1
 //! appzone profiles delete prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2
@@ -97,7 +106,9 @@ mod error;
 mod request_id;
 mod retry;
 
-pub use appzone_contract::{ErrorCode, ProfileId, ProviderId, RegionId, ZoneList};
+pub use appzone_contract::{
+    ErrorCode, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
+};
 
 pub use args::{IntoApiKey, IntoId};
 pub use client::{

@@ -9,7 +9,7 @@ use rand::RngExt;
 ///
 /// What is retried is fixed by the API contract:
 ///
-/// | failure | `GET` (`list_zones`) | `DELETE` (`delete_profile`) |
+/// | failure | `GET` (the `list_*` methods) | `DELETE` (`delete_profile`) |
 /// |---|---|---|
 /// | could not connect ([`Error::Connect`](crate::Error::Connect)) | retried | retried (nothing was sent) |
 /// | 429, 502, 503, 504 | retried | not retried |

@@ -4,9 +4,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use appzone_client::{
-    exit_code, Client, Error, ErrorCode, ProfileId, ProviderId, RegionId, ZoneList,
-};
+use appzone_client::{exit_code, Client, Error, ErrorCode, ProfileId, ProviderId, RegionId};
 use appzone_contract::{paths, IdError};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
@@ -14,6 +12,8 @@ const EXAMPLES: &str = "\
 Examples:
   export APPZONE_URL=http://127.0.0.1:8080
   export APPZONE_API_KEY=apz_...            # safer than --api-key, which other users can see
+  appzone providers                         # one provider id per line
+  appzone regions aws                       # one region id per line
   appzone zones aws us-east-1               # one zone per line
   appzone --output json zones aws us-east-1 # the API's JSON body
   appzone profiles delete prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2";
@@ -34,8 +34,8 @@ fn after_help() -> String {
     text
 }
 
-/// The appzone API from a terminal: list the zones of a cloud region, delete application
-/// profiles.
+/// The appzone API from a terminal: list the cloud providers, their regions and the zones of a
+/// region; delete application profiles.
 #[derive(Debug, Parser)]
 #[command(name = "appzone", version, after_help = after_help())]
 struct Cli {
@@ -66,14 +66,29 @@ struct Cli {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Output {
-    /// Plain lines: one zone per line, or a confirmation.
+    /// Plain lines: one id per line (provider, region or zone), or a confirmation.
     Text,
-    /// JSON on one line: the zone list body, or `{"deleted": "<id>"}`.
+    /// JSON on one line: the listing's body, or `{"deleted": "<id>"}`.
     Json,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// List the providers of the catalog, in catalog order.
+    ///
+    /// Prints one provider id per line, such as `aws`; with `--output json`, the API's body on
+    /// one line. Each id is what `appzone regions` and `appzone zones` take.
+    Providers,
+    /// List the regions of a provider, in catalog order.
+    ///
+    /// Prints one region id per line, such as `us-east-1`; with `--output json`, the API's body
+    /// on one line. Each id is a REGION of `appzone zones PROVIDER REGION`. An unknown provider
+    /// exits 6 (invalid input) with the server's message, which names the closest provider id
+    /// when there is one.
+    Regions {
+        /// Provider id, such as `aws`, `gcp` or `azure` (`appzone providers` lists them).
+        provider: String,
+    },
     /// List the zones of a provider's region, in catalog order.
     Zones {
         /// Provider id, such as `aws`, `gcp` or `azure`.
@@ -200,6 +215,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
     // Checked here rather than left to the client, so that the message is the typed IdError's
     // ("provider id must start with ...") rather than the client's generic "invalid argument".
     let command = match cli.command {
+        Command::Providers => Call::Providers,
+        Command::Regions { provider } => Call::Regions(provider.parse()?),
         Command::Zones { provider, region } => Call::Zones(provider.parse()?, region.parse()?),
         Command::Profiles {
             command: ProfilesCommand::Delete { id },
@@ -215,9 +232,21 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let output = cli.output;
     runtime.block_on(async move {
         match command {
+            Call::Providers => {
+                let providers = client.list_providers().await?;
+                print_list(
+                    &providers.data,
+                    || serde_json::to_string(&providers),
+                    output,
+                )
+            }
+            Call::Regions(provider) => {
+                let regions = client.list_regions(provider).await?;
+                print_list(&regions.data, || serde_json::to_string(&regions), output)
+            }
             Call::Zones(provider, region) => {
                 let zones = client.list_zones(provider, region).await?;
-                print_zones(&zones, output)
+                print_list(&zones.data, || serde_json::to_string(&zones), output)
             }
             Call::Delete(id) => {
                 client.delete_profile(&id).await?;
@@ -229,14 +258,21 @@ fn run(cli: Cli) -> Result<(), Failure> {
 
 /// A command whose ids passed the contract's rules.
 enum Call {
+    Providers,
+    Regions(ProviderId),
     Zones(ProviderId, RegionId),
     Delete(ProfileId),
 }
 
-fn print_zones(zones: &ZoneList, output: Output) -> Result<(), Failure> {
+/// Prints a listing: its ids one per line, or its whole body (`json`) on one line.
+fn print_list(
+    ids: &[String],
+    json: impl FnOnce() -> Result<String, serde_json::Error>,
+    output: Output,
+) -> Result<(), Failure> {
     let text = match output {
-        Output::Text => zones.data.iter().map(|zone| format!("{zone}\n")).collect(),
-        Output::Json => json_line(serde_json::to_string(zones))?,
+        Output::Text => ids.iter().map(|id| format!("{id}\n")).collect(),
+        Output::Json => json_line(json())?,
     };
     print(&text)
 }

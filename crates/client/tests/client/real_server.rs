@@ -1,14 +1,16 @@
 //! End to end: the client and the `appzone` binary against the real `appzone-server`, started
 //! in-process on an ephemeral port of 127.0.0.1 over a fresh SQLite database, one per test.
 //!
-//! Every status of both operations must arrive as the right `Result`/`Error` variant. Nothing
+//! Every status of every operation must arrive as the right `Result`/`Error` variant. Nothing
 //! here works around the server: when it breaks the contract, these tests fail.
 
 use std::future::Future;
 use std::process::Stdio;
 use std::time::Duration;
 
-use appzone_client::{exit_code, Client, Error, ErrorCode, ProfileId, ZoneList};
+use appzone_client::{
+    exit_code, Client, Error, ErrorCode, ProfileId, ProviderList, RegionList, ZoneList,
+};
 use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
 use appzone_contract::ApiKey;
 use appzone_server::catalog::file::{CatalogFile, ProviderEntry, RegionEntry};
@@ -741,6 +743,211 @@ async fn cli_other_errors_of_the_real_server_map_to_their_exit_codes() {
             .delete_profile(&server.other_profile)
             .await
             .unwrap();
+    })
+    .await;
+}
+
+// ---- provider and region listings (issue 17) ----------------------------------------------------
+
+/// The providers of the built-in catalog, in its order.
+const BUILTIN_PROVIDERS: [&str; 3] = ["aws", "gcp", "azure"];
+
+#[tokio::test]
+async fn list_providers_200_returns_the_catalogs_providers_in_catalog_order() {
+    bounded(async {
+        let server = RealServer::start().await;
+        for key in [&server.admin, &server.member] {
+            let providers = server.client(key).list_providers().await.unwrap();
+            // The built-in catalog's providers in its order, then the one RealServer adds.
+            assert_eq!(providers.data[..3], BUILTIN_PROVIDERS, "{providers:?}");
+            assert_eq!(providers.data, ["aws", "gcp", "azure", "acme-cloud"]);
+            assert_eq!(providers.status, "success");
+            assert_eq!(providers.message, "4 providers");
+            assert!(is_ulid(&providers.id), "{providers:?}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_regions_200_of_aws_starts_with_af_south_1_and_each_region_lists_its_zones() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let client = server.client(&server.member);
+        let regions = client.list_regions("aws").await.unwrap();
+        assert!(!regions.data.is_empty());
+        assert_eq!(regions.data[0], "af-south-1", "{regions:?}");
+        assert!(regions.data.iter().any(|r| r == "us-east-1"), "{regions:?}");
+        assert_eq!(regions.status, "success");
+        assert_eq!(
+            regions.message,
+            format!("{} regions in aws", regions.data.len())
+        );
+        assert!(is_ulid(&regions.id), "{regions:?}");
+        // Each id is what the next request's path needs.
+        let zones = client.list_zones("aws", &regions.data[0]).await.unwrap();
+        assert!(!zones.data.is_empty(), "{zones:?}");
+        // Every provider listed has regions to list, by contract type too.
+        for provider in client.list_providers().await.unwrap().data {
+            let id: appzone_client::ProviderId = provider.parse().unwrap();
+            let regions = client.list_regions(&id).await.unwrap();
+            assert!(!regions.data.is_empty(), "{provider}: {regions:?}");
+        }
+        let acme = client.list_regions("acme-cloud").await.unwrap();
+        assert_eq!(acme.data, ["empty-1"]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_regions_of_an_unknown_provider_is_api_400_invalid_provider_with_a_hint() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let client = server.client(&server.admin);
+        for (provider, hint) in [
+            ("awz", "; did you mean \"aws\"?"),
+            ("gcq", "; did you mean \"gcp\"?"),
+            ("nope", "; GET /api/v1/providers lists the providers"),
+            ("oracle", "; GET /api/v1/providers lists the providers"),
+        ] {
+            let error = client.list_regions(provider).await.unwrap_err();
+            // assert_api checks attempts == 1: a 400 is not retried.
+            let message = assert_api(&error, 400, ErrorCode::InvalidProvider);
+            assert_eq!(
+                message,
+                format!("unknown provider: no provider has the id {provider:?}{hint}")
+            );
+            assert!(!error.is_not_found(), "{error}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn list_regions_with_a_malformed_provider_is_invalid_argument_before_sending() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let offline =
+            Client::new(format!("http://{}", closed_port().await), &server.admin).unwrap();
+        for client in [server.client(&server.admin), offline] {
+            for provider in ["AWS", "", "aws/x", "a b"] {
+                let error = client.list_regions(provider).await.unwrap_err();
+                assert!(
+                    matches!(error, Error::InvalidArgument { .. }),
+                    "{provider:?}: {error:?}"
+                );
+                assert_eq!(error.request_id(), None, "nothing was sent: {error}");
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_wrong_api_key_is_api_401_invalid_api_key_for_the_listings() {
+    bounded(async {
+        let server = RealServer::start().await;
+        for client in [
+            server.client(&ApiKey::generate()),
+            Client::builder(&server.base, "not-an-appzone-key")
+                .retry_policy(fast_retries())
+                .build()
+                .unwrap(),
+        ] {
+            for error in [
+                client.list_providers().await.unwrap_err(),
+                client.list_regions("aws").await.unwrap_err(),
+                // Authentication comes first: an unknown provider is still a 401.
+                client.list_regions("nope").await.unwrap_err(),
+            ] {
+                assert_api(&error, 401, ErrorCode::InvalidApiKey);
+                assert!(error.is_unauthorized(), "{error}");
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn cli_providers_and_regions_list_the_catalog_and_exit_0() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let member = Some(&server.member);
+        let run = appzone(&server, member, &["providers"]).await;
+        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        assert_eq!(run.stdout, "aws\ngcp\nazure\nacme-cloud\n");
+        assert_eq!(run.stderr, "");
+
+        let run = appzone(&server, member, &["--output", "json", "providers"]).await;
+        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+        let list: ProviderList = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(list.data, ["aws", "gcp", "azure", "acme-cloud"]);
+        assert_eq!(list.status, "success");
+        assert!(is_ulid(&list.id), "{list:?}");
+
+        let regions = server
+            .client(&server.member)
+            .list_regions("aws")
+            .await
+            .unwrap();
+        let run = appzone(&server, member, &["regions", "aws"]).await;
+        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        assert_eq!(run.stdout, format!("{}\n", regions.data.join("\n")));
+        assert!(run.stdout.starts_with("af-south-1\n"), "{}", run.stdout);
+        assert_eq!(run.stderr, "");
+
+        let run = appzone(&server, member, &["regions", "aws", "--output", "json"]).await;
+        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        let list: RegionList = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(list.data, regions.data);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn cli_listing_errors_of_the_real_server_map_to_their_exit_codes() {
+    bounded(async {
+        let server = RealServer::start().await;
+        let admin = Some(&server.admin);
+        let stranger = ApiKey::generate();
+        let run = appzone(&server, Some(&stranger), &["providers"]).await;
+        assert_failed(&run, exit_code::UNAUTHORIZED, "invalid_api_key");
+        let run = appzone(&server, Some(&stranger), &["regions", "aws"]).await;
+        assert_failed(&run, exit_code::UNAUTHORIZED, "invalid_api_key");
+        let run = appzone(&server, admin, &["regions", "nope"]).await;
+        assert_failed(&run, exit_code::INVALID_INPUT, "invalid_provider");
+        assert!(
+            run.stderr.starts_with(
+                "error: invalid_provider: unknown provider: no provider has the id \"nope\"; \
+                 GET /api/v1/providers lists the providers\n"
+            ),
+            "{}",
+            run.stderr
+        );
+        let run = appzone(&server, admin, &["regions", "awz"]).await;
+        assert_failed(&run, exit_code::INVALID_INPUT, "invalid_provider");
+        assert!(
+            run.stderr
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .ends_with("; did you mean \"aws\"?"),
+            "{}",
+            run.stderr
+        );
+        // Refused locally, nothing sent.
+        for (key, args, code) in [
+            (admin, &["regions", "A"][..], exit_code::INVALID_INPUT),
+            (None, &["providers"][..], exit_code::UNAUTHORIZED),
+            (None, &["regions", "aws"][..], exit_code::UNAUTHORIZED),
+        ] {
+            let run = appzone(&server, key, args).await;
+            assert_eq!(run.code, i32::from(code), "{args:?}: {}", run.stderr);
+            assert_eq!(run.stdout, "");
+            assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+            assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+        }
     })
     .await;
 }

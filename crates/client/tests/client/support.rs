@@ -64,6 +64,32 @@ impl Reply {
         )
     }
 
+    /// The contract's provider list.
+    pub fn providers(providers: &[&str]) -> Self {
+        Self::json(
+            200,
+            serde_json::json!({
+                "data": providers,
+                "id": "srv-id",
+                "message": format!("{} providers", providers.len()),
+                "status": "success",
+            }),
+        )
+    }
+
+    /// The contract's region list (of `aws`).
+    pub fn regions(regions: &[&str]) -> Self {
+        Self::json(
+            200,
+            serde_json::json!({
+                "data": regions,
+                "id": "srv-id",
+                "message": format!("{} regions in aws", regions.len()),
+                "status": "success",
+            }),
+        )
+    }
+
     /// The contract's error body.
     pub fn error(status: u16, code: &str, message: &str) -> Self {
         Self::json(
