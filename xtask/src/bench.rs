@@ -8,7 +8,8 @@
 //! 3. starts three servers on 127.0.0.1: appzone with its production defaults (INFO request
 //!    log, only the per-key rate limit off so one key may send everything), the same with
 //!    `APPZONE_LOG=warn` (to show what the request log costs), and the bare-axum baseline
-//!    (`appzone-bench-baseline`) answering the bytes appzone answered;
+//!    (`appzone-bench-baseline`) answering the bytes appzone answered; and one baseline per
+//!    discovery listing (providers, the regions of aws), answering appzone's bytes for it;
 //! 4. runs every list scenario against appzone then the baseline (A B A B ...), `--rounds`
 //!    times, each run `--duration` seconds of wrk; then deletes (32 connections, every request
 //!    a distinct profile), a mixed load, one long run for memory, and the client benchmark;
@@ -41,8 +42,8 @@ delete scenario also needs psql and a reachable server.
 Options:
   --quick              smoke test: 1 round of 2 s, no long run, short client benchmark
   --listing-only       only the 64-connection zone listing A/B (appzone, log=warn, baseline):
-                       the quick loop while working on the hot path; no deletes, mixed,
-                       long run, client or PostgreSQL
+                       the quick loop while working on the hot path; no discovery listings,
+                       deletes, mixed, long run, client or PostgreSQL
   --rounds N           rounds of every A/B scenario (default 5)
   --duration SECS      length of each wrk run (default 5)
   --threads N          wrk threads (default 1: the machine's other core serves)
@@ -65,6 +66,9 @@ Options:
 /// appzone generates, so both bodies have the same length.
 const CAPTURE_REQUEST_ID: &str = "01JBENCH000000000000000000";
 const ZONES_PATH: &str = "/api/v1/providers/aws/regions/us-east-1/zones";
+/// The discovery listings, benchmarked like the zone listing against a baseline of their own.
+const PROVIDERS_PATH: &str = "/api/v1/providers";
+const REGIONS_PATH: &str = "/api/v1/providers/aws/regions";
 const DEFAULT_POSTGRES: &str = "postgres://postgres@127.0.0.1:5432/test";
 /// Delete ids reserved per wrk run per second of run time: far above any delete rate seen, so
 /// a run never runs out of distinct profiles (running out would show as 404 errors).
@@ -412,7 +416,48 @@ fn sqlite_phase(
             ("list zones, If-None-Match (304)", conditional, true),
         ]
     };
+    // The discovery listings, each against a baseline answering its own captured bytes.
+    let mut discovery = Vec::new();
+    if !opts.listing_only {
+        for (name, path) in [
+            ("list providers", PROVIDERS_PATH),
+            ("list regions", REGIONS_PATH),
+        ] {
+            let body = capture(&appzone, path, &key, work)?;
+            let server = Server::baseline_of(
+                bins,
+                work,
+                &format!("baseline-{}", body.name),
+                path,
+                &body.file,
+                &body.etag,
+            )?;
+            if http_get(server.addr, path, &[])?.body != body.bytes {
+                return Err(format!(
+                    "the {name} baseline does not answer appzone's bytes"
+                ));
+            }
+            discovery.push((name, path, server));
+        }
+    }
+    for (_, path, server) in &discovery {
+        let warm = Wrk {
+            duration: opts.warmup,
+            ..wrk
+        };
+        warm.run(server, &Load { path, ..list(64) })?;
+    }
+
     for round in 1..=opts.rounds {
+        for (name, path, server) in &discovery {
+            eprintln!(
+                "bench: round {round}/{}: {name} at 64 connections",
+                opts.rounds
+            );
+            let load = Load { path, ..list(64) };
+            report.add(name, Target::Appzone, 64, wrk.run(&appzone, &load)?);
+            report.add(name, Target::Baseline, 64, wrk.run(server, &load)?);
+        }
         for (name, load, with_quiet) in &scenarios {
             eprintln!(
                 "bench: round {round}/{}: {name} at {} connections",
@@ -555,6 +600,48 @@ fn sqlite_phase(
             .insert(server.name.clone(), server.peak_rss_kb());
     }
     Ok(())
+}
+
+/// A discovery listing's answer captured from appzone for its baseline to replay.
+struct Captured {
+    name: &'static str,
+    file: PathBuf,
+    etag: String,
+    bytes: Vec<u8>,
+}
+
+fn capture(
+    appzone: &Server,
+    path: &'static str,
+    key: &str,
+    work: &WorkDir,
+) -> Result<Captured, String> {
+    let answer = http_get(
+        appzone.addr,
+        path,
+        &[("X-API-KEY", key), ("X-Request-Id", CAPTURE_REQUEST_ID)],
+    )?;
+    if answer.status != 200 {
+        return Err(format!("appzone answered {} to {path}", answer.status));
+    }
+    let etag = answer
+        .header("etag")
+        .ok_or_else(|| format!("appzone's answer to {path} has no ETag"))?
+        .to_owned();
+    let name = if path == PROVIDERS_PATH {
+        "providers"
+    } else {
+        "regions"
+    };
+    let file = work.path.join(format!("{name}.json"));
+    std::fs::write(&file, &answer.body)
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    Ok(Captured {
+        name,
+        file,
+        etag,
+        bytes: answer.body,
+    })
 }
 
 fn delete_args(
@@ -955,6 +1042,31 @@ impl Server {
 
     fn baseline(bins: &Binaries, work: &WorkDir, body: &Path, etag: &str) -> Result<Self, String> {
         Self::baseline_under(None, bins, work, "baseline", body, etag)
+    }
+
+    /// A baseline answering `body` on `path` (one of the discovery listings).
+    fn baseline_of(
+        bins: &Binaries,
+        work: &WorkDir,
+        name: &str,
+        path: &str,
+        body: &Path,
+        etag: &str,
+    ) -> Result<Self, String> {
+        let addr = free_port()?;
+        let mut command = wrapped(None, &bins.baseline);
+        command
+            .args(["--listen", &addr.to_string(), "--body-file"])
+            .arg(body)
+            .args([
+                "--etag",
+                etag,
+                "--request-id",
+                CAPTURE_REQUEST_ID,
+                "--path",
+                path,
+            ]);
+        Self::start(command, work, name, addr, path)
     }
 
     fn baseline_under(
@@ -1560,6 +1672,8 @@ impl Report {
             ("list zones", 64),
             ("list zones", 256),
             ("list zones, If-None-Match (304)", 64),
+            ("list providers", 64),
+            ("list regions", 64),
         ] {
             let cell = |metric: fn(&RunResult) -> f64| {
                 self.ratio(scenario, conns, metric)

@@ -1,6 +1,7 @@
 //! `appzone-bench-baseline`: the bare route `cargo xtask bench` compares appzone against.
 //!
-//! One axum route on the zone-listing template that answers the bytes appzone answered (body and
+//! One axum route (the zone-listing template, or the path given with `--path`, for the other
+//! listings) that answers the bytes appzone answered (body and
 //! the same response headers, read from files the harness captured from the real server), with
 //! no middleware, no authentication, no lookup and no allocation per request beyond what axum and
 //! hyper do themselves. A request with a matching `If-None-Match` gets the same 304 appzone
@@ -10,7 +11,7 @@
 //!
 //! ```text
 //! appzone-bench-baseline --listen 127.0.0.1:9000 --body-file body.json --etag 'W/"..."' \
-//!     --request-id 01J...
+//!     --request-id 01J... [--path /api/v1/providers]
 //! ```
 
 use std::net::SocketAddr;
@@ -28,7 +29,7 @@ use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH, X_CONTENT_T
 use http::{HeaderMap, HeaderValue, StatusCode};
 
 const USAGE: &str = "usage: appzone-bench-baseline --listen ADDR --body-file FILE --etag ETAG \
-                     [--request-id ID]";
+                     [--request-id ID] [--path ROUTE]";
 
 #[derive(Clone)]
 struct Answer {
@@ -39,6 +40,8 @@ struct Answer {
 
 struct Args {
     listen: SocketAddr,
+    /// The route served: an axum path template (default: the zone listing's).
+    path: String,
     answer: Answer,
 }
 
@@ -47,6 +50,7 @@ fn parse_args() -> Result<Args, String> {
     let mut body = None;
     let mut etag = None;
     let mut request_id = HeaderValue::from_static("01JBASELINE0000000000000000");
+    let mut path = LIST_ZONES.to_owned();
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or(format!("{flag} needs a value\n{USAGE}"));
@@ -70,6 +74,7 @@ fn parse_args() -> Result<Args, String> {
                 request_id =
                     HeaderValue::from_str(&value()?).map_err(|e| format!("--request-id: {e}"))?;
             }
+            "--path" => path = value()?,
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
@@ -77,6 +82,7 @@ fn parse_args() -> Result<Args, String> {
     match (listen, body, etag) {
         (Some(listen), Some(body), Some(etag)) => Ok(Args {
             listen,
+            path,
             answer: Answer {
                 body,
                 etag,
@@ -138,7 +144,7 @@ fn main() -> ExitCode {
     };
     let result: Result<(), String> = runtime.block_on(async move {
         let app = Router::new()
-            .route(LIST_ZONES, get(zones))
+            .route(&args.path, get(zones))
             .with_state(args.answer);
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
