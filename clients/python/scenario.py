@@ -20,11 +20,12 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import httpx
 from appzone_client import AuthenticatedClient
 from appzone_client.api.profiles import delete_application_profile
-from appzone_client.api.zones import list_zones
-from appzone_client.models import ErrorBody, ZoneList
+from appzone_client.api.zones import list_providers, list_regions, list_zones
+from appzone_client.models import ErrorBody, ProviderList, RegionList, ZoneList
 
 TIMEOUT = httpx.Timeout(10.0)
 WRONG_KEY = "apz_AAAAAAAAAAAA_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+PROVIDERS = ["aws", "gcp", "azure"]
 
 
 class WrongAnswer(Exception):
@@ -69,6 +70,77 @@ def expect_error(status: HTTPStatus, parsed: object, want: HTTPStatus, code: str
     if parsed.error_code != code:
         raise WrongAnswer(f"error_code {parsed.error_code!r}, want {code!r}")
     return parsed
+
+
+def step_providers(base_url: str, member_key: str) -> str:
+    """Step 0a: a stranger with only the document discovers the provider ids; returns the ETag."""
+    with keyed(base_url, member_key) as client:
+        answer = list_providers.sync_detailed(client=client)
+    if answer.status_code != HTTPStatus.OK:
+        raise WrongAnswer(f"status {answer.status_code.value}, want 200")
+    providers = answer.parsed
+    if not isinstance(providers, ProviderList):
+        raise WrongAnswer(f"200 decoded as {providers!r}, want a ProviderList")
+    if providers.data != PROVIDERS:
+        raise WrongAnswer(f"data {providers.data!r}, want {PROVIDERS!r}")
+    if providers.status != "success":
+        raise WrongAnswer(f"status field {providers.status!r}, want 'success'")
+    request_id = answer.headers.get("X-Request-Id")
+    if providers.id != request_id:
+        raise WrongAnswer(f"body id {providers.id!r} != X-Request-Id header {request_id!r}")
+    etag = answer.headers.get("ETag")
+    if not etag:
+        raise WrongAnswer("no ETag header")
+    print(
+        f"step 0a ok: 200, providers {providers.data}, id == X-Request-Id == {providers.id}, "
+        f"ETag {etag}"
+    )
+    return etag
+
+
+def step_providers_not_modified(base_url: str, member_key: str, etag: str) -> None:
+    """Step 0b: If-None-Match with the ETag of step 0a gives 304, as in step 2."""
+    with keyed(base_url, member_key) as client:
+        answer = list_providers.sync_detailed(client=client, if_none_match=etag)
+    if answer.status_code != HTTPStatus.NOT_MODIFIED:
+        raise WrongAnswer(f"status {answer.status_code.value}, want 304")
+    if answer.parsed is not None:
+        raise WrongAnswer(f"304 decoded as {answer.parsed!r}, want None")
+    if answer.content:
+        raise WrongAnswer(f"304 with a body: {answer.content!r}")
+    print("step 0b ok: 304 not modified (status_code NOT_MODIFIED, parsed None, no exception)")
+
+
+def step_regions(base_url: str, member_key: str) -> None:
+    """Step 0c: the region ids of a provider from step 0a."""
+    with keyed(base_url, member_key) as client:
+        answer = list_regions.sync_detailed("aws", client=client)
+    if answer.status_code != HTTPStatus.OK:
+        raise WrongAnswer(f"status {answer.status_code.value}, want 200")
+    regions = answer.parsed
+    if not isinstance(regions, RegionList):
+        raise WrongAnswer(f"200 decoded as {regions!r}, want a RegionList")
+    if not regions.data:
+        raise WrongAnswer("data is empty")
+    if "us-east-1" not in regions.data:
+        raise WrongAnswer(f"data {regions.data!r} has no 'us-east-1'")
+    print(
+        f"step 0c ok: 200, {len(regions.data)} aws regions from {regions.data[0]}, "
+        "us-east-1 among them"
+    )
+
+
+def step_regions_bad_provider(base_url: str, member_key: str) -> None:
+    """Step 0d: the regions of an unknown provider; the message names the close one."""
+    with keyed(base_url, member_key) as client:
+        answer = list_regions.sync_detailed("awz", client=client)
+    body = expect_error(
+        answer.status_code, answer.parsed, HTTPStatus.BAD_REQUEST, "invalid_provider"
+    )
+    hint = 'did you mean "aws"'
+    if hint not in body.error:
+        raise WrongAnswer(f"message {body.error!r} does not contain {hint!r}")
+    print(f"step 0d ok: 400 invalid_provider: {body.error}")
 
 
 def step_list(base_url: str, member_key: str) -> str:
@@ -204,6 +276,11 @@ def main() -> int:
     admin_key = env("APPZONE_ADMIN_KEY")
     member_key = env("APPZONE_MEMBER_KEY")
     steps: list[tuple[str, Callable[[], object]]] = []
+    providers_etag: list[str] = []
+    steps.append(("0a", lambda: providers_etag.append(step_providers(base_url, member_key))))
+    steps.append(("0b", lambda: step_providers_not_modified(base_url, member_key, providers_etag[0])))
+    steps.append(("0c", lambda: step_regions(base_url, member_key)))
+    steps.append(("0d", lambda: step_regions_bad_provider(base_url, member_key)))
     etag: list[str] = []
     steps.append(("1", lambda: etag.append(step_list(base_url, member_key))))
     steps.append(("2", lambda: step_not_modified(base_url, member_key, etag[0])))

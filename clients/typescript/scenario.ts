@@ -12,23 +12,21 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import {
-  type Client,
-  createClient,
-  createConfig,
-  type RequestResult,
-} from './generated/client/index.js';
+import { type Client, createClient, createConfig } from './generated/client/index.js';
 import {
   deleteApplicationProfile,
   type ErrorBody,
+  listProviders,
+  listRegions,
   listZones,
-  type ListZonesErrors,
-  type ListZonesResponses,
+  type ProviderList,
+  type RegionList,
   type ZoneList,
 } from './generated/index.js';
 
 const TIMEOUT_MS = 10_000;
 const WRONG_KEY = 'apz_AAAAAAAAAAAA_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+const PROVIDERS = ['aws', 'gcp', 'azure'];
 
 class WrongAnswer extends Error {}
 
@@ -56,17 +54,25 @@ function client(baseUrl: string, key?: string): Client {
 }
 
 /**
- * What a listing answered, as the program sees it. The generated client has no 304 in its
+ * What a listing answered, as the program sees it: `Listing` is the 200 body (`ZoneList`,
+ * `ProviderList`, `RegionList`: the same envelope). The generated client has no 304 in its
  * types: a 304 is not `response.ok`, so it lands in `error`, typed as the error body but holding
  * `{}` (the empty body). `listOutcome` looks at the status first and names it.
  */
-type ListOutcome =
-  | { kind: 'zones'; zones: ZoneList; requestId: string | null; etag: string | null }
+type ListOutcome<Listing = ZoneList> =
+  | { kind: 'listing'; listing: Listing; requestId: string | null; etag: string | null }
   | { kind: 'notModified'; etag: string | null; data: unknown; error: unknown }
   | { kind: 'error'; status: number; body: unknown };
 
-/** What `listZones` resolves to when it does not throw (the default, `throwOnError: false`). */
-type ListResult = Awaited<RequestResult<ListZonesResponses, ListZonesErrors, false>>;
+/**
+ * What `listZones`, `listProviders` and `listRegions` resolve to when they do not throw (the
+ * default, `throwOnError: false`): their `Awaited<RequestResult<...Responses, ...Errors, false>>`,
+ * whose only 200 body is `Listing` and whose every error body is `ErrorBody`.
+ */
+type ListResult<Listing> = (
+  | { data: Listing; error: undefined }
+  | { data: undefined; error: ErrorBody }
+) & { response: Response };
 
 /**
  * The answer's status. When no answer came (connection refused, timed out), the generated client
@@ -81,7 +87,7 @@ function answered(result: { response: Response; error?: unknown }): Response {
   return response;
 }
 
-function listOutcome(result: ListResult): ListOutcome {
+function listOutcome<Listing>(result: ListResult<Listing>): ListOutcome<Listing> {
   const response = answered(result);
   if (response.status === 304) {
     return {
@@ -93,8 +99,8 @@ function listOutcome(result: ListResult): ListOutcome {
   }
   if (result.error === undefined) {
     return {
-      kind: 'zones',
-      zones: result.data,
+      kind: 'listing',
+      listing: result.data,
       requestId: response.headers.get('X-Request-Id'),
       etag: response.headers.get('ETag'),
     };
@@ -111,7 +117,12 @@ function isErrorBody(value: unknown): value is ErrorBody {
   return typeof body['error'] === 'string' && typeof body['error_code'] === 'string';
 }
 
-function expectError(status: number, body: unknown, wantStatus: number, wantCode: string): void {
+function expectError(
+  status: number,
+  body: unknown,
+  wantStatus: number,
+  wantCode: string,
+): ErrorBody {
   if (status !== wantStatus) {
     throw new WrongAnswer(`status ${status}, want ${wantStatus}`);
   }
@@ -123,23 +134,114 @@ function expectError(status: number, body: unknown, wantStatus: number, wantCode
   if (code !== wantCode) {
     throw new WrongAnswer(`error_code ${JSON.stringify(code)}, want ${JSON.stringify(wantCode)}`);
   }
+  return body;
 }
 
-function expectListError(outcome: ListOutcome, wantStatus: number, wantCode: string): void {
+function expectListError<Listing>(
+  outcome: ListOutcome<Listing>,
+  wantStatus: number,
+  wantCode: string,
+): ErrorBody {
   if (outcome.kind !== 'error') {
     throw new WrongAnswer(`got ${outcome.kind}, want a ${wantStatus} error`);
   }
-  expectError(outcome.status, outcome.body, wantStatus, wantCode);
+  return expectError(outcome.status, outcome.body, wantStatus, wantCode);
+}
+
+/** Step 0a: a stranger with only the document discovers the provider ids; returns the ETag. */
+async function stepProviders(baseUrl: string, memberKey: string): Promise<string> {
+  const outcome = listOutcome(await listProviders({ client: client(baseUrl, memberKey) }));
+  if (outcome.kind !== 'listing') {
+    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 200 providers`);
+  }
+  const { listing, requestId, etag } = outcome;
+  const providers: ProviderList = listing;
+  if (JSON.stringify(providers.data) !== JSON.stringify(PROVIDERS)) {
+    throw new WrongAnswer(
+      `data ${JSON.stringify(providers.data)}, want ${JSON.stringify(PROVIDERS)}`,
+    );
+  }
+  if (providers.status !== 'success') {
+    throw new WrongAnswer(`status field ${JSON.stringify(providers.status)}, want "success"`);
+  }
+  if (providers.id !== requestId) {
+    throw new WrongAnswer(`body id ${providers.id} != X-Request-Id header ${String(requestId)}`);
+  }
+  if (!etag) {
+    throw new WrongAnswer('no ETag header');
+  }
+  console.log(
+    `step 0a ok: 200, providers ${JSON.stringify(providers.data)}, ` +
+      `id == X-Request-Id == ${providers.id}, ETag ${etag}`,
+  );
+  return etag;
+}
+
+/** Step 0b: If-None-Match with the ETag of step 0a gives 304, as in step 2. */
+async function stepProvidersNotModified(
+  baseUrl: string,
+  memberKey: string,
+  etag: string,
+): Promise<void> {
+  const outcome = listOutcome(
+    await listProviders({ client: client(baseUrl, memberKey), headers: { 'If-None-Match': etag } }),
+  );
+  if (outcome.kind !== 'notModified') {
+    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 304`);
+  }
+  if (outcome.etag !== etag) {
+    throw new WrongAnswer(`304 ETag ${String(outcome.etag)}, want ${etag}`);
+  }
+  console.log(
+    `step 0b ok: 304 not modified (no exception; data ${JSON.stringify(outcome.data)}, ` +
+      `error ${JSON.stringify(outcome.error)}, response.status 304)`,
+  );
+}
+
+/** Step 0c: the region ids of a provider from step 0a. */
+async function stepRegions(baseUrl: string, memberKey: string): Promise<void> {
+  const outcome = listOutcome(
+    await listRegions({ client: client(baseUrl, memberKey), path: { providerId: 'aws' } }),
+  );
+  if (outcome.kind !== 'listing') {
+    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 200 regions`);
+  }
+  const regions: RegionList = outcome.listing;
+  const [first] = regions.data;
+  if (first === undefined) {
+    throw new WrongAnswer('data is empty');
+  }
+  if (!regions.data.includes('us-east-1')) {
+    throw new WrongAnswer(`data ${JSON.stringify(regions.data)} has no "us-east-1"`);
+  }
+  console.log(
+    `step 0c ok: 200, ${regions.data.length} aws regions from ${first}, us-east-1 among them`,
+  );
+}
+
+/** Step 0d: the regions of an unknown provider; the message names the close one. */
+async function stepRegionsBadProvider(baseUrl: string, memberKey: string): Promise<void> {
+  const outcome = listOutcome(
+    await listRegions({ client: client(baseUrl, memberKey), path: { providerId: 'awz' } }),
+  );
+  const body = expectListError(outcome, 400, 'invalid_provider');
+  const hint = 'did you mean "aws"';
+  if (!body.error.includes(hint)) {
+    throw new WrongAnswer(
+      `message ${JSON.stringify(body.error)} does not contain ${JSON.stringify(hint)}`,
+    );
+  }
+  console.log(`step 0d ok: 400 invalid_provider: ${body.error}`);
 }
 
 const zonesPath = { providerId: 'aws', regionId: 'us-east-1' };
 
 async function stepList(baseUrl: string, memberKey: string): Promise<string> {
   const outcome = listOutcome(await listZones({ client: client(baseUrl, memberKey), path: zonesPath }));
-  if (outcome.kind !== 'zones') {
+  if (outcome.kind !== 'listing') {
     throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 200 zones`);
   }
-  const { zones, requestId, etag } = outcome;
+  const { listing: zones, requestId, etag } = outcome;
   if (zones.data.length === 0) {
     throw new WrongAnswer('data is empty');
   }
@@ -260,8 +362,15 @@ async function main(): Promise<number> {
   const baseUrl = env('APPZONE_BASE_URL');
   const adminKey = env('APPZONE_ADMIN_KEY');
   const memberKey = env('APPZONE_MEMBER_KEY');
+  let providersEtag = '';
   let etag = '';
   const steps: Array<[string, () => Promise<void>]> = [
+    ['0a', async () => {
+      providersEtag = await stepProviders(baseUrl, memberKey);
+    }],
+    ['0b', () => stepProvidersNotModified(baseUrl, memberKey, providersEtag)],
+    ['0c', () => stepRegions(baseUrl, memberKey)],
+    ['0d', () => stepRegionsBadProvider(baseUrl, memberKey)],
     ['1', async () => {
       etag = await stepList(baseUrl, memberKey);
     }],
