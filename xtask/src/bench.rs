@@ -236,25 +236,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         return Ok(());
     };
     let wrk_version = require_tools()?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    crate::run(
-        &cargo,
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            "appzone-server",
-            "-p",
-            "appzone-bench",
-        ],
-    )?;
-    let bin = crate::target_dir().join("release");
-    let bins = Binaries {
-        server: bin.join("appzone-server"),
-        baseline: bin.join("appzone-bench-baseline"),
-        client: bin.join("appzone-bench-client"),
-    };
+    let bins = build_release()?;
     let work = WorkDir::create(opts.keep)?;
     let mut report = Report::new(&opts, wrk_version);
     eprintln!("bench: working in {}", work.path.display());
@@ -287,6 +269,89 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", output.display()))?;
     eprintln!("bench: report written to {}", output.display());
     Ok(())
+}
+
+/// `cargo xtask ci`'s speed guard: user-space instructions per zone listing under callgrind,
+/// for appzone and for the bare route serving its bytes, measured the same way in the same
+/// run (`--callgrind`'s counts). Fails when appzone's exceed the bare route's. Deterministic
+/// enough for CI: callgrind counts instructions, not time, whatever else the machine does.
+///
+/// Needs valgrind and wrk: without them it prints a notice and passes, except under CI
+/// (`CI=true`), where a guard that did not run must not look like one that held.
+pub fn instruction_guard() -> Result<(), String> {
+    let missing: Vec<&str> = ["valgrind", "wrk"]
+        .into_iter()
+        .filter(|tool| Command::new(tool).arg("--version").output().is_err())
+        .collect();
+    if !missing.is_empty() {
+        let notice = format!(
+            "instructions: SKIPPED the callgrind guard: {} not installed (Debian: `sudo apt-get \
+             install -y valgrind wrk`)",
+            missing.join(" and ")
+        );
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            return Err(format!("{notice}; it is required under CI"));
+        }
+        println!("{notice}");
+        return Ok(());
+    }
+    let bins = build_release()?;
+    let work = WorkDir::create(false)?;
+    let url = format!("sqlite://{}", work.path.join("appzone.db").display());
+    let key = seed_org(&bins, &url)?;
+    let (body_file, etag) = {
+        let appzone = Server::appzone(&bins, &work, "appzone", &url, None)?;
+        let captured = capture(&appzone, ZONES_PATH, &key, &work)?;
+        (captured.file, captured.etag)
+    };
+    let wrk = Wrk {
+        dir: &work.path,
+        threads: 1,
+        duration: 5,
+    };
+    let load = Load {
+        connections: 8,
+        path: ZONES_PATH,
+        headers: vec![format!("X-API-KEY: {key}")],
+        script_args: vec![],
+    };
+    let (appzone, baseline) = callgrind_counts(&bins, &work, &wrk, &url, &body_file, &etag, &load)?;
+    let verdict = format!(
+        "instructions per zone listing (callgrind, user space): appzone {appzone:.0}, bare axum \
+         route {baseline:.0}: {:.3}x",
+        appzone / baseline
+    );
+    if appzone > baseline {
+        return Err(format!(
+            "{verdict}: appzone exceeds the bare route (BENCHMARKS.md, \"Reproducing the \
+             profiles\", says how to find where)"
+        ));
+    }
+    println!("{verdict}: held");
+    Ok(())
+}
+
+/// Builds the server and the bench binaries in release mode.
+fn build_release() -> Result<Binaries, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    crate::run(
+        &cargo,
+        &[
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "appzone-server",
+            "-p",
+            "appzone-bench",
+        ],
+    )?;
+    let bin = crate::target_dir().join("release");
+    Ok(Binaries {
+        server: bin.join("appzone-server"),
+        baseline: bin.join("appzone-bench-baseline"),
+        client: bin.join("appzone-bench-client"),
+    })
 }
 
 struct Binaries {
@@ -628,10 +693,10 @@ fn capture(
         .header("etag")
         .ok_or_else(|| format!("appzone's answer to {path} has no ETag"))?
         .to_owned();
-    let name = if path == PROVIDERS_PATH {
-        "providers"
-    } else {
-        "regions"
+    let name = match path {
+        PROVIDERS_PATH => "providers",
+        REGIONS_PATH => "regions",
+        _ => "zones",
     };
     let file = work.path.join(format!("{name}.json"));
     std::fs::write(&file, &answer.body)

@@ -29,8 +29,11 @@ Tasks:
   msrv               check the crates with the oldest Rust each declares (rust-version);
                      skipped with a notice when that toolchain is not installed
   bench [ARGS]       load benchmarks against a release build (see BENCHMARKS.md)
+  instructions       the speed guard: instructions per zone listing under callgrind,
+                     appzone against the bare axum route; fails when appzone's are more
+                     (needs valgrind and wrk; skipped with a notice without them)
   ci                 everything CI runs: fmt, clippy, tests, docs, openapi --check,
-                     lint-spec, clients, browser, deny, msrv
+                     instructions, lint-spec, clients, browser, deny, msrv
 ";
 
 /// Redocly CLI version used by `lint-spec`; pinned so the lint result does not change under us.
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         ["clients"] => clients::run(),
         ["browser"] => browser::run(),
         ["bench", rest @ ..] => bench::run(rest),
+        ["instructions"] => bench::instruction_guard(),
         ["ci"] => ci(),
         [] | ["help"] | ["--help"] | ["-h"] => {
             print!("{HELP}");
@@ -224,6 +228,7 @@ fn ci() -> Result<(), String> {
     test(&cargo)?;
     docs(&cargo)?;
     openapi(true)?;
+    bench::instruction_guard()?;
     lint_spec()?;
     clients::run()?;
     browser::run()?;

@@ -29,6 +29,7 @@ const RUN_BY: &[(&str, &str)] = &[
     ("cargo xtask deny", "xtask:ci"),
     ("cargo xtask help", "xtask:help"),
     ("cargo xtask bench", "xtask:bench"),
+    ("cargo xtask instructions", "xtask:ci"),
     ("cargo test", "xtask:ci"),
     (
         "cargo test -p appzone-server --test integration",
