@@ -27,7 +27,7 @@ use http::{HeaderValue, Method, StatusCode};
 use super::conditional::matches_etag;
 use super::context::RequestContext;
 use super::error::ApiError;
-use super::metrics::RouteLabel;
+use super::metrics::{Metrics, RouteLabel};
 use super::path::RawParams;
 use crate::catalog::{Answer, Catalog, Provider, Snapshot};
 
@@ -150,15 +150,18 @@ fn answer<'h>(
 #[derive(Debug, Clone)]
 pub struct Shortcut {
     catalog: Catalog,
+    metrics: Metrics,
     zones: Template<'static>,
     regions: Template<'static>,
 }
 
 impl Shortcut {
-    /// A shortcut to the listings of `catalog`.
-    pub fn new(catalog: Catalog) -> Self {
+    /// A shortcut to the listings of `catalog`, counting its answers in `metrics` (which is
+    /// also how tests see that it answered).
+    pub fn new(catalog: Catalog, metrics: Metrics) -> Self {
         Self {
             catalog,
+            metrics,
             zones: Template::new(LIST_ZONES),
             regions: Template::new(LIST_REGIONS),
         }
@@ -188,6 +191,7 @@ impl Shortcut {
             return None;
         };
         context.matched(route);
+        self.metrics.shortcut_answered();
         Some(answer(
             listing,
             request.headers().get_all(IF_NONE_MATCH),

@@ -174,7 +174,7 @@ pub fn router(state: AppState) -> App {
         .route("/docs", get(docs::index))
         .route("/docs/", get(docs::index))
         .route("/docs/{*file}", get(docs::asset));
-    let shortcut = listings::Shortcut::new(state.catalog.clone());
+    let shortcut = listings::Shortcut::new(state.catalog.clone(), state.metrics.clone());
     assemble(routes, state, Some(shortcut))
 }
 

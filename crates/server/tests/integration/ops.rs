@@ -481,6 +481,7 @@ async fn metrics_answer_openmetrics_or_the_text_format_by_accept_and_prometheus_
             ("appzone_http_request_duration_seconds", "histogram"),
             ("appzone_db_pool_connections", "gauge"),
             ("appzone_catalog_version", "gauge"),
+            ("appzone_listing_shortcut_answers", "counter"),
         ];
         let mut found: Vec<(&str, &str)> = families
             .iter()

@@ -380,6 +380,22 @@ impl Resp {
     }
 }
 
+/// How many listings the server at `base` answered past the router (its
+/// `appzone_listing_shortcut_answers_total`).
+pub async fn shortcut_answers(base: &str) -> u64 {
+    let text = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix("appzone_listing_shortcut_answers_total "))
+        .unwrap_or_else(|| panic!("no shortcut counter in:\n{text}"))
+        .parse()
+        .unwrap()
+}
+
 /// Polls `condition` every 50 ms until it holds or `within` passes.
 pub async fn eventually<F, Fut>(within: Duration, mut condition: F) -> bool
 where

@@ -153,6 +153,8 @@ struct Inner {
     deletes: Counter,
     pool: Family<PoolLabels, Gauge>,
     catalog_version: Gauge,
+    /// Listings answered past the router by `listings::Shortcut`.
+    shortcut: ShardedCounter,
     /// Resolved series by method, route and status (`STATUSES`): the families' lookup hashes
     /// the labels and takes a lock, per request and per family.
     series: Box<[OnceLock<Series>]>,
@@ -204,6 +206,13 @@ impl Metrics {
             "Version of the zone catalog being served",
             catalog_version.clone(),
         );
+        let shortcut = ShardedCounter::default();
+        registry.register(
+            "listing_shortcut_answers",
+            "Listings answered past the router (a GET of ids the catalog holds, with a plain \
+             path); the other listings, and every error, went through it",
+            shortcut.clone(),
+        );
         Self(Arc::new(Inner {
             registry,
             requests,
@@ -212,6 +221,7 @@ impl Metrics {
             deletes,
             pool,
             catalog_version,
+            shortcut,
             series: (0..METHODS.len() * ROUTES.len() * STATUSES.len())
                 .map(|_| OnceLock::new())
                 .collect(),
@@ -242,6 +252,11 @@ impl Metrics {
             });
         series.requests.inc();
         series.latency.observe(elapsed);
+    }
+
+    /// Counts one listing answered by the shortcut past the router.
+    pub fn shortcut_answered(&self) {
+        self.0.shortcut.inc();
     }
 
     /// Counts one 429.
@@ -633,6 +648,10 @@ mod tests {
             .replace(
                 " appzone_profiles_deleted ",
                 " appzone_profiles_deleted_total ",
+            )
+            .replace(
+                " appzone_listing_shortcut_answers ",
+                " appzone_listing_shortcut_answers_total ",
             )
             .replace("# EOF\n", "");
         assert_eq!(text, renamed);
