@@ -66,6 +66,11 @@ Options:
 /// appzone generates, so both bodies have the same length.
 const CAPTURE_REQUEST_ID: &str = "01JBENCH000000000000000000";
 const ZONES_PATH: &str = "/api/v1/providers/aws/regions/us-east-1/zones";
+/// The zone listing's route template and the path the runs ask for.
+const ZONES: (&str, &str) = (
+    "/api/v1/providers/{providerId}/regions/{regionId}/zones",
+    ZONES_PATH,
+);
 /// The discovery listings, benchmarked like the zone listing against a baseline of their own.
 const PROVIDERS_PATH: &str = "/api/v1/providers";
 const REGIONS_PATH: &str = "/api/v1/providers/aws/regions";
@@ -414,31 +419,14 @@ fn sqlite_phase(
 
     let appzone = Server::appzone(bins, work, "appzone", &url, None)?;
     let quiet = Server::appzone(bins, work, "appzone-log-warn", &url, Some("warn"))?;
-    let captured = http_get(
-        appzone.addr,
-        ZONES_PATH,
-        &[("X-API-KEY", &key), ("X-Request-Id", CAPTURE_REQUEST_ID)],
-    )?;
-    if captured.status != 200 {
-        return Err(format!(
-            "appzone answered {} to the zone listing: {}",
-            captured.status,
-            String::from_utf8_lossy(&captured.body)
-        ));
-    }
-    let etag = captured
-        .header("etag")
-        .ok_or("appzone's zone listing has no ETag")?
-        .to_owned();
-    let body_file = work.path.join("zones.json");
-    std::fs::write(&body_file, &captured.body)
-        .map_err(|e| format!("cannot write {}: {e}", body_file.display()))?;
+    let captured = capture(&appzone, ZONES_PATH, &key, work)?;
+    let (body_file, etag) = (captured.file.clone(), captured.etag.clone());
     let baseline = Server::baseline(bins, work, &body_file, &etag)?;
     let replayed = http_get(baseline.addr, ZONES_PATH, &[])?;
-    if replayed.body != captured.body {
+    if replayed.body != captured.bytes {
         return Err("the baseline does not answer appzone's bytes".to_owned());
     }
-    report.body_bytes = captured.body.len();
+    report.body_bytes = captured.bytes.len();
 
     let wrk = Wrk {
         dir: &work.path,
@@ -687,7 +675,11 @@ fn capture(
         &[("X-API-KEY", key), ("X-Request-Id", CAPTURE_REQUEST_ID)],
     )?;
     if answer.status != 200 {
-        return Err(format!("appzone answered {} to {path}", answer.status));
+        return Err(format!(
+            "appzone answered {} to {path}: {}",
+            answer.status,
+            String::from_utf8_lossy(&answer.body)
+        ));
     }
     let etag = answer
         .header("etag")
@@ -835,7 +827,7 @@ fn callgrind_counts(
         ];
         let server = match target {
             Target::Baseline => {
-                Server::baseline_under(Some(&wrapper), bins, work, name, body, etag)?
+                Server::baseline_under(Some(&wrapper), bins, work, name, ZONES, body, etag)?
             }
             _ => Server::appzone_under(Some(&wrapper), bins, work, name, url, None)?,
         };
@@ -1106,7 +1098,7 @@ impl Server {
     }
 
     fn baseline(bins: &Binaries, work: &WorkDir, body: &Path, etag: &str) -> Result<Self, String> {
-        Self::baseline_under(None, bins, work, "baseline", body, etag)
+        Self::baseline_under(None, bins, work, "baseline", ZONES, body, etag)
     }
 
     /// A baseline answering `body` on `path` (one of the discovery listings).
@@ -1118,8 +1110,23 @@ impl Server {
         body: &Path,
         etag: &str,
     ) -> Result<Self, String> {
+        Self::baseline_under(None, bins, work, name, (path, path), body, etag)
+    }
+
+    /// The baseline answering `body` on `route` (an axum template, so a parameterized route
+    /// costs the baseline what routing costs), ready when `path` answers; run by `wrapper` (as
+    /// for appzone) if given.
+    fn baseline_under(
+        wrapper: Option<&[String]>,
+        bins: &Binaries,
+        work: &WorkDir,
+        name: &str,
+        (route, path): (&str, &str),
+        body: &Path,
+        etag: &str,
+    ) -> Result<Self, String> {
         let addr = free_port()?;
-        let mut command = wrapped(None, &bins.baseline);
+        let mut command = wrapped(wrapper, &bins.baseline);
         command
             .args(["--listen", &addr.to_string(), "--body-file"])
             .arg(body)
@@ -1129,26 +1136,9 @@ impl Server {
                 "--request-id",
                 CAPTURE_REQUEST_ID,
                 "--path",
-                path,
+                route,
             ]);
         Self::start(command, work, name, addr, path)
-    }
-
-    fn baseline_under(
-        wrapper: Option<&[String]>,
-        bins: &Binaries,
-        work: &WorkDir,
-        name: &str,
-        body: &Path,
-        etag: &str,
-    ) -> Result<Self, String> {
-        let addr = free_port()?;
-        let mut command = wrapped(wrapper, &bins.baseline);
-        command
-            .args(["--listen", &addr.to_string(), "--body-file"])
-            .arg(body)
-            .args(["--etag", etag, "--request-id", CAPTURE_REQUEST_ID]);
-        Self::start(command, work, name, addr, ZONES_PATH)
     }
 
     fn start(

@@ -398,15 +398,15 @@ pub(crate) async fn raw_answer(base: &str, head: &str) -> (String, Vec<String>, 
     (status, headers, body.to_owned())
 }
 
-#[tokio::test]
-async fn the_listing_shortcut_answers_exactly_what_the_router_answers() {
+/// Sends each request head of `cases` to the production application and to the same routes
+/// without the shortcut past the router, asserts byte-identical answers, and returns how many
+/// of them the shortcut answered: its counter, the application's own (the two servers share
+/// the metrics; only one has the shortcut).
+pub(crate) async fn shortcut_parity(app: &TestApp, cases: &[String]) -> u64 {
     use appzone_server::http::{api_routes, router, with_middleware};
     use appzone_server::serve::ServeOptions;
 
-    let app = TestApp::sqlite().await;
     let state = app.service.state.clone();
-    // The production application (with the shortcut past the router), and the same routes
-    // without it: every listing goes through the router and the handler there.
     let (with_shortcut, _stop_a) =
         crate::support::spawn_server(router(state.clone()), ServeOptions::default()).await;
     let (without, _stop_b) = crate::support::spawn_server(
@@ -414,6 +414,24 @@ async fn the_listing_shortcut_answers_exactly_what_the_router_answers() {
         ServeOptions::default(),
     )
     .await;
+    let before = crate::support::shortcut_answers(&with_shortcut).await;
+    for head in cases {
+        let (expected, got) = (
+            raw_answer(&without, head).await,
+            raw_answer(&with_shortcut, head).await,
+        );
+        assert!(
+            expected.0.starts_with("HTTP/1.1 "),
+            "{head:?}: {expected:?}"
+        );
+        assert_eq!(got, expected, "{head:?}");
+    }
+    crate::support::shortcut_answers(&with_shortcut).await - before
+}
+
+#[tokio::test]
+async fn the_listing_shortcut_answers_exactly_what_the_router_answers() {
+    let app = TestApp::sqlite().await;
     let listing = TestApp::zones_path("aws", "us-east-1");
     let etag = app
         .get(&listing, Some(&app.member_key))
@@ -448,24 +466,7 @@ async fn the_listing_shortcut_answers_exactly_what_the_router_answers() {
         format!("GET {listing} HTTP/1.1\r\nX-Request-Id: same-id-on-both\r\n"),
         format!("GET {listing} HTTP/1.1\r\n{key}Content-Length: 999999999\r\n"),
     ];
-    for head in &cases {
-        let (expected, got) = (
-            raw_answer(&without, head).await,
-            raw_answer(&with_shortcut, head).await,
-        );
-        assert!(
-            expected.0.starts_with("HTTP/1.1 "),
-            "{head:?}: {expected:?}"
-        );
-        assert_eq!(got, expected, "{head:?}");
-    }
-
-    // The shortcut answered the first eight (the counter is the application's own), and left
-    // the rest to the router. Both servers share the metrics; only one has the shortcut.
-    let before = crate::support::shortcut_answers(&with_shortcut).await;
-    for head in &cases {
-        raw_answer(&with_shortcut, head).await;
-    }
-    let answered = crate::support::shortcut_answers(&with_shortcut).await - before;
+    // The shortcut answered the first eight, and left the rest to the router.
+    let answered = shortcut_parity(&app, &cases).await;
     assert_eq!(answered, 8, "listings answered by the shortcut");
 }
