@@ -8,7 +8,6 @@
 pub mod file;
 pub mod suggest;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +15,7 @@ use appzone_contract::{ProviderId, ProviderList, RegionList, ZoneList, STATUS_SU
 use arc_swap::ArcSwap;
 use axum::body::Bytes;
 use http::HeaderValue;
+use indexmap::IndexMap;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -123,9 +123,10 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Maps keyed by catalog ids. foldhash rather than SipHash: the keys come from the catalog
-/// (lookups with caller-chosen ids only read), and two lookups per listing are on the hot path.
-pub type IdMap<V> = HashMap<String, V, foldhash::fast::RandomState>;
+/// Maps keyed by catalog ids, in catalog order (what the listings and the suggestions walk).
+/// foldhash rather than SipHash: the keys come from the catalog (lookups with caller-chosen ids
+/// only read), and two lookups per listing are on the hot path.
+pub type IdMap<V> = IndexMap<String, V, foldhash::fast::RandomState>;
 
 /// One immutable version of the catalog.
 #[derive(Debug)]
@@ -134,8 +135,6 @@ pub struct Snapshot {
     pub version: i64,
     /// The provider listing.
     pub providers: Answer,
-    /// Provider ids in catalog order, for suggestions.
-    provider_ids: Vec<String>,
     by_id: IdMap<Provider>,
 }
 
@@ -144,8 +143,6 @@ pub struct Snapshot {
 pub struct Provider {
     /// The provider's region listing.
     pub regions: Answer,
-    /// Region ids in catalog order, for suggestions.
-    region_ids: Vec<String>,
     zones: IdMap<Answer>,
 }
 
@@ -158,7 +155,7 @@ impl Provider {
     /// The provider's region id closest to `typed`, when exactly one is close (see
     /// [`suggest::closest`]).
     pub fn closest_region(&self, typed: &str) -> Option<&str> {
-        suggest::closest(typed, self.region_ids.iter().map(String::as_str))
+        suggest::closest(typed, self.zones.keys().map(String::as_str))
     }
 }
 
@@ -176,7 +173,6 @@ impl Snapshot {
                     .collect();
                 let provider = Provider {
                     regions: Answer::regions(p),
-                    region_ids: p.regions.iter().map(|r| r.id.as_str().to_owned()).collect(),
                     zones,
                 };
                 (p.id.as_str().to_owned(), provider)
@@ -185,11 +181,6 @@ impl Snapshot {
         Self {
             version,
             providers: Answer::providers(catalog),
-            provider_ids: catalog
-                .providers
-                .iter()
-                .map(|p| p.id.as_str().to_owned())
-                .collect(),
             by_id,
         }
     }
@@ -202,7 +193,7 @@ impl Snapshot {
     /// The provider id closest to `typed`, when exactly one is close (see
     /// [`suggest::closest`]).
     pub fn closest_provider(&self, typed: &str) -> Option<&str> {
-        suggest::closest(typed, self.provider_ids.iter().map(String::as_str))
+        suggest::closest(typed, self.by_id.keys().map(String::as_str))
     }
 }
 
