@@ -72,6 +72,16 @@ def expect_error(status: HTTPStatus, parsed: object, want: HTTPStatus, code: str
     return parsed
 
 
+def expect_not_modified(status: HTTPStatus, parsed: object, content: bytes) -> None:
+    """Checks a 304: the status, nothing decoded, no body."""
+    if status != HTTPStatus.NOT_MODIFIED:
+        raise WrongAnswer(f"status {status.value}, want 304")
+    if parsed is not None:
+        raise WrongAnswer(f"304 decoded as {parsed!r}, want None")
+    if content:
+        raise WrongAnswer(f"304 with a body: {content!r}")
+
+
 def step_providers(base_url: str, member_key: str) -> str:
     """Step 0a: a stranger with only the document discovers the provider ids; returns the ETag."""
     with keyed(base_url, member_key) as client:
@@ -102,12 +112,7 @@ def step_providers_not_modified(base_url: str, member_key: str, etag: str) -> No
     """Step 0b: If-None-Match with the ETag of step 0a gives 304, as in step 2."""
     with keyed(base_url, member_key) as client:
         answer = list_providers.sync_detailed(client=client, if_none_match=etag)
-    if answer.status_code != HTTPStatus.NOT_MODIFIED:
-        raise WrongAnswer(f"status {answer.status_code.value}, want 304")
-    if answer.parsed is not None:
-        raise WrongAnswer(f"304 decoded as {answer.parsed!r}, want None")
-    if answer.content:
-        raise WrongAnswer(f"304 with a body: {answer.content!r}")
+    expect_not_modified(answer.status_code, answer.parsed, answer.content)
     print("step 0b ok: 304 not modified (status_code NOT_MODIFIED, parsed None, no exception)")
 
 
@@ -175,12 +180,7 @@ def step_not_modified(base_url: str, member_key: str, etag: str) -> None:
     """
     with keyed(base_url, member_key) as client:
         answer = list_zones.sync_detailed("aws", "us-east-1", client=client, if_none_match=etag)
-    if answer.status_code != HTTPStatus.NOT_MODIFIED:
-        raise WrongAnswer(f"status {answer.status_code.value}, want 304")
-    if answer.parsed is not None:
-        raise WrongAnswer(f"304 decoded as {answer.parsed!r}, want None")
-    if answer.content:
-        raise WrongAnswer(f"304 with a body: {answer.content!r}")
+    expect_not_modified(answer.status_code, answer.parsed, answer.content)
     print("step 2 ok: 304 not modified (status_code NOT_MODIFIED, parsed None, no exception)")
 
 
