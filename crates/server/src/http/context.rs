@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use http::HeaderValue;
 
-use super::metrics::RouteLabel;
+use super::routes::RouteLabel;
 use crate::keys::{Caller, KeyMemo};
 
 /// One client connection, shared by the requests that come over it.

@@ -14,7 +14,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use appzone_contract::paths::{Template, LIST_PROVIDERS, LIST_REGIONS, LIST_ZONES};
+use appzone_contract::paths::{LIST_PROVIDERS, LIST_REGIONS};
 use appzone_contract::{ErrorCode, IdError, ProviderId, RegionId};
 use axum::body::Body;
 use axum::extract::{FromRequestParts, Request, State};
@@ -27,8 +27,9 @@ use http::{HeaderValue, Method, StatusCode};
 use super::conditional::matches_etag;
 use super::context::RequestContext;
 use super::error::ApiError;
-use super::metrics::{Metrics, RouteLabel};
+use super::metrics::Metrics;
 use super::path::RawParams;
+use super::routes::{self, RouteLabel};
 use crate::catalog::{Answer, Catalog, Provider, Snapshot};
 
 pub use appzone_contract::openapi::{
@@ -151,20 +152,13 @@ fn answer<'h>(
 pub struct Shortcut {
     catalog: Catalog,
     metrics: Metrics,
-    zones: Template<'static>,
-    regions: Template<'static>,
 }
 
 impl Shortcut {
     /// A shortcut to the listings of `catalog`, counting its answers in `metrics` (which is
     /// also how tests see that it answered).
     pub fn new(catalog: Catalog, metrics: Metrics) -> Self {
-        Self {
-            catalog,
-            metrics,
-            zones: Template::new(LIST_ZONES),
-            regions: Template::new(LIST_REGIONS),
-        }
+        Self { catalog, metrics }
     }
 
     /// The answer, or `None` when the request is one for the router.
@@ -172,23 +166,21 @@ impl Shortcut {
         if request.method() != Method::GET {
             return None;
         }
-        let path = request.uri().path();
+        let found = routes::find(request.uri().path())?;
         let snapshot = self.catalog.snapshot();
-        // The zone listing first: it is the one asked for most.
-        let (route, listing) = if let Some([provider, region]) = self.zones.params::<2>(path) {
-            plain([provider, region])?;
-            let zones = snapshot.provider(provider)?.region(region)?;
-            (RouteLabel::LIST_ZONES, zones)
-        } else if let Some([provider]) = self.regions.params::<1>(path) {
-            plain([provider])?;
-            (
-                RouteLabel::LIST_REGIONS,
-                &snapshot.provider(provider)?.regions,
-            )
-        } else if path == LIST_PROVIDERS {
-            (RouteLabel::LIST_PROVIDERS, &snapshot.providers)
-        } else {
-            return None;
+        let (route, listing) = match found.route {
+            RouteLabel::LIST_ZONES => {
+                let [provider, region] = plain(found.params()?)?;
+                let zones = snapshot.provider(provider)?.region(region)?;
+                (RouteLabel::LIST_ZONES, zones)
+            }
+            RouteLabel::LIST_REGIONS => {
+                let [provider] = plain(found.params()?)?;
+                let regions = &snapshot.provider(provider)?.regions;
+                (RouteLabel::LIST_REGIONS, regions)
+            }
+            RouteLabel::LIST_PROVIDERS => (RouteLabel::LIST_PROVIDERS, &snapshot.providers),
+            _ => return None,
         };
         context.matched(route);
         self.metrics.shortcut_answered();
@@ -200,9 +192,9 @@ impl Shortcut {
     }
 }
 
-/// `Some` when no segment is percent-encoded: the router decodes, and ids never contain `%`.
-fn plain<const N: usize>(segments: [&str; N]) -> Option<()> {
-    (!segments.iter().any(|s| s.contains('%'))).then_some(())
+/// The segments, when none is percent-encoded: the router decodes, and ids never contain `%`.
+fn plain<const N: usize>(segments: [&str; N]) -> Option<[&str; N]> {
+    (!segments.iter().any(|s| s.contains('%'))).then_some(segments)
 }
 
 /// The request's `If-None-Match` values; none (and no allocation) in the usual case.

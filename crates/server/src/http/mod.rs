@@ -29,6 +29,7 @@ pub mod observe;
 pub mod ops;
 pub mod path;
 pub mod profiles;
+pub mod routes;
 pub mod stack;
 
 use std::any::Any;
@@ -229,7 +230,7 @@ const MAX_SUGGESTED_PATH_CHARS: usize = 512;
 /// "no such route", naming the route `path` would be without its trailing slash when there
 /// is one (one of the router's templates, not any path with the slash cut).
 fn not_found_message(path: &str) -> Cow<'static, str> {
-    let Some(without) = path.strip_suffix('/').filter(|p| metrics::is_route(p)) else {
+    let Some(without) = path.strip_suffix('/').filter(|p| routes::is_route(p)) else {
         return Cow::Borrowed("no such route");
     };
     if without.chars().count() > MAX_SUGGESTED_PATH_CHARS {

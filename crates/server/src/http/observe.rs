@@ -14,7 +14,8 @@ use http::{HeaderMap, HeaderValue, Method};
 
 use super::context::RequestContext;
 use super::error::InternalDetail;
-use super::metrics::{Metrics, RouteLabel};
+use super::metrics::Metrics;
+use super::routes::RouteLabel;
 
 /// The caller's `X-Request-Id` when valid, else a fresh ULID.
 pub(super) fn request_id(headers: &HeaderMap) -> HeaderValue {

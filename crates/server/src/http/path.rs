@@ -3,14 +3,15 @@
 //! axum's `Path` extractor answers malformed percent-encoding with its own plain-text 400, but
 //! the contract wants each operation's own JSON answer for a malformed id (400
 //! `invalid_provider`, 404 `profile_not_found`, ...). So this extractor never fails: it takes
-//! the parameters the router already decoded, and when one of them is not UTF-8 it splits the
-//! request path along the matched template (the contract's) itself and marks that segment. The
+//! the parameters the router already decoded, and when one of them is not UTF-8 it takes the
+//! raw parameters from the route table (`routes`, the router's own matcher) and marks that
+//! segment. The
 //! handler validates, with its own error code.
 
 use std::convert::Infallible;
 
-use appzone_contract::paths::{decode_segment, match_template};
-use axum::extract::{FromRequestParts, MatchedPath, RawPathParams};
+use appzone_contract::paths::decode_segment;
+use axum::extract::{FromRequestParts, RawPathParams};
 use http::request::Parts;
 
 /// The route's path parameters in template order.
@@ -39,16 +40,12 @@ impl<S: Send + Sync> FromRequestParts<S> for RawParams {
         if let Ok(params) = RawPathParams::from_request_parts(parts, state).await {
             return Ok(Self::Decoded(params));
         }
-        let segments = parts
-            .extensions
-            .get::<MatchedPath>()
-            .and_then(|template| match_template(template.as_str(), parts.uri.path()))
-            .unwrap_or_default();
-        Ok(Self::Split(
-            segments
-                .into_iter()
+        let segments = super::routes::find(parts.uri.path()).map_or_else(Vec::new, |found| {
+            found
+                .raw_params()
                 .map(|raw| decode_segment(raw).map(|s| s.into_owned()))
-                .collect(),
-        ))
+                .collect()
+        });
+        Ok(Self::Split(segments))
     }
 }

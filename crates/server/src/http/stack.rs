@@ -34,8 +34,9 @@ use tower_http::cors::Cors;
 use super::auth::Auth;
 use super::context::{Connection, RequestContext};
 use super::error::ApiError;
-use super::metrics::{route_label, Metrics};
+use super::metrics::Metrics;
 use super::observe;
+use super::routes;
 use super::HttpConfig;
 
 /// What runs inside the outermost service: authentication and the router, behind CORS when
@@ -158,7 +159,7 @@ impl Bound {
                 }
             }
         };
-        let route = context.route().unwrap_or_else(|| route_label(uri.path()));
+        let route = context.route().unwrap_or_else(|| routes::label(uri.path()));
         observe::finish(&gate.metrics, &method, route, &context, response)
     }
 }

@@ -8,9 +8,6 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use appzone_contract::paths::{
-    matches_template, DELETE_PROFILE, LIST_PROVIDERS, LIST_REGIONS, LIST_ZONES,
-};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::header::{ACCEPT, CONTENT_TYPE, VARY};
@@ -22,81 +19,12 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use super::error::ApiError;
+use super::routes::RouteLabel;
 use crate::catalog::Catalog;
 use crate::storage::Store;
 use sharded::{ShardedCounter, ShardedHistogram};
 
 mod sharded;
-
-/// The route templates metrics and logs may name, and `unmatched` last.
-const ROUTES: [&str; 10] = [
-    LIST_ZONES,
-    DELETE_PROFILE,
-    LIST_PROVIDERS,
-    LIST_REGIONS,
-    "/healthz",
-    "/readyz",
-    "/metrics",
-    "/openapi.json",
-    "/docs",
-    "unmatched",
-];
-const UNMATCHED: usize = ROUTES.len() - 1;
-
-/// The route a request belongs to, for metrics and logs: one of a fixed set of templates, so
-/// callers cannot create label values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RouteLabel(usize);
-
-impl RouteLabel {
-    /// `GET /api/v1/providers/{providerId}/regions/{regionId}/zones`.
-    pub const LIST_ZONES: Self = Self(0);
-    /// `DELETE /api/v1/applications/profiles/{profileId}`.
-    pub const DELETE_PROFILE: Self = Self(1);
-    /// `GET /api/v1/providers`.
-    pub const LIST_PROVIDERS: Self = Self(2);
-    /// `GET /api/v1/providers/{providerId}/regions`.
-    pub const LIST_REGIONS: Self = Self(3);
-
-    /// The route template, or `unmatched`.
-    pub fn as_str(self) -> &'static str {
-        ROUTES[self.0]
-    }
-
-    pub(super) fn index(self) -> usize {
-        self.0
-    }
-
-    pub(super) fn from_index(index: usize) -> Option<Self> {
-        (index < ROUTES.len()).then_some(Self(index))
-    }
-}
-
-/// The route template a request path belongs to, or `unmatched`. Computed from the path with
-/// the contract's templates, so the outermost layer can label requests the router refused.
-pub fn route_label(path: &str) -> RouteLabel {
-    if path == "/docs" || path.starts_with("/docs/") {
-        return RouteLabel(
-            ROUTES
-                .iter()
-                .position(|r| *r == "/docs")
-                .unwrap_or(UNMATCHED),
-        );
-    }
-    let index = ROUTES[..UNMATCHED]
-        .iter()
-        .position(|template| matches_template(template, path))
-        .unwrap_or(UNMATCHED);
-    RouteLabel(index)
-}
-
-/// Whether the router serves `path` itself: it has the shape of one of the route templates
-/// (`/docs` only as itself, not its assets).
-pub fn is_route(path: &str) -> bool {
-    ROUTES[..UNMATCHED]
-        .iter()
-        .any(|template| matches_template(template, path))
-}
 
 const METHODS: [&str; 8] = [
     "GET", "HEAD", "DELETE", "POST", "PUT", "PATCH", "OPTIONS", "OTHER",
@@ -222,7 +150,7 @@ impl Metrics {
             pool,
             catalog_version,
             shortcut,
-            series: (0..METHODS.len() * ROUTES.len() * STATUSES.len())
+            series: (0..METHODS.len() * RouteLabel::ALL.len() * STATUSES.len())
                 .map(|_| OnceLock::new())
                 .collect(),
         }))
@@ -230,10 +158,10 @@ impl Metrics {
 
     /// Counts one answered request.
     pub fn observe(&self, method: &Method, route: RouteLabel, status: u16, elapsed: Duration) {
-        let (method, route) = (method_index(method), route.0);
+        let (method, route_index) = (method_index(method), route.index());
         let labels = || RequestLabels {
             method: METHODS[method],
-            route: ROUTES[route],
+            route: route.as_str(),
             status,
         };
         let Some(slot) = STATUSES.iter().position(|s| *s == status) else {
@@ -242,7 +170,8 @@ impl Metrics {
             self.0.latency.get_or_create(&labels).observe(elapsed);
             return;
         };
-        let series = self.0.series[(method * ROUTES.len() + route) * STATUSES.len() + slot]
+        let series = self.0.series
+            [(method * RouteLabel::ALL.len() + route_index) * STATUSES.len() + slot]
             .get_or_init(|| {
                 let labels = labels();
                 Series {
@@ -504,48 +433,6 @@ pub async fn serve_metrics(
 mod tests {
     use super::*;
 
-    #[test]
-    fn route_labels_name_templates_and_nothing_else() {
-        let cases = [
-            ("/api/v1/providers/aws/regions/us-east-1/zones", LIST_ZONES),
-            ("/api/v1/providers/a%2Fb/regions/r/zones", LIST_ZONES),
-            ("/api/v1/providers//regions/us-east-1/zones", "unmatched"),
-            (
-                "/api/v1/providers/aws/regions/us-east-1/zones/",
-                "unmatched",
-            ),
-            ("/api/v1/providers/aws/regions/us-east-1", "unmatched"),
-            ("/api/v1/providers/", "unmatched"),
-            ("/api/v1/providers", LIST_PROVIDERS),
-            ("/api/v1/providers/aws/regions", LIST_REGIONS),
-            ("/api/v1/providers//regions", "unmatched"),
-            ("/api/v1/providers/aws/regions/", "unmatched"),
-            ("/api/v1/applications/profiles/p1", DELETE_PROFILE),
-            ("/api/v1/applications/profiles/", "unmatched"),
-            ("/api/v1/applications/profiles/p1/x", "unmatched"),
-            ("/healthz", "/healthz"),
-            ("/healthz/", "unmatched"),
-            ("/healthzz", "unmatched"),
-            ("/readyz", "/readyz"),
-            ("/metrics", "/metrics"),
-            ("/openapi.json", "/openapi.json"),
-            ("/docs", "/docs"),
-            ("/docs/", "/docs"),
-            ("/docs/swagger-ui.css", "/docs"),
-            ("/docsx", "unmatched"),
-            ("/", "unmatched"),
-            ("", "unmatched"),
-        ];
-        for (path, expected) in cases {
-            assert_eq!(route_label(path).as_str(), expected, "{path}");
-        }
-        // The labels handlers record name their own templates.
-        assert_eq!(RouteLabel::LIST_ZONES.as_str(), LIST_ZONES);
-        assert_eq!(RouteLabel::DELETE_PROFILE.as_str(), DELETE_PROFILE);
-        assert_eq!(RouteLabel::LIST_PROVIDERS.as_str(), LIST_PROVIDERS);
-        assert_eq!(RouteLabel::LIST_REGIONS.as_str(), LIST_REGIONS);
-    }
-
     fn negotiated(accept: &[&str]) -> Format {
         let mut headers = HeaderMap::new();
         for value in accept {
@@ -671,18 +558,5 @@ mod tests {
             text_004("# HELP a_seconds h\n# TYPE a_seconds gauge\n# UNIT a_seconds seconds\na_seconds 1\n# EOF\n").as_deref(),
             Ok("# HELP a_seconds h\n# TYPE a_seconds gauge\na_seconds 1\n")
         );
-    }
-
-    #[test]
-    fn route_labels_need_no_escaping_in_log_lines() {
-        // The direct request line writes the route between quotes without escaping it.
-        for route in ROUTES {
-            assert!(
-                route
-                    .bytes()
-                    .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\'),
-                "{route}"
-            );
-        }
     }
 }
