@@ -11,17 +11,18 @@
 //! with a notice saying how to install it; under CI (`CI=true`) that fails instead.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
+use anyhow::{bail, Context, Result};
+
 use crate::demo_server::{build_server, DemoServer};
-use crate::process::run_bounded;
+use crate::process::{run_bounded, skip, version};
 
 /// The test bounds itself to 2 minutes; this is the backstop if Node or Chromium hangs.
 const TEST_TIMEOUT: Duration = Duration::from_secs(150);
 
-pub fn run() -> Result<(), String> {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+pub fn run() -> Result<()> {
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
     let mut missing = Vec::new();
     if !Path::new(&chromium).is_file() {
@@ -32,7 +33,7 @@ pub fn run() -> Result<(), String> {
     }
     let tools: Vec<&str> = ["node", "npm"]
         .into_iter()
-        .filter(|tool| version_of(tool, &["--version"]).is_none())
+        .filter(|tool| version(Command::new(tool).arg("--version")).is_none())
         .collect();
     if !tools.is_empty() {
         missing.push(format!(
@@ -41,20 +42,18 @@ pub fn run() -> Result<(), String> {
         ));
     }
     if !missing.is_empty() {
-        let message = format!("browser: SKIPPED ({})", missing.join("; "));
-        if ci {
-            return Err(format!("{message}: required under CI"));
-        }
-        eprintln!("{message}");
-        return Ok(());
+        return skip(&format!("browser: SKIPPED ({})", missing.join("; ")));
     }
 
-    let chromium_version = version_of(&chromium, &["--version"])
-        .ok_or_else(|| format!("`{chromium} --version` failed"))?;
-    crate::run(
-        "npm",
-        &["ci", "--prefix", "tests/browser", "--no-audit", "--no-fund"],
-    )?;
+    let chromium_version = version(Command::new(&chromium).arg("--version"))
+        .with_context(|| format!("`{chromium} --version` failed"))?;
+    crate::process::run(Command::new("npm").args([
+        "ci",
+        "--prefix",
+        "tests/browser",
+        "--no-audit",
+        "--no-fund",
+    ]))?;
     let dir = crate::root().join("tests").join("browser");
     let playwright = installed_version(&dir.join("node_modules/playwright-core/package.json"))?;
     eprintln!("browser: {chromium_version}; playwright-core {playwright}");
@@ -62,14 +61,14 @@ pub fn run() -> Result<(), String> {
     let binary = build_server()?;
     let scratch = std::env::temp_dir().join(format!("appzone-browser-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)
-        .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
-    let result = run_test(&binary, &scratch, &dir, &chromium);
+        .with_context(|| format!("cannot create {}", scratch.display()))?;
+    let result = against_demo_server(&binary, &scratch, &dir, &chromium);
     let _ = std::fs::remove_dir_all(&scratch);
     result
 }
 
 /// Runs the test against a fresh demo server (killed when this returns).
-fn run_test(binary: &Path, scratch: &Path, dir: &Path, chromium: &str) -> Result<(), String> {
+fn against_demo_server(binary: &Path, scratch: &Path, dir: &Path, chromium: &str) -> Result<()> {
     let server = DemoServer::start(binary, &format!("sqlite://{}/demo.db", scratch.display()))?;
     eprintln!("browser: demo server at {}", server.base_url);
     let out_dir = crate::target_dir().join("browser");
@@ -96,32 +95,19 @@ fn run_test(binary: &Path, scratch: &Path, dir: &Path, chromium: &str) -> Result
             );
             Ok(())
         }
-        Err(err) => Err(format!(
-            "browser: the /docs page failed (see the FAIL lines above; {err}); screenshot {}",
+        Err(err) => bail!(
+            "browser: the /docs page failed (see the FAIL lines above; {err:#}); screenshot {}",
             screenshot.display()
-        )),
+        ),
     }
 }
 
-/// The first line `program args` prints on stdout when it succeeds.
-fn version_of(program: &str, args: &[&str]) -> Option<String> {
-    let out = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().next()?.trim();
-    (out.status.success() && !line.is_empty()).then(|| line.to_owned())
-}
-
 /// The `"version"` of an installed package's package.json.
-fn installed_version(manifest: &Path) -> Result<String, String> {
+fn installed_version(manifest: &Path) -> Result<String> {
     let text = std::fs::read_to_string(manifest)
-        .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+        .with_context(|| format!("cannot read {}", manifest.display()))?;
     text.split_once("\"version\"")
         .and_then(|(_, rest)| rest.split('"').nth(1))
         .map(str::to_owned)
-        .ok_or_else(|| format!("no version in {}", manifest.display()))
+        .with_context(|| format!("no version in {}", manifest.display()))
 }

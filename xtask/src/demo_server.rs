@@ -9,13 +9,16 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use anyhow::{anyhow, Context, Result};
+
+use crate::process::{cargo, psql};
+
 /// How long the server may take to print its demo lines.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Builds the server binary (debug profile, locked) and returns its path.
-pub fn build_server() -> Result<PathBuf, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    crate::run(&cargo, &["build", "--locked", "-p", "appzone-server"])?;
+pub fn build_server() -> Result<PathBuf> {
+    crate::process::run(cargo().args(["build", "--locked", "-p", "appzone-server"]))?;
     Ok(crate::target_dir().join("debug").join("appzone-server"))
 }
 
@@ -38,7 +41,7 @@ pub struct DemoServer {
 impl DemoServer {
     /// Starts `serve --demo` on `127.0.0.1:0` over `database_url` (a fresh SQLite file or
     /// PostgreSQL database) and waits for its demo lines.
-    pub fn start(binary: &std::path::Path, database_url: &str) -> Result<Self, String> {
+    pub fn start(binary: &std::path::Path, database_url: &str) -> Result<Self> {
         let mut child = Command::new(binary)
             .args(["serve", "--demo", "--listen", "127.0.0.1:0"])
             .env("APPZONE_DATABASE_URL", database_url)
@@ -47,8 +50,8 @@ impl DemoServer {
             // `serve --demo` prints its keys and curl lines on stderr, with the log.
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-        let stderr = child.stderr.take().ok_or("no stderr from the server")?;
+            .with_context(|| format!("cannot start {}", binary.display()))?;
+        let stderr = child.stderr.take().context("no stderr from the server")?;
         let (tx, rx) = std::sync::mpsc::channel();
         // The server keeps stderr open; read it on a thread so a silent server cannot hang us.
         std::thread::spawn(move || {
@@ -71,9 +74,12 @@ impl DemoServer {
         let mut label = String::new();
         while server.deletable_profile.is_empty() || server.kept_profile.is_empty() {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = rx
-                .recv_timeout(left)
-                .map_err(|_| "the server printed no demo lines within 30 s".to_owned())?;
+            let line = rx.recv_timeout(left).map_err(|_| {
+                anyhow!(
+                    "the server printed no demo lines within {} s",
+                    START_TIMEOUT.as_secs()
+                )
+            })?;
             if let Some(key) = line.strip_prefix("admin key:") {
                 server.admin_key = key.trim().to_owned();
             } else if let Some(key) = line.strip_prefix("member key:") {
@@ -88,7 +94,7 @@ impl DemoServer {
                 let (base, path) = url
                     .find("/api/")
                     .map(|at| url.split_at(at))
-                    .ok_or_else(|| format!("unexpected demo line: {line}"))?;
+                    .with_context(|| format!("unexpected demo line: {line}"))?;
                 server.base_url = base.to_owned();
                 let profile = path.rsplit('/').next().unwrap_or_default().to_owned();
                 if label.starts_with("# 204") {
@@ -127,11 +133,11 @@ pub struct ScratchPostgres {
 
 impl ScratchPostgres {
     /// Creates `appzone_<purpose>_<pid>` on the server of `admin_url`.
-    pub fn create(admin_url: &str, purpose: &str) -> Result<Self, String> {
+    pub fn create(admin_url: &str, purpose: &str) -> Result<Self> {
         let name = format!("appzone_{purpose}_{}", std::process::id());
         let (server, _) = admin_url
             .rsplit_once('/')
-            .ok_or_else(|| format!("not a database URL: {admin_url}"))?;
+            .with_context(|| format!("not a database URL: {admin_url}"))?;
         let scratch = ScratchPostgres {
             admin_url: admin_url.to_owned(),
             url: format!("{server}/{name}"),
@@ -145,26 +151,8 @@ impl ScratchPostgres {
         Ok(scratch)
     }
 
-    fn psql(&self, sql: &str) -> Result<(), String> {
-        let out = Command::new("psql")
-            .args([
-                self.admin_url.as_str(),
-                "-q",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-c",
-                sql,
-            ])
-            .output()
-            .map_err(|e| format!("cannot run psql: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "psql `{sql}` failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        }
+    fn psql(&self, sql: &str) -> Result<()> {
+        psql(&self.admin_url, sql).map(drop)
     }
 }
 

@@ -21,6 +21,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
+use anyhow::{bail, Context, Result};
+
+use crate::process::{self, cargo, output, path_arg, succeeds};
+
 /// The cargo-deny release CI installs.
 const CARGO_DENY: &str = "cargo-deny@0.20.2";
 /// Where cargo-deny looks for a checkout of `https://github.com/rustsec/advisory-db` under the
@@ -30,17 +34,15 @@ const DB_DIR: &str = "target/advisory-dbs/advisory-db-3157b0e258782691";
 const SNAPSHOT: &str = "../shared/advisory-db";
 /// The database cargo-deny fetches (the `db-urls` of deny.toml).
 const ADVISORY_DB_URL: &str = "https://github.com/rustsec/advisory-db";
+/// git over the copied snapshot (thousands of small files).
+const GIT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Runs the supply-chain checks.
-pub fn run() -> Result<(), String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    ensure_cargo_deny(&cargo)?;
-    crate::run(&cargo, &["fetch", "--locked"])?;
-    crate::run(
-        &cargo,
-        &["deny", "--offline", "check", "bans", "licenses", "sources"],
-    )?;
-    advisories(&cargo)
+pub fn run() -> Result<()> {
+    ensure_cargo_deny()?;
+    process::run(cargo().args(["fetch", "--locked"]))?;
+    process::run(cargo().args(["deny", "--offline", "check", "bans", "licenses", "sources"]))?;
+    advisories()
 }
 
 /// Where the advisory check gets the RustSec database from.
@@ -77,18 +79,18 @@ fn advisory_source(
     }
 }
 
-fn advisories(cargo: &str) -> Result<(), String> {
+fn advisories() -> Result<()> {
     let snapshot = std::env::var_os("APPZONE_ADVISORY_DB")
         .map(PathBuf::from)
         .unwrap_or_else(|| crate::root().join(SNAPSHOT));
     let missing = format!(
         "no RustSec snapshot at {} (the README's \"Supply chain\" says how one is made)",
-        crate::process::path_arg(&snapshot)
+        path_arg(&snapshot)
     );
     let source = advisory_source(
         std::env::var("APPZONE_DENY_FETCH").is_ok_and(|v| v == "1"),
         snapshot.join("SNAPSHOT.txt").exists(),
-        std::env::var("CI").is_ok_and(|v| v == "true"),
+        crate::process::under_ci(),
         github_answers,
     );
     match source {
@@ -96,16 +98,16 @@ fn advisories(cargo: &str) -> Result<(), String> {
             let age = prepare_snapshot(&snapshot)?;
             eprintln!(
                 "deny: advisories from the RustSec snapshot in {}, {} days old",
-                crate::process::path_arg(&snapshot),
+                path_arg(&snapshot),
                 age.as_secs() / 86_400
             );
-            crate::run(cargo, &["deny", "--offline", "check", "advisories"])
+            process::run(cargo().args(["deny", "--offline", "check", "advisories"]))
         }
         AdvisorySource::Fetch => {
             eprintln!("deny: fetching the live RustSec database from {ADVISORY_DB_URL}");
-            crate::run(cargo, &["deny", "check", "advisories"])
+            process::run(cargo().args(["deny", "check", "advisories"]))
         }
-        AdvisorySource::Fail => Err(format!("deny: {missing}: required under CI")),
+        AdvisorySource::Fail => bail!("deny: {missing}: required under CI"),
         AdvisorySource::Skip => {
             eprintln!(
                 "\ndeny: SKIPPED the advisory check: {missing}, and {ADVISORY_DB_URL} cannot \
@@ -121,55 +123,52 @@ fn advisories(cargo: &str) -> Result<(), String> {
 /// Whether the advisory database's host answers, within a bound (a machine without a route
 /// there would otherwise wait for git's own, much longer, timeouts).
 fn github_answers() -> bool {
-    let mut probe = Command::new("git");
-    probe
-        .args(["ls-remote", "--quiet", ADVISORY_DB_URL, "HEAD"])
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    crate::process::run_bounded(&mut probe, Duration::from_secs(20)).is_ok()
+    output(
+        Command::new("git")
+            .args(["ls-remote", "--quiet", ADVISORY_DB_URL, "HEAD"])
+            .env("GIT_TERMINAL_PROMPT", "0"),
+        Duration::from_secs(20),
+    )
+    .is_ok_and(|out| out.status.success())
 }
 
-fn ensure_cargo_deny(cargo: &str) -> Result<(), String> {
-    let installed = Command::new(cargo)
-        .args(["deny", "--version"])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if installed {
+fn ensure_cargo_deny() -> Result<()> {
+    if succeeds(cargo().args(["deny", "--version"])) {
         return Ok(());
     }
     eprintln!("deny: cargo-deny is not installed; installing {CARGO_DENY} (a few minutes, once)");
-    crate::run(cargo, &["install", "--locked", CARGO_DENY])
+    process::run(cargo().args(["install", "--locked", CARGO_DENY]))
 }
 
 /// Copies the snapshot into place when it changed; returns its age.
-fn prepare_snapshot(snapshot: &Path) -> Result<Duration, String> {
+fn prepare_snapshot(snapshot: &Path) -> Result<Duration> {
     let root = crate::root();
-    let stamp = std::fs::read_to_string(snapshot.join("SNAPSHOT.txt")).map_err(|e| {
+    let stamp = std::fs::read_to_string(snapshot.join("SNAPSHOT.txt")).with_context(|| {
         format!(
-            "no advisory snapshot at {} ({e}); set APPZONE_DENY_FETCH=1 to fetch the database",
+            "no advisory snapshot at {}; set APPZONE_DENY_FETCH=1 to fetch the database",
             snapshot.display()
         )
     })?;
     let dated = snapshot_time(&stamp)
-        .ok_or_else(|| format!("no (YYYY-MM-DD) date in SNAPSHOT.txt: {stamp:?}"))?;
+        .with_context(|| format!("no (YYYY-MM-DD) date in SNAPSHOT.txt: {stamp:?}"))?;
     let db = root.join(DB_DIR);
     let marker = db.join(".git").join("appzone-snapshot");
     if std::fs::read_to_string(&marker).ok().as_deref() != Some(stamp.as_str()) {
         if db.exists() {
             std::fs::remove_dir_all(&db)
-                .map_err(|e| format!("cannot clear {}: {e}", db.display()))?;
+                .with_context(|| format!("cannot clear {}", db.display()))?;
         }
         copy_dir(snapshot, &db)?;
         make_checkout(&db, &stamp)?;
-        std::fs::write(&marker, &stamp).map_err(|e| format!("{}: {e}", marker.display()))?;
+        std::fs::write(&marker, &stamp)
+            .with_context(|| format!("cannot write {}", marker.display()))?;
     }
     // cargo-deny dates the database by `.git/FETCH_HEAD`: the snapshot's date, not today's.
     let fetch_head = db.join(".git").join("FETCH_HEAD");
     std::fs::write(&fetch_head, "")
         .and_then(|()| std::fs::File::options().write(true).open(&fetch_head))
         .and_then(|file| file.set_modified(dated))
-        .map_err(|e| format!("{}: {e}", fetch_head.display()))?;
+        .with_context(|| format!("cannot date {}", fetch_head.display()))?;
     Ok(SystemTime::now()
         .duration_since(dated)
         .unwrap_or(Duration::ZERO))
@@ -177,7 +176,7 @@ fn prepare_snapshot(snapshot: &Path) -> Result<Duration, String> {
 
 /// A git repository with the snapshot as its one commit, dated like the snapshot. Without git,
 /// a bare `.git` directory is enough for cargo-deny, which only reads `FETCH_HEAD`'s time.
-fn make_checkout(db: &Path, stamp: &str) -> Result<(), String> {
+fn make_checkout(db: &Path, stamp: &str) -> Result<()> {
     let date = stamp
         .split('(')
         .nth(1)
@@ -185,38 +184,41 @@ fn make_checkout(db: &Path, stamp: &str) -> Result<(), String> {
         .map(|d| format!("{d}T00:00:00Z"))
         .unwrap_or_default();
     let git = |args: &[&str]| {
-        Command::new("git")
-            .arg("-C")
-            .arg(db)
-            .args(["-c", "user.name=xtask", "-c", "user.email=xtask@localhost"])
-            .args(args)
-            .env("GIT_AUTHOR_DATE", &date)
-            .env("GIT_COMMITTER_DATE", &date)
-            .output()
-            .is_ok_and(|out| out.status.success())
+        output(
+            Command::new("git")
+                .arg("-C")
+                .arg(db)
+                .args(["-c", "user.name=xtask", "-c", "user.email=xtask@localhost"])
+                .args(args)
+                .env("GIT_AUTHOR_DATE", &date)
+                .env("GIT_COMMITTER_DATE", &date),
+            GIT_TIMEOUT,
+        )
+        .is_ok_and(|out| out.status.success())
     };
     let committed = git(&["init", "-q"])
         && git(&["add", "-A"])
         && git(&["commit", "-q", "--no-gpg-sign", "-m", stamp.trim()]);
     if !committed {
         eprintln!("deny: git unavailable; using the snapshot as a plain directory");
-        std::fs::create_dir_all(db.join(".git")).map_err(|e| format!("{}: {e}", db.display()))?;
+        std::fs::create_dir_all(db.join(".git"))
+            .with_context(|| format!("cannot create {}/.git", db.display()))?;
     }
     Ok(())
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
-    let fail = |path: &PathBuf, e: std::io::Error| format!("copying {}: {e}", path.display());
-    std::fs::create_dir_all(to).map_err(|e| fail(&to.to_path_buf(), e))?;
-    for entry in std::fs::read_dir(from).map_err(|e| fail(&from.to_path_buf(), e))? {
-        let entry = entry.map_err(|e| fail(&from.to_path_buf(), e))?;
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    let copying = |path: &Path| format!("copying {}", path.display());
+    std::fs::create_dir_all(to).with_context(|| copying(to))?;
+    for entry in std::fs::read_dir(from).with_context(|| copying(from))? {
+        let entry = entry.with_context(|| copying(from))?;
         let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        if entry.file_type().map_err(|e| fail(&src, e))?.is_dir() {
+        if entry.file_type().with_context(|| copying(&src))?.is_dir() {
             if entry.file_name() != ".git" {
                 copy_dir(&src, &dst)?;
             }
         } else {
-            std::fs::copy(&src, &dst).map_err(|e| fail(&src, e))?;
+            std::fs::copy(&src, &dst).with_context(|| copying(&src))?;
         }
     }
     Ok(())
@@ -248,33 +250,24 @@ mod tests {
     /// A fresh machine with neither snapshot nor network passes with a notice; CI does not.
     #[test]
     fn advisories_use_the_snapshot_then_the_network_then_skip_except_under_ci() {
-        let unreachable = || false;
-        let reachable = || true;
-        let never_asked = || panic!("no network probe needed");
-        assert_eq!(
-            advisory_source(false, true, true, never_asked),
-            AdvisorySource::Snapshot
-        );
-        assert_eq!(
-            advisory_source(false, true, false, never_asked),
-            AdvisorySource::Snapshot
-        );
-        assert_eq!(
-            advisory_source(false, false, false, reachable),
-            AdvisorySource::Fetch
-        );
-        assert_eq!(
-            advisory_source(false, false, false, unreachable),
-            AdvisorySource::Skip
-        );
-        assert_eq!(
-            advisory_source(false, false, true, never_asked),
-            AdvisorySource::Fail
-        );
-        assert_eq!(
-            advisory_source(true, true, true, never_asked),
-            AdvisorySource::Fetch
-        );
+        use AdvisorySource::{Fail, Fetch, Skip, Snapshot};
+        // (fetch forced, snapshot exists, CI, GitHub answers: None when it must not be asked)
+        let cases = [
+            ((false, true, true, None), Snapshot),
+            ((false, true, false, None), Snapshot),
+            ((false, false, false, Some(true)), Fetch),
+            ((false, false, false, Some(false)), Skip),
+            ((false, false, true, None), Fail),
+            ((true, true, true, None), Fetch),
+        ];
+        for ((forced, snapshot, ci, github), expected) in cases {
+            let answers = || github.unwrap_or_else(|| panic!("no network probe needed"));
+            assert_eq!(
+                advisory_source(forced, snapshot, ci, answers),
+                expected,
+                "{forced} {snapshot} {ci} {github:?}"
+            );
+        }
     }
 
     #[test]

@@ -14,57 +14,92 @@ mod process;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const HELP: &str = "\
-cargo xtask <task>
+use anyhow::{bail, Context, Result};
+use clap::{CommandFactory, Parser, Subcommand};
 
-Tasks:
-  openapi            regenerate openapi.json from the contract crate
-  openapi --check    fail if openapi.json differs from the contract crate
-  lint-spec          lint openapi.json with Redocly CLI and Spectral (OpenAPI and OWASP
-                     rulesets, lint/.spectral.yaml), installed from npm if needed
-  deny               supply-chain checks with cargo-deny (licenses, bans, sources, advisories)
-  clients            generate Python and TypeScript clients from openapi.json and run
-                     their scenario against the real server (needs python3, npm)
-  browser            drive the /docs page in headless Chromium (needs chromium, npm)
-  msrv               check the crates with the oldest Rust each declares (rust-version);
-                     skipped with a notice when that toolchain is not installed
-  bench [ARGS]       load benchmarks against a release build (see BENCHMARKS.md)
-  instructions       the speed guard: instructions per zone listing under callgrind,
-                     appzone against the bare axum route; fails when appzone's are more
-                     (needs valgrind and wrk; skipped with a notice without them)
-  ci                 everything CI runs: fmt, clippy, tests, docs, openapi --check,
-                     instructions, lint-spec, clients, browser, deny, msrv
-";
+use crate::process::{cargo, run};
+
+/// Developer tasks of the appzone workspace.
+///
+/// Tasks shell out to cargo and npx; they never need a running server or database, except the
+/// test suite, which finds PostgreSQL through APPZONE_TEST_POSTGRES_URL when it is set.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    subcommand_value_name = "TASK",
+    subcommand_help_heading = "Tasks"
+)]
+struct Cli {
+    #[command(subcommand)]
+    task: Option<Task>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Regenerate openapi.json from the contract crate
+    Openapi {
+        /// Only check: fail if openapi.json differs from the contract crate
+        #[arg(long)]
+        check: bool,
+    },
+    /// Lint openapi.json with Redocly CLI and Spectral (OpenAPI and OWASP rulesets,
+    /// lint/.spectral.yaml), installed from npm if needed
+    LintSpec,
+    /// Supply-chain checks with cargo-deny (licenses, bans, sources, advisories)
+    Deny,
+    /// Generate Python and TypeScript clients from openapi.json and run their scenario against
+    /// the real server (needs python3, npm)
+    Clients,
+    /// Drive the /docs page in headless Chromium (needs chromium, npm)
+    Browser,
+    /// Check the crates with the oldest Rust each declares (rust-version); skipped with a
+    /// notice when that toolchain is not installed
+    Msrv,
+    /// Load benchmarks against a release build (see BENCHMARKS.md)
+    ///
+    /// Everything runs over 127.0.0.1, driven by wrk. Needs wrk (Debian/Ubuntu: `sudo apt-get
+    /// install -y wrk`) and the sqlite3 CLI; the PostgreSQL delete scenario also needs psql and
+    /// a reachable server. A value given explicitly wins over the defaults of --quick and
+    /// --listing-only.
+    Bench(bench::BenchArgs),
+    /// The speed guard: instructions per zone listing under callgrind, appzone against the bare
+    /// axum route; fails when appzone's are more (needs valgrind and wrk; skipped with a notice
+    /// without them)
+    Instructions,
+    /// Everything CI runs: fmt, clippy, tests, docs, openapi --check, instructions, lint-spec,
+    /// clients, browser, deny, msrv
+    Ci,
+}
 
 /// Redocly CLI version used by `lint-spec`; pinned so the lint result does not change under us.
 const REDOCLY: &str = "@redocly/cli@2.77.0";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let result = match args.as_slice() {
-        ["openapi"] => openapi(false),
-        ["openapi", "--check"] => openapi(true),
-        ["lint-spec"] => lint_spec(),
-        ["deny"] => deny::run(),
-        ["msrv"] => msrv::run(),
-        ["clients"] => clients::run(),
-        ["browser"] => browser::run(),
-        ["bench", rest @ ..] => bench::run(rest),
-        ["instructions"] => bench::instruction_guard(),
-        ["ci"] => ci(),
-        [] | ["help"] | ["--help"] | ["-h"] => {
-            print!("{HELP}");
-            Ok(())
-        }
-        other => Err(format!("unknown task {other:?}\n\n{HELP}")),
+    let result = match Cli::parse().task {
+        None => Cli::command().print_help().context("cannot print the help"),
+        Some(task) => run_task(task),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
+        Err(err) => {
+            eprintln!("error: {err:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn run_task(task: Task) -> Result<()> {
+    match task {
+        Task::Openapi { check } => openapi(check),
+        Task::LintSpec => lint_spec(),
+        Task::Deny => deny::run(),
+        Task::Msrv => msrv::run(),
+        Task::Clients => clients::run(),
+        Task::Browser => browser::run(),
+        Task::Bench(args) => bench::run(args),
+        Task::Instructions => bench::instruction_guard(),
+        Task::Ci => ci(),
     }
 }
 
@@ -75,7 +110,7 @@ pub(crate) fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-fn openapi(check: bool) -> Result<(), String> {
+fn openapi(check: bool) -> Result<()> {
     let path = root().join("openapi.json");
     let fresh = appzone_contract::openapi::document_json();
     let current = std::fs::read_to_string(&path).unwrap_or_default();
@@ -84,13 +119,12 @@ fn openapi(check: bool) -> Result<(), String> {
         return Ok(());
     }
     if check {
-        return Err(
+        bail!(
             "openapi.json is stale: the contract crate changed. Run `cargo xtask openapi` and \
              commit openapi.json."
-                .to_owned(),
         );
     }
-    std::fs::write(&path, fresh).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    std::fs::write(&path, fresh).with_context(|| format!("cannot write {}", path.display()))?;
     println!("wrote {}", path.display());
     Ok(())
 }
@@ -105,128 +139,78 @@ pub(crate) fn target_dir() -> PathBuf {
     }
 }
 
-/// Runs a command in the repository root, echoing it first.
-pub(crate) fn run(program: &str, args: &[&str]) -> Result<(), String> {
-    eprintln!("$ {program} {}", args.join(" "));
-    status_of(&root(), program, args)
-}
-
-/// Like [`run`], in another directory.
-pub(crate) fn run_in(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
-    eprintln!("$ (cd {} && {program} {})", dir.display(), args.join(" "));
-    status_of(dir, program, args)
-}
-
-fn status_of(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .map_err(|e| format!("cannot start {program}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`{program} {}` failed ({status})", args.join(" ")))
-    }
-}
-
-/// Builds the published crates' docs with warnings denied: broken links fail CI.
-fn docs(cargo: &str) -> Result<(), String> {
-    let packages = [
-        "-p",
-        "appzone-contract",
-        "-p",
-        "appzone-server",
-        "-p",
-        "appzone-client",
-    ];
-    eprintln!(
-        "$ RUSTDOCFLAGS='-D warnings' {cargo} doc --no-deps --locked {}",
-        packages.join(" ")
-    );
-    let status = Command::new(cargo)
-        .args(["doc", "--no-deps", "--locked"])
-        .args(packages)
-        .env("RUSTDOCFLAGS", "-D warnings")
-        .current_dir(root())
-        .status()
-        .map_err(|e| format!("cannot start {cargo}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`cargo doc` failed ({status})"))
-    }
-}
-
 /// Lints `openapi.json` with Redocly's recommended rules, then with Spectral's OpenAPI and OWASP
 /// rulesets (`lint/.spectral.yaml`, versions pinned by `lint/package-lock.json`). Any finding
 /// fails.
-fn lint_spec() -> Result<(), String> {
-    run(
-        "npx",
-        &[
-            "--yes",
-            REDOCLY,
-            "lint",
-            "--format",
-            "stylish",
-            "--max-problems",
-            "200",
-            "openapi.json",
-        ],
-    )?;
+fn lint_spec() -> Result<()> {
+    run(Command::new("npx").args([
+        "--yes",
+        REDOCLY,
+        "lint",
+        "--format",
+        "stylish",
+        "--max-problems",
+        "200",
+        "openapi.json",
+    ]))?;
     // Spectral resolves the OWASP ruleset from node_modules beside the ruleset file, so the
     // three files are copied under target/ and installed there (again only when they change).
     let source = root().join("lint");
     let dir = target_dir().join("lint");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut changed = false;
     for file in ["package.json", "package-lock.json", ".spectral.yaml"] {
-        let fresh = std::fs::read(source.join(file))
-            .map_err(|e| format!("cannot read lint/{file}: {e}"))?;
+        let fresh =
+            std::fs::read(source.join(file)).with_context(|| format!("cannot read lint/{file}"))?;
         if std::fs::read(dir.join(file)).ok().as_ref() != Some(&fresh) {
             std::fs::write(dir.join(file), fresh)
-                .map_err(|e| format!("cannot write target/lint/{file}: {e}"))?;
+                .with_context(|| format!("cannot write target/lint/{file}"))?;
             changed = true;
         }
     }
     let spectral = dir.join("node_modules").join(".bin").join("spectral");
     if changed || !spectral.exists() {
-        run_in(&dir, "npm", &["ci", "--no-audit", "--no-fund"])?;
+        run(Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&dir))?;
     }
-    let ruleset = dir.join(".spectral.yaml");
-    run(
-        &spectral.to_string_lossy(),
-        &[
-            "lint",
-            "--ruleset",
-            &ruleset.to_string_lossy(),
+    run(Command::new(&spectral)
+        .arg("lint")
+        .arg("--ruleset")
+        .arg(dir.join(".spectral.yaml"))
+        .args([
             "--fail-severity",
             "hint",
             "--format",
             "text",
             "openapi.json",
-        ],
-    )
+        ]))
 }
 
-fn ci() -> Result<(), String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    run(&cargo, &["fmt", "--all", "--check"])?;
-    run(
-        &cargo,
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )?;
-    test(&cargo)?;
-    docs(&cargo)?;
+fn ci() -> Result<()> {
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--locked",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    test()?;
+    // The published crates' docs with warnings denied: broken links fail CI.
+    run(cargo()
+        .args(["doc", "--no-deps", "--locked"])
+        .args([
+            "-p",
+            "appzone-contract",
+            "-p",
+            "appzone-server",
+            "-p",
+            "appzone-client",
+        ])
+        .env("RUSTDOCFLAGS", "-D warnings"))?;
     openapi(true)?;
     bench::instruction_guard()?;
     lint_spec()?;
@@ -241,22 +225,66 @@ fn ci() -> Result<(), String> {
 /// The workspace's tests. PostgreSQL tests are marked ignored, so a run without PostgreSQL
 /// reports them as ignored rather than as passed; with `APPZONE_TEST_POSTGRES_URL` set they
 /// are selected (`--include-ignored`), and under CI it must be set.
-fn test(cargo: &str) -> Result<(), String> {
+fn test() -> Result<()> {
     let postgres = std::env::var("APPZONE_TEST_POSTGRES_URL").is_ok_and(|url| !url.is_empty());
     if postgres {
-        return run(
-            cargo,
-            &["test", "--workspace", "--locked", "--", "--include-ignored"],
-        );
+        return run(cargo().args(["test", "--workspace", "--locked", "--", "--include-ignored"]));
     }
     let how = "set APPZONE_TEST_POSTGRES_URL to a database the tests may create schemas in, \
                e.g. postgres://postgres@127.0.0.1:5432/test";
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        return Err(format!(
-            "test: the PostgreSQL tests are required under CI: {how}"
-        ));
+    if process::under_ci() {
+        bail!("test: the PostgreSQL tests are required under CI: {how}");
     }
-    run(cargo, &["test", "--workspace", "--locked"])?;
+    run(cargo().args(["test", "--workspace", "--locked"]))?;
     eprintln!("test: SKIPPED the PostgreSQL tests (listed above as ignored): to run them, {how}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The command lines the README, BENCHMARKS.md and `.ci/run` use keep parsing.
+    /// (`crates/server/tests/integration/readme.rs` also reads this list, as `["task"`, to check
+    /// that every task the README names exists.)
+    #[test]
+    fn the_documented_command_lines_parse() {
+        let documented: &[&[&str]] = &[
+            &["ci"],
+            &["openapi"],
+            &["openapi", "--check"],
+            &["lint-spec"],
+            &["clients"],
+            &["browser"],
+            &["msrv"],
+            &["deny"],
+            &["instructions"],
+            &["bench"],
+            &["bench", "--quick"],
+            &["bench", "--listing-only", "--callgrind"],
+            &["bench", "--perf", "--callgrind"],
+            &[
+                "bench",
+                "--rounds",
+                "5",
+                "--duration",
+                "5",
+                "--long-requests",
+                "0",
+                "--no-postgres",
+                "--no-client",
+            ],
+        ];
+        for line in documented {
+            let parsed = Cli::try_parse_from(std::iter::once("xtask").chain(line.iter().copied()));
+            assert!(parsed.is_ok(), "{line:?}: {parsed:?}");
+        }
+        for help in [["help"], ["--help"], ["-h"]] {
+            let err = Cli::try_parse_from(std::iter::once("xtask").chain(help)).unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp, "{help:?}");
+        }
+        assert!(Cli::try_parse_from(["xtask", "no-such-task"]).is_err());
+        Cli::command().debug_assert();
+    }
 }

@@ -8,7 +8,11 @@
 //! A toolchain that is not installed is skipped with a notice saying how to install it; under
 //! CI (`CI=true`) a missing toolchain fails instead, so a declared minimum cannot rot unseen.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
+
+use anyhow::{Context, Result};
+
+use crate::process::{self, skip, succeeds};
 
 /// The crates checked against each manifest's `rust-version`.
 const GROUPS: &[(&str, &[&str])] = &[
@@ -26,60 +30,48 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("crates/server/Cargo.toml", &["-p", "appzone-server"]),
 ];
 
-pub fn run() -> Result<(), String> {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+pub fn run() -> Result<()> {
     for (manifest, packages) in GROUPS {
         let version = rust_version(manifest)?;
         if !installed(&version) {
-            let how = format!("`rustup toolchain install {version} --profile minimal`");
-            if ci {
-                return Err(format!(
-                    "msrv: Rust {version} (rust-version of {manifest}) is not installed; {how}"
-                ));
-            }
-            eprintln!(
-                "msrv: SKIPPED for {manifest}: Rust {version} is not installed (install it with \
-                 {how} to run this check)"
-            );
+            skip(&format!(
+                "msrv: SKIPPED for {manifest}: Rust {version} (its rust-version) is not installed; \
+                 install it with `rustup toolchain install {version} --profile minimal` to run \
+                 this check"
+            ))?;
             continue;
         }
-        let target_dir = crate::target_dir().join(format!("msrv-{version}"));
-        let target_dir = target_dir.to_string_lossy().into_owned();
-        let toolchain = format!("+{version}");
-        let mut args = vec![
-            toolchain.as_str(),
-            "check",
-            "--locked",
-            "--target-dir",
-            &target_dir,
-        ];
-        args.extend_from_slice(packages);
-        crate::run("cargo", &args)?;
+        // rustup's `cargo` proxy, not `$CARGO`: only the proxy reads `+toolchain`.
+        process::run(
+            Command::new("cargo")
+                .arg(format!("+{version}"))
+                .args(["check", "--locked", "--target-dir"])
+                .arg(crate::target_dir().join(format!("msrv-{version}")))
+                .args(*packages),
+        )?;
         eprintln!("msrv: {manifest} builds with Rust {version}");
     }
     Ok(())
 }
 
 /// The `rust-version = "..."` of a manifest (the first one: the package's or the workspace's).
-fn rust_version(manifest: &str) -> Result<String, String> {
+fn rust_version(manifest: &str) -> Result<String> {
     let path = crate::root().join(manifest);
     let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .with_context(|| format!("cannot read {}", path.display()))?;
     text.lines()
         .filter_map(|line| line.trim().strip_prefix("rust-version"))
         .filter_map(|rest| rest.trim_start().strip_prefix('='))
         .map(|value| value.trim().trim_matches('"').to_owned())
         .find(|value| !value.is_empty())
-        .ok_or_else(|| format!("{manifest} declares no rust-version"))
+        .with_context(|| format!("{manifest} declares no rust-version"))
 }
 
 /// Whether rustup has this toolchain (never installs it).
 fn installed(version: &str) -> bool {
-    Command::new("rustup")
-        .args(["run", version, "rustc", "--version"])
-        .env("RUSTUP_AUTO_INSTALL", "0")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
+    succeeds(
+        Command::new("rustup")
+            .args(["run", version, "rustc", "--version"])
+            .env("RUSTUP_AUTO_INSTALL", "0"),
+    )
 }

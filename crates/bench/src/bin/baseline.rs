@@ -1,10 +1,9 @@
 //! `appzone-bench-baseline`: the bare route `cargo xtask bench` compares appzone against.
 //!
 //! One axum route (the zone-listing template, or the path given with `--path`, for the other
-//! listings) that answers the bytes appzone answered (body and
-//! the same response headers, read from files the harness captured from the real server), with
-//! no middleware, no authentication, no lookup and no allocation per request beyond what axum and
-//! hyper do themselves. A request with a matching `If-None-Match` gets the same 304 appzone
+//! listings) that answers the bytes appzone answered (the body the harness captured from the
+//! real server, and the same response headers), with no middleware, no authentication, no lookup
+//! and no allocation per request beyond what axum and hyper do themselves. A request with a matching `If-None-Match` gets the same 304 appzone
 //! gives, so the conditional scenario has a baseline too. Served with `axum::serve` on the same
 //! multi-threaded tokio runtime appzone uses (one worker per core) and with `TCP_NODELAY`, as
 //! appzone sets it.
@@ -15,8 +14,10 @@
 //! ```
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use appzone_contract::headers::REQUEST_ID;
 use appzone_contract::paths::LIST_ZONES;
 use axum::body::Bytes;
@@ -25,72 +26,52 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
 use axum::Router;
-use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH, X_CONTENT_TYPE_OPTIONS};
+use clap::Parser;
+use http::header::{
+    InvalidHeaderValue, CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH, X_CONTENT_TYPE_OPTIONS,
+};
 use http::{HeaderMap, HeaderValue, StatusCode};
 
-const USAGE: &str = "usage: appzone-bench-baseline --listen ADDR --body-file FILE --etag ETAG \
-                     [--request-id ID] [--path ROUTE]";
+/// The bare axum route `cargo xtask bench` compares appzone against: the bytes appzone
+/// answered, replayed with no middleware, authentication or lookup.
+#[derive(Debug, Parser)]
+#[command(name = "appzone-bench-baseline")]
+struct Args {
+    /// Address to listen on
+    #[arg(long, value_name = "ADDR")]
+    listen: SocketAddr,
+
+    /// The body to answer with (captured from appzone)
+    #[arg(long, value_name = "FILE")]
+    body_file: PathBuf,
+
+    /// The ETag to answer with; a request whose If-None-Match matches it gets a 304
+    #[arg(long, value_parser = header_value)]
+    etag: HeaderValue,
+
+    /// The request id to answer with (appzone's answer carries one of the same length)
+    #[arg(
+        long,
+        value_name = "ID",
+        value_parser = header_value,
+        default_value = "01JBASELINE0000000000000000"
+    )]
+    request_id: HeaderValue,
+
+    /// The route served: an axum path template
+    #[arg(long, value_name = "ROUTE", default_value = LIST_ZONES)]
+    path: String,
+}
+
+fn header_value(value: &str) -> Result<HeaderValue, InvalidHeaderValue> {
+    HeaderValue::from_str(value)
+}
 
 #[derive(Clone)]
 struct Answer {
     body: Bytes,
     etag: HeaderValue,
     request_id: HeaderValue,
-}
-
-struct Args {
-    listen: SocketAddr,
-    /// The route served: an axum path template (default: the zone listing's).
-    path: String,
-    answer: Answer,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut listen = None;
-    let mut body = None;
-    let mut etag = None;
-    let mut request_id = HeaderValue::from_static("01JBASELINE0000000000000000");
-    let mut path = LIST_ZONES.to_owned();
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let mut value = || args.next().ok_or(format!("{flag} needs a value\n{USAGE}"));
-        match flag.as_str() {
-            "--listen" => {
-                listen = Some(
-                    value()?
-                        .parse::<SocketAddr>()
-                        .map_err(|e| format!("--listen: {e}"))?,
-                );
-            }
-            "--body-file" => {
-                let path = value()?;
-                let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
-                body = Some(Bytes::from(bytes));
-            }
-            "--etag" => {
-                etag = Some(HeaderValue::from_str(&value()?).map_err(|e| format!("--etag: {e}"))?);
-            }
-            "--request-id" => {
-                request_id =
-                    HeaderValue::from_str(&value()?).map_err(|e| format!("--request-id: {e}"))?;
-            }
-            "--path" => path = value()?,
-            "-h" | "--help" => return Err(USAGE.to_owned()),
-            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
-        }
-    }
-    match (listen, body, etag) {
-        (Some(listen), Some(body), Some(etag)) => Ok(Args {
-            listen,
-            path,
-            answer: Answer {
-                body,
-                etag,
-                request_id,
-            },
-        }),
-        _ => Err(USAGE.to_owned()),
-    }
 }
 
 /// The whole "service": one header comparison, then static bytes.
@@ -128,40 +109,30 @@ async fn zones(State(answer): State<Answer>, headers: HeaderMap) -> Response {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(args) => args,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(2);
-        }
+    // The multi-threaded runtime appzone runs on, one worker per core.
+    appzone_bench::run_to_exit(
+        &mut tokio::runtime::Builder::new_multi_thread(),
+        serve(Args::parse()),
+    )
+}
+
+async fn serve(args: Args) -> anyhow::Result<()> {
+    let body = std::fs::read(&args.body_file)
+        .with_context(|| format!("cannot read {}", args.body_file.display()))?;
+    let answer = Answer {
+        body: Bytes::from(body),
+        etag: args.etag,
+        request_id: args.request_id,
     };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("error: cannot start the runtime: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result: Result<(), String> = runtime.block_on(async move {
-        let app = Router::new()
-            .route(&args.path, get(zones))
-            .with_state(args.answer);
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?
-            .tap_io(|tcp| {
-                let _ = tcp.set_nodelay(true);
-            });
-        eprintln!("appzone-bench-baseline listening on {}", args.listen);
-        axum::serve(listener, app)
-            .await
-            .map_err(|e| format!("serve: {e}"))
-    });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    let app = Router::new()
+        .route(&args.path, get(zones))
+        .with_state(answer);
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?
+        .tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+    eprintln!("appzone-bench-baseline listening on {}", args.listen);
+    axum::serve(listener, app).await.context("serve")
 }

@@ -1,0 +1,119 @@
+//! Instructions per request under valgrind's callgrind: `--callgrind`'s counts, and the speed
+//! guard `cargo xtask instructions` (a step of `cargo xtask ci`) built on them.
+
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+use super::load::{Load, Wrk};
+use super::servers::{capture, Captured, Server};
+use super::{seed, Binaries, WorkDir, ZONES, ZONES_PATH};
+use crate::process::{output, stdout_of, PROBE_TIMEOUT};
+
+/// Seconds of load before the counters are zeroed, and of the counted run.
+const WARMUP_SECONDS: u64 = 3;
+const COUNTED_SECONDS: u64 = 5;
+
+/// `cargo xtask ci`'s speed guard: user-space instructions per zone listing under callgrind,
+/// for appzone and for the bare route serving its bytes, measured the same way in the same
+/// run (`--callgrind`'s counts). Fails when appzone's exceed the bare route's. Deterministic
+/// enough for CI: callgrind counts instructions, not time, whatever else the machine does.
+///
+/// Needs valgrind and wrk: without them it prints a notice and passes, except under CI
+/// (`CI=true`), where a guard that did not run must not look like one that held.
+pub(crate) fn instruction_guard() -> Result<()> {
+    // Whether each starts at all: wrk exits 1 for --version.
+    let missing: Vec<&str> = ["valgrind", "wrk"]
+        .into_iter()
+        .filter(|tool| output(Command::new(tool).arg("--version"), PROBE_TIMEOUT).is_err())
+        .collect();
+    if !missing.is_empty() {
+        return crate::process::skip(&format!(
+            "instructions: SKIPPED the callgrind guard: {} not installed (Debian: `sudo apt-get \
+             install -y valgrind wrk`)",
+            missing.join(" and ")
+        ));
+    }
+    let bins = Binaries::build()?;
+    let work = WorkDir::create(false)?;
+    let url = format!("sqlite://{}", work.path.join("appzone.db").display());
+    let key = seed::org_and_key(&bins, &url)?;
+    let zones = {
+        let appzone = Server::appzone(&bins, &work, "appzone", &url, None)?;
+        capture(&appzone, ZONES_PATH, "zones", &key, &work)?
+    };
+    let wrk = Wrk::new(&work.path, 1, COUNTED_SECONDS);
+    let load = Load::get(8, ZONES_PATH, &[&format!("X-API-KEY: {key}")]);
+    let (appzone, baseline) = callgrind_counts(&bins, &work, &wrk, &url, &zones, &load)?;
+    let verdict = format!(
+        "instructions per zone listing (callgrind, user space): appzone {appzone:.0}, bare axum \
+         route {baseline:.0}: {:.3}x",
+        appzone / baseline
+    );
+    if appzone > baseline {
+        bail!(
+            "{verdict}: appzone exceeds the bare route (BENCHMARKS.md, \"Reproducing the \
+             profiles\", says how to find where)"
+        );
+    }
+    println!("{verdict}: held");
+    Ok(())
+}
+
+/// User-space instructions per listing of appzone (on `url`) and of the baseline (replaying
+/// `zones`), each started again under callgrind: a warm-up, counters zeroed, a counted run of
+/// `load`, counters dumped. Returns (appzone, baseline) instructions per request.
+pub(super) fn callgrind_counts(
+    bins: &Binaries,
+    work: &WorkDir,
+    wrk: &Wrk<'_>,
+    url: &str,
+    zones: &Captured,
+    load: &Load<'_>,
+) -> Result<(f64, f64)> {
+    output(Command::new("valgrind").arg("--version"), PROBE_TIMEOUT)
+        .context("--callgrind needs valgrind (Debian: `apt-get install valgrind`)")?;
+    let mut counts = [0.0; 2];
+    for (slot, name) in counts
+        .iter_mut()
+        .zip(["callgrind-appzone", "callgrind-baseline"])
+    {
+        eprintln!("bench: callgrind: {name}");
+        let out_file = work.path.join(format!("{name}.out"));
+        let bins = bins.under(vec![
+            "valgrind".to_owned(),
+            "--tool=callgrind".to_owned(),
+            format!("--callgrind-out-file={}", out_file.display()),
+        ]);
+        let server = if name == "callgrind-baseline" {
+            Server::baseline(&bins, work, name, ZONES, &zones.file, &zones.etag)?
+        } else {
+            Server::appzone(&bins, work, name, url, None)?
+        };
+        wrk.lasting(WARMUP_SECONDS).run(&server, load)?;
+        callgrind_control("-z", &server)?;
+        let run = wrk.lasting(COUNTED_SECONDS).run(&server, load)?;
+        callgrind_control("-d", &server)?;
+        // The dump after zeroing is the first numbered part: `<out>.1`.
+        let dump = work.path.join(format!("{name}.out.1"));
+        let text = std::fs::read_to_string(&dump)
+            .with_context(|| format!("cannot read {}", dump.display()))?;
+        let total: u64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("summary:"))
+            .and_then(|v| v.trim().parse().ok())
+            .with_context(|| format!("no summary line in {}", dump.display()))?;
+        *slot = total as f64 / run.requests.max(1) as f64;
+    }
+    Ok((counts[0], counts[1]))
+}
+
+/// `callgrind_control <action> PID`: `-z` zeroes the counters, `-d` dumps them.
+fn callgrind_control(action: &str, server: &Server) -> Result<()> {
+    stdout_of(
+        Command::new("callgrind_control").args([action, &server.pid().to_string()]),
+        Duration::from_secs(60),
+    )
+    .map(drop)
+}
