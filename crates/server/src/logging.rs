@@ -1,9 +1,9 @@
 //! Log output: tracing to stderr through small per-thread buffers.
 //!
-//! One `write(2)` per request line cost about 1 µs of the listing's ~14 µs, and a background
-//! writer thread (tracing-appender) cost about 5 µs in cross-core wake-ups; one buffer shared by
-//! all threads cost up to 1 µs more per line on two cores, its lock and its bytes moving
-//! between the cores' caches with every line (BENCHMARKS.md). Here each thread appends its
+//! One `write(2)` per request line is a system call per request; a background writer thread
+//! (tracing-appender) costs a cross-core wake-up per line; one buffer shared by all threads
+//! moves its lock and its bytes between the cores' caches with every line (BENCHMARKS.md has
+//! the measurements). Here each thread appends its
 //! formatted lines to a buffer of its own, and a buffer reaches stderr when it holds 32 KiB,
 //! every 50 ms from a flusher thread, before an operator error is printed, and when the process
 //! ends normally ([`LogGuard`]). The lines of one thread keep their order (its buffer is written
@@ -29,7 +29,7 @@ static REQUEST_LINES: AtomicU8 = AtomicU8::new(THROUGH_TRACING);
 /// As `tracing` events (the JSON format, a test's subscriber, no subscriber yet).
 const THROUGH_TRACING: u8 = 0;
 /// Written by [`request`] itself (the text format, with the filter letting them through):
-/// about 3,000 instructions less per request than an event.
+/// cheaper than an event (BENCHMARKS.md).
 const DIRECT: u8 = 1;
 /// Not written (the text format, with the filter refusing them).
 const FILTERED_OUT: u8 = 2;

@@ -6,8 +6,8 @@
 //!
 //! A listing the catalog holds, asked for with a plain path (no percent-encoding), is answered
 //! by [`Shortcut`] once authentication passed, without the router: axum's router allocates
-//! every path parameter (twice) and its matched path, and the extractors clone them again,
-//! about a fifth of a zone listing's instructions (BENCHMARKS.md). Everything else (other
+//! every path parameter (twice) and its matched path, and the extractors clone them again
+//! (BENCHMARKS.md measures the difference). Everything else (other
 //! methods, encoded or unknown ids, every error) goes through the router to the handlers
 //! below. Both answer with the same function, and a test compares their answers.
 

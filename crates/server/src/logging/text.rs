@@ -1,9 +1,8 @@
 //! The request line, written without a `tracing` event.
 //!
-//! tracing-subscriber's default text format spent about 12,000 instructions per request line
-//! (callgrind), a fifth of the whole listing: a calendar conversion per timestamp, ANSI style
-//! wrappers around every field name even with colours off, and `Debug` formatting of every
-//! string. The line of a request answered without error is formatted here instead, byte for
+//! tracing-subscriber's default text format is the costliest part of a listing's log line
+//! (BENCHMARKS.md): a calendar conversion per timestamp, ANSI style wrappers around every field
+//! name even with colours off, and `Debug` formatting of every string. The line of a request answered without error is formatted here instead, byte for
 //! byte as the default format writes the same event (a test compares the two); every other
 //! event, error lines included, goes through the default format.
 

@@ -1,9 +1,8 @@
 //! The header-read timeout, kept by the connection instead of by hyper.
 //!
 //! hyper's own (`http1().header_read_timeout`) arms a timer for every request head and, when
-//! it is set, makes one more read attempt after every response: about 1,100 instructions per
-//! keep-alive request (callgrind), the largest single item this service added to a listing.
-//! Here nothing is timed per request. A connection's requests count themselves in and out
+//! it is set, makes one more read attempt after every response (BENCHMARKS.md measures it
+//! against this watchdog). Here nothing is timed per request. A connection's requests count themselves in and out
 //! ([`Activity::begin`], in `http/stack.rs`), its socket counts the writes that made progress
 //! ([`Watched`]), and one timer per connection looks every half timeout
 //! ([`cut_off_when_quiet`]): a connection on which nothing moved for a whole timeout while no
@@ -136,15 +135,18 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
 
 #[cfg(test)]
 mod tests {
+    //! On tokio's paused clock: time advances only when every task waits, so each bound below
+    //! is checked exactly, whatever the machine's load.
+
     use super::*;
     use std::net::{IpAddr, Ipv4Addr};
-    use std::time::Instant;
+    use tokio::time::Instant;
 
     fn connection() -> Arc<Connection> {
         Arc::new(Connection::new(IpAddr::V4(Ipv4Addr::LOCALHOST)))
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_quiet_connection_is_cut_off_between_one_and_one_and_a_half_timeouts() {
         let connection = connection();
         let timeout = Duration::from_millis(200);
@@ -154,30 +156,46 @@ mod tests {
         let took = started.elapsed();
         assert!(cut.is_none());
         assert!(took >= timeout, "cut off after {took:?}");
-        assert!(
-            took < timeout * 3 / 2 + Duration::from_millis(100),
-            "{took:?}"
-        );
+        assert!(took <= timeout * 3 / 2, "cut off after {took:?}");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_that_went_quiet_just_after_a_look_lasts_one_and_a_half_timeouts() {
+        // The worst case: the last activity just after the watchdog looked.
+        let connection = connection();
+        let timeout = Duration::from_millis(200);
+        let started = Instant::now();
+        let work = async {
+            tokio::time::sleep(timeout / 2 + Duration::from_millis(1)).await;
+            drop(connection.activity().begin());
+            std::future::pending::<()>().await
+        };
+        let cut = cut_off_when_quiet(work, connection.activity(), timeout).await;
+        let took = started.elapsed();
+        assert!(cut.is_none());
+        let quiet_for = took - (timeout / 2 + Duration::from_millis(1));
+        assert!(quiet_for >= timeout, "quiet for {quiet_for:?}");
+        assert!(quiet_for <= timeout * 3 / 2, "quiet for {quiet_for:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_request_in_flight_keeps_its_connection_however_long_it_takes() {
         let connection = connection();
         let timeout = Duration::from_millis(100);
         let work = async {
             let _busy = connection.activity().begin();
-            tokio::time::sleep(timeout * 5).await;
+            tokio::time::sleep(timeout * 50).await;
             "answered"
         };
         let ended = cut_off_when_quiet(work, connection.activity(), timeout).await;
         assert_eq!(ended, Some("answered"));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn writes_that_progress_keep_a_connection_and_stalled_ones_do_not() {
         let connection = connection();
         let timeout = Duration::from_millis(100);
-        // A client reading its answer slowly: a write gets through every 40 ms, for 500 ms.
+        // A client reading its answer slowly: a write gets through every 40 ms, 12 times.
         let (client, server) = tokio::io::duplex(1);
         let mut socket = Watched::new(server, Arc::clone(&connection));
         let reader = tokio::spawn(async move {
@@ -187,7 +205,7 @@ mod tests {
                 tokio::time::sleep(Duration::from_millis(40)).await;
                 tokio::io::AsyncReadExt::read_exact(&mut client, &mut byte)
                     .await
-                    .unwrap();
+                    .expect("the server writes");
             }
             client // kept open, never read again: the writer stalls
         });
@@ -199,8 +217,48 @@ mod tests {
         let cut = cut_off_when_quiet(writing, connection.activity(), timeout).await;
         let took = started.elapsed();
         assert!(cut.is_none(), "the stalled write ended: {cut:?}");
-        // Not before the slow reader stopped reading (about 480 ms in).
-        assert!(took > Duration::from_millis(450), "cut off after {took:?}");
+        // Not while the reader took a byte every 40 ms (the last at 480 ms); within one and a
+        // half timeouts of that.
+        let last_read = Duration::from_millis(480);
+        assert!(took >= last_read + timeout, "cut off after {took:?}");
+        assert!(
+            took <= last_read + timeout * 3 / 2,
+            "cut off after {took:?}"
+        );
         drop(reader);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn reads_alone_do_not_keep_a_connection() {
+        // A head sent a byte at a time: the server reads, answers nothing, and cuts it off.
+        let connection = connection();
+        let timeout = Duration::from_millis(100);
+        let (client, server) = tokio::io::duplex(64);
+        let mut socket = Watched::new(server, Arc::clone(&connection));
+        let dripper = tokio::spawn(async move {
+            let mut client = client;
+            for byte in b"GET / HTTP/1.1\r\nHost: x\r\n".iter().cycle().take(1000) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                if tokio::io::AsyncWriteExt::write_all(&mut client, &[*byte])
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let reading = async {
+            let mut head = Vec::new();
+            tokio::io::AsyncReadExt::read_to_end(&mut socket, &mut head).await
+        };
+        let started = Instant::now();
+        let cut = cut_off_when_quiet(reading, connection.activity(), timeout).await;
+        assert!(cut.is_none(), "the drip ended first: {cut:?}");
+        assert!(
+            started.elapsed() <= timeout * 3 / 2,
+            "{:?}",
+            started.elapsed()
+        );
+        dripper.abort();
     }
 }
