@@ -16,15 +16,24 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use super::error::ApiError;
 use super::routes::RouteLabel;
 use crate::catalog::Catalog;
 use crate::storage::Store;
-use sharded::{ShardedCounter, ShardedHistogram};
 
-mod sharded;
+
+/// Upper bounds of the latency buckets, in seconds (an `+Inf` bucket follows).
+const LATENCY_BOUNDS_SECONDS: [f64; 16] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0,
+];
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(LATENCY_BOUNDS_SECONDS)
+}
 
 const METHODS: [&str; 8] = [
     "GET", "HEAD", "DELETE", "POST", "PUT", "PATCH", "OPTIONS", "OTHER",
@@ -51,8 +60,8 @@ const STATUSES: [u16; 14] = [
 /// A request series' counter and histogram, resolved once.
 #[derive(Debug)]
 struct Series {
-    requests: ShardedCounter,
-    latency: ShardedHistogram,
+    requests: Counter,
+    latency: Histogram,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -75,14 +84,14 @@ struct PoolLabels {
 #[derive(Debug)]
 struct Inner {
     registry: Registry,
-    requests: Family<RequestLabels, ShardedCounter>,
-    latency: Family<RequestLabels, ShardedHistogram>,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RequestLabels, Histogram, fn() -> Histogram>,
     rate_limited: Family<ScopeLabels, Counter>,
     deletes: Counter,
     pool: Family<PoolLabels, Gauge>,
     catalog_version: Gauge,
     /// Listings answered past the router by `listings::Shortcut`.
-    shortcut: ShardedCounter,
+    shortcut: Counter,
     /// Resolved series by method, route and status (`STATUSES`): the families' lookup hashes
     /// the labels and takes a lock, per request and per family.
     series: Box<[OnceLock<Series>]>,
@@ -102,9 +111,10 @@ impl Metrics {
     /// A fresh registry with every metric registered.
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("appzone");
-        let requests = Family::<RequestLabels, ShardedCounter>::default();
+        let requests = Family::<RequestLabels, Counter>::default();
         registry.register("http_requests", "HTTP requests answered", requests.clone());
-        let latency = Family::<RequestLabels, ShardedHistogram>::default();
+        let latency: Family<RequestLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(latency_histogram);
         registry.register(
             "http_request_duration_seconds",
             "Time to answer, by route and status",
@@ -134,7 +144,7 @@ impl Metrics {
             "Version of the zone catalog being served",
             catalog_version.clone(),
         );
-        let shortcut = ShardedCounter::default();
+        let shortcut = Counter::default();
         registry.register(
             "listing_shortcut_answers",
             "Listings answered past the router (a GET of ids the catalog holds, with a plain \
@@ -167,7 +177,9 @@ impl Metrics {
         let Some(slot) = STATUSES.iter().position(|s| *s == status) else {
             let labels = labels();
             self.0.requests.get_or_create(&labels).inc();
-            self.0.latency.get_or_create(&labels).observe(elapsed);
+            self.0.latency
+                .get_or_create(&labels)
+                .observe(elapsed.as_secs_f64());
             return;
         };
         let series = self.0.series
@@ -180,7 +192,7 @@ impl Metrics {
                 }
             });
         series.requests.inc();
-        series.latency.observe(elapsed);
+        series.latency.observe(elapsed.as_secs_f64());
     }
 
     /// Counts one listing answered by the shortcut past the router.
