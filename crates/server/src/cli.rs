@@ -532,6 +532,6 @@ async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<()> {
         drain_timeout: Duration::from_secs(args.drain_timeout_secs),
         max_header_bytes: args.max_header_bytes,
     };
-    serve(listener, service.router.clone(), shutdown_signal(), options).await;
+    serve(listener, service.app.clone(), shutdown_signal(), options).await;
     Ok(())
 }

@@ -77,12 +77,12 @@ pub async fn prepare(store: &Store) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// A ready service: the router and its background tasks (stopped when this is dropped).
+/// A ready service: the application and its background tasks (stopped when this is dropped).
 #[derive(Debug)]
 pub struct Service {
     /// The application, ready for [`serve::serve`].
-    pub router: http::App,
-    /// The state the router was built with.
+    pub app: http::App,
+    /// The state the application was built with.
     pub state: AppState,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -120,7 +120,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
         config.purge_interval,
     ));
     Ok(Service {
-        router: http::router(state.clone()),
+        app: http::app(state.clone()),
         state,
         tasks: vec![refresher, purger, tokio::spawn(forget_idle_limits(limits))],
     })

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use appzone_client::{Client, Error, ErrorCode, ProfileId, ProviderId, RegionId, RetryPolicy};
 use appzone_contract::headers::{is_valid_request_id, API_KEY, REQUEST_ID};
-use appzone_contract::paths;
+use appzone_contract::{paths, ApiKey};
 use http::{Method, StatusCode};
 
-use crate::support::{client, key, Reply, Server};
+use crate::support::{assert_invalid_argument, assert_invalid_setting, client, key, Reply, Server};
 
 #[tokio::test]
 async fn list_zones_sends_the_contract_request_and_returns_the_list() {
@@ -23,14 +23,20 @@ async fn list_zones_sends_the_contract_request_and_returns_the_list() {
     assert_eq!(zones.message, "2 zones in aws/us-east-1");
     assert_eq!(zones.status, "success");
 
+    let path = paths::list_zones(&"aws".parse().unwrap(), &"us-east-1".parse().unwrap());
+    assert_one_contract_get(&server, &path, &key);
+    assert!(appzone_client::DEFAULT_USER_AGENT.starts_with("appzone-client/"));
+}
+
+/// Asserts `server` received exactly one request: the contract's `GET path`, with `key`, a
+/// valid request id, the client's user agent, and `Accept: application/json`.
+#[track_caller]
+fn assert_one_contract_get(server: &Server, path: &str, key: &ApiKey) {
     let seen = server.seen();
     assert_eq!(seen.len(), 1);
     let request = &seen[0];
     assert_eq!(request.method, Method::GET);
-    assert_eq!(
-        request.path,
-        paths::list_zones(&"aws".parse().unwrap(), &"us-east-1".parse().unwrap())
-    );
+    assert_eq!(request.path, path);
     assert_eq!(request.header(API_KEY.as_str()), Some(key.expose_secret()));
     let request_id = request.header(REQUEST_ID.as_str()).unwrap();
     assert!(is_valid_request_id(request_id), "{request_id}");
@@ -38,7 +44,6 @@ async fn list_zones_sends_the_contract_request_and_returns_the_list() {
         request.header("user-agent"),
         Some(appzone_client::DEFAULT_USER_AGENT)
     );
-    assert!(appzone_client::DEFAULT_USER_AGENT.starts_with("appzone-client/"));
     assert_eq!(request.header("accept"), Some("application/json"));
 }
 
@@ -88,6 +93,12 @@ async fn a_base_url_with_a_path_prefix_is_kept() {
     );
 }
 
+/// Asserts a listing's `id`, `message` and `status` decoded empty: the answer had none.
+#[track_caller]
+fn assert_absent(id: &str, message: &str, status: &str) {
+    assert_eq!((id, message, status), ("", "", ""));
+}
+
 #[tokio::test]
 async fn a_zone_list_missing_id_message_and_status_still_decodes() {
     let server = Server::start(vec![
@@ -101,14 +112,7 @@ async fn a_zone_list_missing_id_message_and_status_still_decodes() {
     let client = client(&server.url(), key());
     let zones = client.list_zones("aws", "us-east-1").await.unwrap();
     assert_eq!(zones.data, ["a", "b"]);
-    assert_eq!(
-        (
-            zones.id.as_str(),
-            zones.message.as_str(),
-            zones.status.as_str()
-        ),
-        ("", "", "")
-    );
+    assert_absent(&zones.id, &zones.message, &zones.status);
     let zones = client.list_zones("aws", "us-east-1").await.unwrap();
     assert!(zones.data.is_empty());
 }
@@ -125,17 +129,7 @@ async fn invalid_provider_or_region_ids_fail_before_any_request() {
         ("aws", ""),
     ] {
         let error = client.list_zones(provider, region).await.unwrap_err();
-        assert!(
-            matches!(error, Error::InvalidArgument { .. }),
-            "{provider}/{region}: {error:?}"
-        );
-        assert_eq!(error.status(), None);
-        assert_eq!(error.request_id(), None);
-        assert!(!error.is_retryable());
-        assert!(
-            error.to_string().starts_with("invalid argument: "),
-            "{error}"
-        );
+        assert_invalid_argument(&error, &format!("{provider}/{region}"));
     }
     let long = "a".repeat(64);
     assert!(client.list_zones(long.as_str(), "r").await.is_err());
@@ -359,46 +353,53 @@ async fn error_answers_without_the_contract_body_keep_the_status_and_quote_the_b
     assert_eq!(server.attempts(), 5);
 }
 
-#[tokio::test]
-async fn an_undecodable_zone_list_is_a_decode_error_with_status_and_excerpt() {
-    let server = Server::start(vec![
+/// Four successful answers that are no listing: an HTML page, an object whose list is named
+/// `field` instead of `data`, a list of numbers, and no body; and their excerpts.
+fn not_listings(field: &str) -> (Vec<Reply>, [String; 4]) {
+    let misnamed = serde_json::json!({ field: ["a"] });
+    let excerpts = [
+        "<html>login page</html>".to_owned(),
+        misnamed.to_string(),
+        "{\"data\":[1,2]}".to_owned(),
+        String::new(),
+    ];
+    let replies = vec![
         Reply::text(200, "text/html", "<html>login page</html>"),
-        Reply::json(200, serde_json::json!({"zones": ["a"]})),
+        Reply::json(200, misnamed),
         Reply::json(200, serde_json::json!({"data": [1, 2]})),
         Reply::status(204),
-    ])
-    .await;
+    ];
+    (replies, excerpts)
+}
+
+/// Asserts `error` is the decode error of a successful answer to a GET, its reason starting
+/// with `reason`, not retryable; returns its body excerpt.
+#[track_caller]
+fn decode_excerpt(error: &Error, reason: &str) -> String {
+    let Error::Decode(decode) = error else {
+        panic!("expected a decode error, got {error:?}");
+    };
+    assert!(decode.status.is_success());
+    assert!(decode.reason.starts_with(reason), "{}", decode.reason);
+    assert!(is_valid_request_id(&decode.request_id));
+    assert!(!error.is_retryable() && !error.is_not_found());
+    assert!(error
+        .to_string()
+        .starts_with("appzone response to GET http://127.0.0.1:"));
+    decode.body_excerpt.clone()
+}
+
+#[tokio::test]
+async fn an_undecodable_zone_list_is_a_decode_error_with_status_and_excerpt() {
+    let (replies, expected) = not_listings("zones");
+    let server = Server::start(replies).await;
     let client = client(&server.url(), key());
     let mut excerpts = Vec::new();
     for _ in 0..4 {
         let error = client.list_zones("aws", "us-east-1").await.unwrap_err();
-        let Error::Decode(decode) = &error else {
-            panic!("expected a decode error, got {error:?}");
-        };
-        let (status, body_excerpt, reason, request_id) = (
-            decode.status,
-            &decode.body_excerpt,
-            &decode.reason,
-            &decode.request_id,
-        );
-        assert!(status.is_success());
-        assert!(reason.starts_with("not a zone list: "), "{reason}");
-        assert!(is_valid_request_id(request_id));
-        assert!(!error.is_retryable() && !error.is_not_found());
-        assert!(error
-            .to_string()
-            .starts_with("appzone response to GET http://127.0.0.1:"));
-        excerpts.push(body_excerpt.clone());
+        excerpts.push(decode_excerpt(&error, "not a zone list: "));
     }
-    assert_eq!(
-        excerpts,
-        [
-            "<html>login page</html>",
-            "{\"zones\":[\"a\"]}",
-            "{\"data\":[1,2]}",
-            ""
-        ]
-    );
+    assert_eq!(excerpts, expected);
     assert_eq!(server.attempts(), 4, "decode errors are not retried");
 }
 
@@ -480,29 +481,11 @@ async fn bad_settings_are_invalid_arguments() {
         "http://h/?q=1",
     ] {
         let error = Client::new(url, &key).unwrap_err();
-        assert!(
-            matches!(
-                error,
-                Error::InvalidArgument {
-                    argument: "base URL",
-                    ..
-                }
-            ),
-            "{url}: {error:?}"
-        );
+        assert_invalid_setting(&error, "base URL", url);
     }
     for bad_key in ["", "   ", "apz_line\nbreak", "apz_\u{7f}"] {
         let error = Client::new("http://127.0.0.1:1", bad_key).unwrap_err();
-        assert!(
-            matches!(
-                error,
-                Error::InvalidArgument {
-                    argument: "API key",
-                    ..
-                }
-            ),
-            "{error:?}"
-        );
+        assert_invalid_setting(&error, "API key", &format!("{bad_key:?}"));
         if !bad_key.trim().is_empty() {
             assert!(
                 !error.to_string().contains(bad_key) && !format!("{error:?}").contains(bad_key)
@@ -556,19 +539,7 @@ async fn list_providers_sends_the_contract_request_and_returns_the_list() {
     assert_eq!(providers.message, "3 providers");
     assert_eq!(providers.status, "success");
 
-    let seen = server.seen();
-    assert_eq!(seen.len(), 1);
-    let request = &seen[0];
-    assert_eq!(request.method, Method::GET);
-    assert_eq!(request.path, paths::LIST_PROVIDERS);
-    assert_eq!(request.header(API_KEY.as_str()), Some(key.expose_secret()));
-    let request_id = request.header(REQUEST_ID.as_str()).unwrap();
-    assert!(is_valid_request_id(request_id), "{request_id}");
-    assert_eq!(
-        request.header("user-agent"),
-        Some(appzone_client::DEFAULT_USER_AGENT)
-    );
-    assert_eq!(request.header("accept"), Some("application/json"));
+    assert_one_contract_get(&server, paths::LIST_PROVIDERS, &key);
 }
 
 #[tokio::test]
@@ -585,16 +556,9 @@ async fn list_regions_sends_the_contract_request_and_returns_the_list() {
     assert_eq!(regions.message, "2 regions in aws");
     assert_eq!(regions.status, "success");
 
-    let seen = server.seen();
-    assert_eq!(seen.len(), 1);
-    let request = &seen[0];
-    assert_eq!(request.method, Method::GET);
-    assert_eq!(request.path, paths::list_regions(&"aws".parse().unwrap()));
-    assert_eq!(request.path, "/api/v1/providers/aws/regions");
-    assert_eq!(request.header(API_KEY.as_str()), Some(key.expose_secret()));
-    let request_id = request.header(REQUEST_ID.as_str()).unwrap();
-    assert!(is_valid_request_id(request_id), "{request_id}");
-    assert_eq!(request.header("accept"), Some("application/json"));
+    let path = paths::list_regions(&"aws".parse().unwrap());
+    assert_eq!(path, "/api/v1/providers/aws/regions");
+    assert_one_contract_get(&server, &path, &key);
 }
 
 #[tokio::test]
@@ -635,24 +599,10 @@ async fn provider_and_region_lists_missing_id_message_and_status_still_decode() 
     let client = client(&server.url(), key());
     let providers = client.list_providers().await.unwrap();
     assert_eq!(providers.data, ["aws", "gcp"]);
-    assert_eq!(
-        (
-            providers.id.as_str(),
-            providers.message.as_str(),
-            providers.status.as_str()
-        ),
-        ("", "", "")
-    );
+    assert_absent(&providers.id, &providers.message, &providers.status);
     let regions = client.list_regions("aws").await.unwrap();
     assert_eq!(regions.data, ["us-east-1"]);
-    assert_eq!(
-        (
-            regions.id.as_str(),
-            regions.message.as_str(),
-            regions.status.as_str()
-        ),
-        ("", "", "")
-    );
+    assert_absent(&regions.id, &regions.message, &regions.status);
     assert!(client.list_regions("aws").await.unwrap().data.is_empty());
 }
 
@@ -663,17 +613,7 @@ async fn list_regions_of_a_malformed_provider_id_fails_before_any_request() {
     let long = "a".repeat(64);
     for provider in ["AWS", "", "a/b", "aws ", "a_b", long.as_str()] {
         let error = client.list_regions(provider).await.unwrap_err();
-        assert!(
-            matches!(error, Error::InvalidArgument { .. }),
-            "{provider:?}: {error:?}"
-        );
-        assert_eq!(error.status(), None);
-        assert_eq!(error.request_id(), None);
-        assert!(!error.is_retryable());
-        assert!(
-            error.to_string().starts_with("invalid argument: "),
-            "{error}"
-        );
+        assert_invalid_argument(&error, &format!("{provider:?}"));
     }
     assert_eq!(server.attempts(), 0);
 }
@@ -749,48 +689,21 @@ async fn listing_errors_carry_status_code_message_and_request_id() {
 
 #[tokio::test]
 async fn undecodable_provider_and_region_lists_are_decode_errors_naming_the_listing() {
-    let server = Server::start(vec![
-        Reply::text(200, "text/html", "<html>login page</html>"),
-        Reply::json(200, serde_json::json!({"providers": ["aws"]})),
-        Reply::json(200, serde_json::json!({"data": [1, 2]})),
-        Reply::status(204),
-    ])
-    .await;
+    let (replies, expected) = not_listings("providers");
+    let server = Server::start(replies).await;
     let client = client(&server.url(), key());
     let mut excerpts = Vec::new();
     for call in 0..4 {
-        let (error, expected) = if call % 2 == 0 {
-            (
-                client.list_providers().await.unwrap_err(),
-                "not a provider list: ",
-            )
+        let excerpt = if call % 2 == 0 {
+            let error = client.list_providers().await.unwrap_err();
+            decode_excerpt(&error, "not a provider list: ")
         } else {
-            (
-                client.list_regions("aws").await.unwrap_err(),
-                "not a region list: ",
-            )
+            let error = client.list_regions("aws").await.unwrap_err();
+            decode_excerpt(&error, "not a region list: ")
         };
-        let Error::Decode(decode) = &error else {
-            panic!("expected a decode error, got {error:?}");
-        };
-        assert!(decode.status.is_success());
-        assert!(decode.reason.starts_with(expected), "{}", decode.reason);
-        assert!(is_valid_request_id(&decode.request_id));
-        assert!(!error.is_retryable() && !error.is_not_found());
-        assert!(error
-            .to_string()
-            .starts_with("appzone response to GET http://127.0.0.1:"));
-        excerpts.push(decode.body_excerpt.clone());
+        excerpts.push(excerpt);
     }
-    assert_eq!(
-        excerpts,
-        [
-            "<html>login page</html>",
-            "{\"providers\":[\"aws\"]}",
-            "{\"data\":[1,2]}",
-            ""
-        ]
-    );
+    assert_eq!(excerpts, expected);
     assert_eq!(server.attempts(), 4, "decode errors are not retried");
 }
 

@@ -2,49 +2,17 @@
 //! server where its exact answers matter.
 
 use std::collections::BTreeSet;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use appzone_client::exit_code;
 use appzone_contract::headers::API_KEY;
-use appzone_contract::{ApiKey, ProviderList, RegionList, ZoneList};
+use appzone_contract::{ProviderList, RegionList, ZoneList};
+use appzone_test_support::TestApp;
 
+use crate::run::{appzone, assert_exit, Run};
 use crate::support::{closed_port, Reply, Server};
 
 const KEY: &str = "apz_AAAAAAAAAAAA_0123456789abcdefghijABCDEFGHIJklmn";
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `appzone` with `args` and only the `APPZONE_*` variables in `env`.
-async fn appzone(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_appzone"));
-    command
-        .args(args)
-        .env_remove("APPZONE_URL")
-        .env_remove("APPZONE_API_KEY")
-        .env("COLUMNS", "100")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let output = tokio::time::timeout(Duration::from_secs(30), command.output())
-        .await
-        .expect("appzone did not finish within 30 s")
-        .unwrap();
-    Run {
-        code: output
-            .status
-            .code()
-            .expect("appzone was killed by a signal"),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
-}
 
 /// Asserts `stderr` is exactly one line per prefix, each starting with its prefix.
 #[track_caller]
@@ -61,32 +29,13 @@ fn assert_lines(stderr: &str, prefixes: &[&str]) {
     assert!(!stderr.contains(KEY), "{stderr}");
 }
 
-/// The real appzone server (`real_server::RealServer`) and its admin key of organization
-/// `acme`, for the answers whose exact text the command line's report is about (no such
-/// route, unknown region).
-struct Appzone {
-    base: String,
-    key: ApiKey,
-    /// Kept alive: dropping it stops the server.
-    _server: crate::real_server::RealServer,
-}
-
-impl Appzone {
-    async fn start() -> Self {
-        let server = crate::real_server::RealServer::start().await;
-        Self {
-            base: server.base.clone(),
-            key: server.admin.clone(),
-            _server: server,
-        }
-    }
-
-    /// Runs `appzone --url <url> <args>` with this server's key in `APPZONE_API_KEY`.
-    async fn run(&self, url: &str, args: &[&str]) -> Run {
-        let mut all = vec!["--url", url];
-        all.extend_from_slice(args);
-        appzone(&all, &[("APPZONE_API_KEY", self.key.expose_secret())]).await
-    }
+/// Runs `appzone --url <url> <args>` with the admin key of `server` (the real appzone server,
+/// for the answers whose exact text the command line's report is about: no such route, unknown
+/// region) in `APPZONE_API_KEY`.
+async fn as_admin(server: &TestApp, url: &str, args: &[&str]) -> Run {
+    let mut all = vec!["--url", url];
+    all.extend_from_slice(args);
+    appzone(&all, &[("APPZONE_API_KEY", &server.admin_key)]).await
 }
 
 /// Runs `appzone --url <server> --api-key KEY <args>`.
@@ -106,7 +55,7 @@ async fn zones_prints_one_zone_per_line() {
     ])])
     .await;
     let run = against(&server, &["zones", "aws", "us-east-1"]).await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     assert_eq!(run.stdout, "us-east-1a\nus-east-1b\nus-east-1c\n");
     assert_eq!(run.stderr, "");
     let seen = server.seen();
@@ -121,7 +70,7 @@ async fn zones_prints_one_zone_per_line() {
 async fn zones_json_prints_the_body() {
     let server = Server::start(vec![Reply::zones(&["a", "b"])]).await;
     let run = against(&server, &["--output", "json", "zones", "aws", "us-east-1"]).await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     assert_eq!(run.stdout.lines().count(), 1);
     let list: ZoneList = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(list.data, ["a", "b"]);
@@ -129,7 +78,7 @@ async fn zones_json_prints_the_body() {
     assert_eq!(list.status, "success");
     // Global options work after the subcommand too.
     let run = against(&server, &["zones", "aws", "us-east-1", "--output", "json"]).await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     assert!(
         run.stdout.starts_with("{\"data\":[\"a\",\"b\"]"),
         "{}",
@@ -155,7 +104,7 @@ async fn profiles_delete_confirms_in_text_and_json() {
         &["profiles", "delete", "prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2"],
     )
     .await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     assert_eq!(
         run.stdout,
         "deleted profile prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2\n"
@@ -171,7 +120,7 @@ async fn profiles_delete_confirms_in_text_and_json() {
         ],
     )
     .await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     let body: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
         body,
@@ -192,7 +141,7 @@ async fn url_and_key_come_from_the_environment() {
         &[("APPZONE_URL", url.as_str()), ("APPZONE_API_KEY", KEY)],
     )
     .await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     assert_eq!(run.stdout, "z1\n");
     assert_eq!(server.seen()[0].header(API_KEY.as_str()), Some(KEY));
 
@@ -291,12 +240,7 @@ async fn api_errors_print_the_code_and_message_then_the_request_id() {
 async fn other_failures_have_their_own_exit_codes() {
     let server = Server::start(vec![Reply::text(200, "text/html", "<html>hi</html>")]).await;
     let run = against(&server, &["zones", "aws", "us-east-1"]).await;
-    assert_eq!(
-        run.code,
-        i32::from(exit_code::UNEXPECTED_ANSWER),
-        "{}",
-        run.stderr
-    );
+    assert_exit(&run, exit_code::UNEXPECTED_ANSWER);
     assert_lines(
         &run.stderr,
         &[
@@ -313,7 +257,7 @@ async fn other_failures_have_their_own_exit_codes() {
     // A proxy's error page: the status decides, the missing body gets the hint.
     let server = Server::start(vec![Reply::text(502, "text/html", "<h1>bad gateway</h1>")]).await;
     let run = against(&server, &["profiles", "delete", "p1"]).await;
-    assert_eq!(run.code, i32::from(exit_code::API), "{}", run.stderr);
+    assert_exit(&run, exit_code::API);
     assert_lines(
         &run.stderr,
         &[
@@ -325,23 +269,13 @@ async fn other_failures_have_their_own_exit_codes() {
     // Refused before sending: malformed ids, a bad URL, no key.
     let server = Server::start(vec![Reply::status(204)]).await;
     let run = against(&server, &["profiles", "delete", "../../etc/passwd"]).await;
-    assert_eq!(
-        run.code,
-        i32::from(exit_code::INVALID_INPUT),
-        "{}",
-        run.stderr
-    );
+    assert_exit(&run, exit_code::INVALID_INPUT);
     assert_eq!(
         run.stderr,
         "error: profile id must start with an ASCII letter or digit, got '.'\n"
     );
     let run = against(&server, &["zones", "AWS", "us-east-1"]).await;
-    assert_eq!(
-        run.code,
-        i32::from(exit_code::INVALID_INPUT),
-        "{}",
-        run.stderr
-    );
+    assert_exit(&run, exit_code::INVALID_INPUT);
     assert_eq!(
         run.stderr,
         "error: provider id must start with a lowercase ASCII letter or digit, got 'A'\n"
@@ -351,24 +285,14 @@ async fn other_failures_have_their_own_exit_codes() {
         &[],
     )
     .await;
-    assert_eq!(
-        run.code,
-        i32::from(exit_code::INVALID_INPUT),
-        "{}",
-        run.stderr
-    );
+    assert_exit(&run, exit_code::INVALID_INPUT);
     assert_eq!(
         run.stderr,
         "error: invalid base URL: relative URL without a base\n"
     );
     let url = server.url();
     let run = appzone(&["--url", url.as_str(), "zones", "aws", "r"], &[]).await;
-    assert_eq!(
-        run.code,
-        i32::from(exit_code::UNAUTHORIZED),
-        "{}",
-        run.stderr
-    );
+    assert_exit(&run, exit_code::UNAUTHORIZED);
     assert_eq!(
         run.stderr,
         "error: no API key: set APPZONE_API_KEY or pass --api-key\n"
@@ -411,7 +335,7 @@ async fn transport_failures_and_timeouts_exit_2() {
         &[],
     )
     .await;
-    assert_eq!(run.code, i32::from(exit_code::TRANSPORT), "{}", run.stderr);
+    assert_exit(&run, exit_code::TRANSPORT);
     // No request id: the request never reached a server, no log holds it.
     assert_lines(
         &run.stderr,
@@ -426,7 +350,7 @@ async fn transport_failures_and_timeouts_exit_2() {
         &["--timeout", "300ms", "zones", "aws", "us-east-1"],
     )
     .await;
-    assert_eq!(run.code, i32::from(exit_code::TRANSPORT), "{}", run.stderr);
+    assert_exit(&run, exit_code::TRANSPORT);
     assert_lines(
         &run.stderr,
         &[
@@ -447,7 +371,7 @@ async fn transport_failures_and_timeouts_exit_2() {
 #[tokio::test]
 async fn help_shows_examples_and_exit_codes_but_not_the_key() {
     let run = appzone(&["--help"], &[("APPZONE_API_KEY", KEY)]).await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     for expected in [
         "Examples:",
         "appzone zones aws us-east-1",
@@ -491,18 +415,13 @@ async fn help_shows_examples_and_exit_codes_but_not_the_key() {
 
 #[tokio::test]
 async fn a_base_url_ending_in_api_v1_gets_a_hint_and_not_the_code_of_a_missing_region() {
-    let server = Appzone::start().await;
+    let server = TestApp::sqlite().await;
     for url in [
         format!("{}/api/v1", server.base),
         format!("{}/api/v1/", server.base),
     ] {
-        let run = server.run(&url, &["zones", "aws", "us-east-1"]).await;
-        assert_eq!(
-            run.code,
-            i32::from(exit_code::UNEXPECTED_ANSWER),
-            "{}",
-            run.stderr
-        );
+        let run = as_admin(&server, &url, &["zones", "aws", "us-east-1"]).await;
+        assert_exit(&run, exit_code::UNEXPECTED_ANSWER);
         assert_eq!(run.stdout, "");
         assert_lines(
             &run.stderr,
@@ -520,18 +439,13 @@ async fn a_base_url_ending_in_api_v1_gets_a_hint_and_not_the_code_of_a_missing_r
         );
     }
     // Another path: the same code, and the hint says what --url should be.
-    let run = server
-        .run(
-            &format!("{}/appzone", server.base),
-            &["zones", "aws", "us-east-1"],
-        )
-        .await;
-    assert_eq!(
-        run.code,
-        i32::from(exit_code::UNEXPECTED_ANSWER),
-        "{}",
-        run.stderr
-    );
+    let run = as_admin(
+        &server,
+        &format!("{}/appzone", server.base),
+        &["zones", "aws", "us-east-1"],
+    )
+    .await;
+    assert_exit(&run, exit_code::UNEXPECTED_ANSWER);
     assert_lines(
         &run.stderr,
         &[
@@ -545,12 +459,10 @@ async fn a_base_url_ending_in_api_v1_gets_a_hint_and_not_the_code_of_a_missing_r
         ],
     );
     // The hint's URL works, and a missing region there has its own code.
-    let run = server
-        .run(&server.base, &["zones", "aws", "us-east-1"])
-        .await;
-    assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
-    let run = server.run(&server.base, &["zones", "aws", "mars-1"]).await;
-    assert_eq!(run.code, i32::from(exit_code::NOT_FOUND), "{}", run.stderr);
+    let run = as_admin(&server, &server.base, &["zones", "aws", "us-east-1"]).await;
+    assert_exit(&run, exit_code::OK);
+    let run = as_admin(&server, &server.base, &["zones", "aws", "mars-1"]).await;
+    assert_exit(&run, exit_code::NOT_FOUND);
 }
 
 #[tokio::test]
@@ -562,12 +474,7 @@ async fn an_html_404_of_another_server_gets_a_hint_and_not_the_code_of_a_missing
         &["profiles", "delete", "p1"],
     ] {
         let run = against(&server, args).await;
-        assert_eq!(
-            run.code,
-            i32::from(exit_code::UNEXPECTED_ANSWER),
-            "{}",
-            run.stderr
-        );
+        assert_exit(&run, exit_code::UNEXPECTED_ANSWER);
         assert_eq!(run.stdout, "");
         assert_lines(
             &run.stderr,
@@ -593,7 +500,7 @@ async fn https_to_a_plain_http_server_gets_a_hint() {
         &[],
     )
     .await;
-    assert_eq!(run.code, i32::from(exit_code::TRANSPORT), "{}", run.stderr);
+    assert_exit(&run, exit_code::TRANSPORT);
     assert_eq!(run.stdout, "");
     assert_lines(
         &run.stderr,
@@ -629,11 +536,9 @@ async fn https_to_a_plain_http_server_gets_a_hint() {
 
 #[tokio::test]
 async fn errors_of_the_real_server_are_the_code_and_message_then_the_request_id() {
-    let server = Appzone::start().await;
-    let run = server
-        .run(&server.base, &["zones", "aws", "us-east-9"])
-        .await;
-    assert_eq!(run.code, i32::from(exit_code::NOT_FOUND), "{}", run.stderr);
+    let server = TestApp::sqlite().await;
+    let run = as_admin(&server, &server.base, &["zones", "aws", "us-east-9"]).await;
+    assert_exit(&run, exit_code::NOT_FOUND);
     assert_eq!(run.stdout, "");
     let (first, rest) = run.stderr.split_once('\n').unwrap();
     assert_eq!(
@@ -648,15 +553,8 @@ async fn errors_of_the_real_server_are_the_code_and_message_then_the_request_id(
     assert_eq!(id.len(), 26, "{id}");
     assert!(id.bytes().all(|b| b.is_ascii_alphanumeric()), "{id}");
 
-    let run = server
-        .run(&server.base, &["zones", "nope", "us-east-1"])
-        .await;
-    assert_eq!(
-        run.code,
-        i32::from(exit_code::INVALID_INPUT),
-        "{}",
-        run.stderr
-    );
+    let run = as_admin(&server, &server.base, &["zones", "nope", "us-east-1"]).await;
+    assert_exit(&run, exit_code::INVALID_INPUT);
     assert_lines(
         &run.stderr,
         &[
@@ -664,13 +562,13 @@ async fn errors_of_the_real_server_are_the_code_and_message_then_the_request_id(
             "request id: ",
         ],
     );
-    let run = server
-        .run(
-            &server.base,
-            &["profiles", "delete", "prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2"],
-        )
-        .await;
-    assert_eq!(run.code, i32::from(exit_code::NOT_FOUND), "{}", run.stderr);
+    let run = as_admin(
+        &server,
+        &server.base,
+        &["profiles", "delete", "prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2"],
+    )
+    .await;
+    assert_exit(&run, exit_code::NOT_FOUND);
     assert_lines(
         &run.stderr,
         &[
@@ -886,7 +784,7 @@ async fn every_row_of_the_exit_code_table_is_exercised() {
 #[tokio::test]
 async fn the_help_and_the_readme_show_the_exit_code_table() {
     let run = appzone(&["--help"], &[]).await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     let section: Vec<&str> = run
         .stdout
         .lines()
@@ -961,7 +859,7 @@ async fn usage_does_not_claim_the_api_key_is_required_when_the_environment_has_i
         ),
     ] {
         let run = appzone(args, &env).await;
-        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_exit(&run, exit_code::OK);
         assert!(
             run.stdout.lines().any(|line| line == usage),
             "{args:?}: expected {usage:?}:\n{}",
@@ -976,12 +874,12 @@ async fn usage_does_not_claim_the_api_key_is_required_when_the_environment_has_i
 async fn providers_prints_one_provider_per_line_and_json_prints_the_body() {
     let server = Server::start(vec![Reply::providers(&["aws", "gcp", "azure"])]).await;
     let run = against(&server, &["providers"]).await;
-    assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     assert_eq!(run.stdout, "aws\ngcp\nazure\n");
     assert_eq!(run.stderr, "");
 
     let run = against(&server, &["--output", "json", "providers"]).await;
-    assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
     let list: ProviderList = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(list.data, ["aws", "gcp", "azure"]);
@@ -1002,12 +900,12 @@ async fn providers_prints_one_provider_per_line_and_json_prints_the_body() {
 async fn regions_prints_one_region_per_line_and_json_prints_the_body() {
     let server = Server::start(vec![Reply::regions(&["af-south-1", "us-east-1"])]).await;
     let run = against(&server, &["regions", "aws"]).await;
-    assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     assert_eq!(run.stdout, "af-south-1\nus-east-1\n");
     assert_eq!(run.stderr, "");
 
     let run = against(&server, &["regions", "aws", "--output", "json"]).await;
-    assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
     let list: RegionList = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(list.data, ["af-south-1", "us-east-1"]);
@@ -1079,12 +977,7 @@ async fn listing_errors_exit_with_the_codes_of_zones() {
     // An answer that is not a listing: the base URL is probably wrong.
     let server = Server::start(vec![Reply::text(200, "text/html", "<html>hi</html>")]).await;
     let run = against(&server, &["providers"]).await;
-    assert_eq!(
-        run.code,
-        i32::from(exit_code::UNEXPECTED_ANSWER),
-        "{}",
-        run.stderr
-    );
+    assert_exit(&run, exit_code::UNEXPECTED_ANSWER);
     assert_lines(
         &run.stderr,
         &[
@@ -1099,12 +992,7 @@ async fn listing_errors_exit_with_the_codes_of_zones() {
 async fn regions_of_a_malformed_provider_is_refused_locally_with_invalid_input() {
     let server = Server::start(vec![Reply::regions(&["r"])]).await;
     let run = against(&server, &["regions", "A"]).await;
-    assert_eq!(
-        run.code,
-        i32::from(exit_code::INVALID_INPUT),
-        "{}",
-        run.stderr
-    );
+    assert_exit(&run, exit_code::INVALID_INPUT);
     assert_eq!(run.stdout, "");
     assert_eq!(
         run.stderr,
@@ -1139,14 +1027,9 @@ async fn regions_of_a_malformed_provider_is_refused_locally_with_invalid_input()
 
 #[tokio::test]
 async fn regions_of_an_unknown_provider_of_the_real_server_exit_invalid_input_with_its_message() {
-    let server = Appzone::start().await;
-    let run = server.run(&server.base, &["regions", "nope"]).await;
-    assert_eq!(
-        run.code,
-        i32::from(exit_code::INVALID_INPUT),
-        "{}",
-        run.stderr
-    );
+    let server = TestApp::sqlite().await;
+    let run = as_admin(&server, &server.base, &["regions", "nope"]).await;
+    assert_exit(&run, exit_code::INVALID_INPUT);
     assert_eq!(run.stdout, "");
     let (first, rest) = run.stderr.split_once('\n').unwrap();
     assert_eq!(
@@ -1159,13 +1042,8 @@ async fn regions_of_an_unknown_provider_of_the_real_server_exit_invalid_input_wi
         .unwrap_or_else(|| panic!("{}", run.stderr));
     assert_eq!(id.len(), 26, "{id}");
 
-    let run = server.run(&server.base, &["regions", "awz"]).await;
-    assert_eq!(
-        run.code,
-        i32::from(exit_code::INVALID_INPUT),
-        "{}",
-        run.stderr
-    );
+    let run = as_admin(&server, &server.base, &["regions", "awz"]).await;
+    assert_exit(&run, exit_code::INVALID_INPUT);
     assert_lines(
         &run.stderr,
         &[
@@ -1174,22 +1052,22 @@ async fn regions_of_an_unknown_provider_of_the_real_server_exit_invalid_input_wi
         ],
     );
     // The listing the message points at works, and so does the provider it names.
-    let run = server.run(&server.base, &["providers"]).await;
-    assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+    let run = as_admin(&server, &server.base, &["providers"]).await;
+    assert_exit(&run, exit_code::OK);
     assert!(
         run.stdout.starts_with("aws\ngcp\nazure\n"),
         "{}",
         run.stdout
     );
-    let run = server.run(&server.base, &["regions", "aws"]).await;
-    assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+    let run = as_admin(&server, &server.base, &["regions", "aws"]).await;
+    assert_exit(&run, exit_code::OK);
     assert!(run.stdout.starts_with("af-south-1\n"), "{}", run.stdout);
 }
 
 #[tokio::test]
 async fn help_shows_the_listing_commands() {
     let run = appzone(&["--help"], &[]).await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_exit(&run, exit_code::OK);
     for expected in [
         "  providers  ",
         "  regions    ",
@@ -1214,7 +1092,7 @@ async fn help_shows_the_listing_commands() {
         ),
     ] {
         let run = appzone(args, &[]).await;
-        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_exit(&run, exit_code::OK);
         assert!(
             run.stdout.lines().any(|line| line == usage),
             "{args:?}: expected {usage:?}:\n{}",

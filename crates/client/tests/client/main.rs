@@ -1,7 +1,8 @@
 //! The client's test suite, one binary: calls and errors (`api`), the retry matrix and timeouts
-//! (`retries`), key redaction (`secrets`) and the `appzone` command line (`cli`), all against a
-//! scripted server on 127.0.0.1 (`support`); and end to end against the real `appzone-server`
-//! started in-process over a fresh SQLite database (`real_server`).
+//! (`retries`), key redaction (`secrets`) and the `appzone` command line (`cli`, run as a child
+//! process by `run`), all against a scripted server on 127.0.0.1 (`support`); and end to end
+//! against the real `appzone-server` started in-process over a fresh SQLite database by the
+//! server's own test harness, `appzone-test-support` (`real_server`).
 
 // Tests may panic on anything unexpected; that is how they fail.
 #![allow(clippy::unwrap_used)]
@@ -10,5 +11,6 @@ mod api;
 mod cli;
 mod real_server;
 mod retries;
+mod run;
 mod secrets;
 mod support;

@@ -5,23 +5,18 @@
 //! here works around the server: when it breaks the contract, these tests fail.
 
 use std::future::Future;
-use std::process::Stdio;
 use std::time::Duration;
 
-use appzone_client::{
-    exit_code, Client, Error, ErrorCode, ProfileId, ProviderList, RegionList, ZoneList,
-};
+use appzone_client::{exit_code, Client, Error, ErrorCode, ProviderList, RegionList, ZoneList};
 use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
 use appzone_contract::ApiKey;
-use appzone_server::catalog::file::{CatalogFile, ProviderEntry, RegionEntry};
-use appzone_server::model::{OrgId, Role};
-use appzone_server::serve::{serve, ServeOptions};
-use appzone_server::storage::{PoolSettings, Store};
-use appzone_server::{Service, ServiceConfig};
+use appzone_test_support::TestApp;
 use http::StatusCode;
-use tokio::sync::oneshot;
 
-use crate::support::{closed_port, fast_retries};
+use crate::run::{appzone, assert_exit, Run};
+use crate::support::{
+    assert_invalid_argument, assert_invalid_setting, client, closed_port, fast_retries,
+};
 
 /// The longest any test here may take, server start included.
 const TEST_BOUND: Duration = Duration::from_secs(60);
@@ -40,108 +35,15 @@ const US_EAST_1: [&str; 6] = [
 const NEVER_CREATED: &str = "prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2";
 
 /// Runs a test body, failing it when it takes longer than [`TEST_BOUND`].
+///
+/// Each test starts its own server: `TestApp::sqlite()`, the server's own test fixture (see
+/// `appzone-test-support`): organization `acme` (an admin key, a member key, a revoked admin
+/// key, two profiles) and organization `globex` (an admin key, one profile); the built-in
+/// catalog plus provider `acme-cloud`, whose region `empty-1` has no zones.
 async fn bounded(test: impl Future<Output = ()>) {
     tokio::time::timeout(TEST_BOUND, test)
         .await
         .expect("the test did not finish within its time bound");
-}
-
-/// The real server on 127.0.0.1:<ephemeral> over a fresh SQLite file, seeded with:
-/// organization `acme` (an admin key, a member key, two profiles) and organization `globex`
-/// (an admin key, one profile). The catalog is the built-in one plus provider `acme-cloud`
-/// whose region `empty-1` has no zones.
-pub(crate) struct RealServer {
-    pub(crate) base: String,
-    store: Store,
-    pub(crate) admin: ApiKey,
-    member: ApiKey,
-    other_admin: ApiKey,
-    profile: ProfileId,
-    profile2: ProfileId,
-    other_profile: ProfileId,
-    shutdown: Option<oneshot::Sender<()>>,
-    /// Kept alive: dropping it stops the background tasks.
-    _service: Service,
-    /// Declared last, so the database outlives the store's users.
-    _dir: tempfile::TempDir,
-}
-
-impl RealServer {
-    pub(crate) async fn start() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
-        let store = Store::connect(&url, &PoolSettings::default())
-            .await
-            .unwrap();
-        appzone_server::prepare(&store).await.unwrap();
-        let mut catalog = CatalogFile::builtin();
-        catalog.providers.push(ProviderEntry {
-            id: "acme-cloud".parse().unwrap(),
-            name: "Acme Cloud".into(),
-            regions: vec![RegionEntry {
-                id: "empty-1".parse().unwrap(),
-                name: "Empty".into(),
-                zones: vec![],
-            }],
-        });
-        store.replace_catalog(&catalog).await.unwrap();
-
-        let acme: OrgId = "acme".parse().unwrap();
-        let globex: OrgId = "globex".parse().unwrap();
-        store.create_org(&acme, "Acme").await.unwrap();
-        store.create_org(&globex, "Globex").await.unwrap();
-        let admin = store.create_key(&acme, Role::Admin, "t").await.unwrap();
-        let member = store.create_key(&acme, Role::Member, "t").await.unwrap();
-        let other_admin = store.create_key(&globex, Role::Admin, "t").await.unwrap();
-        let profile = store.create_profile(&acme, "checkout", None).await.unwrap();
-        let profile2 = store.create_profile(&acme, "billing", None).await.unwrap();
-        let other_profile = store.create_profile(&globex, "theirs", None).await.unwrap();
-
-        let service = appzone_server::service(store.clone(), &ServiceConfig::default())
-            .await
-            .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let (tx, rx) = oneshot::channel::<()>();
-        tokio::spawn(serve(
-            listener,
-            service.router.clone(),
-            async {
-                let _ = rx.await;
-            },
-            ServeOptions::default(),
-        ));
-        Self {
-            base,
-            store,
-            admin,
-            member,
-            other_admin,
-            profile,
-            profile2,
-            other_profile,
-            shutdown: Some(tx),
-            _service: service,
-            _dir: dir,
-        }
-    }
-
-    /// A client of this server with `key`, fast retries and a 5 s timeout per attempt.
-    fn client(&self, key: &ApiKey) -> Client {
-        Client::builder(&self.base, key)
-            .retry_policy(fast_retries())
-            .timeout(Duration::from_secs(5))
-            .build()
-            .unwrap()
-    }
-}
-
-impl Drop for RealServer {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-    }
 }
 
 /// Asserts `error` is the API's answer with `status` and `code`, made in one attempt, and
@@ -177,10 +79,9 @@ fn is_ulid(id: &str) -> bool {
 #[tokio::test]
 async fn list_zones_200_returns_the_zone_list_in_catalog_order_with_the_request_id() {
     bounded(async {
-        let server = RealServer::start().await;
-        for key in [&server.admin, &server.member] {
-            let zones = server
-                .client(key)
+        let server = TestApp::sqlite().await;
+        for key in [&server.admin_key, &server.member_key] {
+            let zones = client(&server.base, key)
                 .list_zones("aws", "us-east-1")
                 .await
                 .unwrap();
@@ -190,7 +91,7 @@ async fn list_zones_200_returns_the_zone_list_in_catalog_order_with_the_request_
             assert!(is_ulid(&zones.id), "{zones:?}");
         }
         // A new request id per call.
-        let client = server.client(&server.admin);
+        let client = client(&server.base, &server.admin_key);
         let a = client.list_zones("aws", "us-east-1").await.unwrap();
         let b = client.list_zones("aws", "us-east-1").await.unwrap();
         assert_ne!(a.id, b.id);
@@ -210,9 +111,8 @@ async fn list_zones_200_returns_the_zone_list_in_catalog_order_with_the_request_
 #[tokio::test]
 async fn list_zones_200_of_a_region_without_zones_is_an_empty_list() {
     bounded(async {
-        let server = RealServer::start().await;
-        let zones = server
-            .client(&server.admin)
+        let server = TestApp::sqlite().await;
+        let zones = client(&server.base, &server.admin_key)
             .list_zones("acme-cloud", "empty-1")
             .await
             .unwrap();
@@ -226,8 +126,8 @@ async fn list_zones_200_of_a_region_without_zones_is_an_empty_list() {
 #[tokio::test]
 async fn list_zones_of_an_unknown_region_is_api_404_region_not_found() {
     bounded(async {
-        let server = RealServer::start().await;
-        let client = server.client(&server.member);
+        let server = TestApp::sqlite().await;
+        let client = client(&server.base, &server.member_key);
         // Unknown anywhere, and known only for another provider.
         for (provider, region) in [("aws", "mars-1"), ("gcp", "us-east-1")] {
             let error = client.list_zones(provider, region).await.unwrap_err();
@@ -242,9 +142,8 @@ async fn list_zones_of_an_unknown_region_is_api_404_region_not_found() {
 #[tokio::test]
 async fn list_zones_of_an_unknown_provider_is_api_400_invalid_provider_without_retry() {
     bounded(async {
-        let server = RealServer::start().await;
-        let error = server
-            .client(&server.admin)
+        let server = TestApp::sqlite().await;
+        let error = client(&server.base, &server.admin_key)
             .list_zones("nope", "us-east-1")
             .await
             .unwrap_err();
@@ -258,8 +157,8 @@ async fn list_zones_of_an_unknown_provider_is_api_400_invalid_provider_without_r
 #[tokio::test]
 async fn list_zones_with_a_malformed_provider_or_region_is_invalid_argument_before_sending() {
     bounded(async {
-        let server = RealServer::start().await;
-        let client = server.client(&server.admin);
+        let server = TestApp::sqlite().await;
+        let client = client(&server.base, &server.admin_key);
         // Sent, these would come back as 400 invalid_provider / invalid_region (Error::Api).
         for (provider, region) in [
             ("AWS", "us-east-1"),
@@ -270,23 +169,15 @@ async fn list_zones_with_a_malformed_provider_or_region_is_invalid_argument_befo
             ("aws", ""),
         ] {
             let error = client.list_zones(provider, region).await.unwrap_err();
-            assert!(
-                matches!(error, Error::InvalidArgument { .. }),
-                "{provider:?}/{region:?}: {error:?}"
-            );
-            assert_eq!(error.status(), None);
-            assert_eq!(error.request_id(), None, "nothing was sent: {error}");
+            assert_invalid_argument(&error, &format!("{provider:?}/{region:?}"));
         }
         // Also when nothing listens: no connection is even tried.
-        let offline = Client::new(format!("http://{}", closed_port().await), &server.admin)
+        let offline = Client::new(format!("http://{}", closed_port().await), &server.admin_key)
             .unwrap()
             .list_zones("AWS", "us-east-1")
             .await
             .unwrap_err();
-        assert!(
-            matches!(offline, Error::InvalidArgument { .. }),
-            "{offline:?}"
-        );
+        assert_invalid_argument(&offline, "offline");
     })
     .await;
 }
@@ -296,34 +187,15 @@ async fn list_zones_with_a_malformed_provider_or_region_is_invalid_argument_befo
 #[tokio::test]
 async fn a_missing_or_blank_api_key_cannot_build_a_client() {
     bounded(async {
-        let server = RealServer::start().await;
+        let server = TestApp::sqlite().await;
         // The server would answer 401 missing_api_key; the client refuses to send such a call.
         for blank in ["", " ", "\t \t"] {
             let error = Client::new(&server.base, blank).unwrap_err();
-            assert!(
-                matches!(
-                    error,
-                    Error::InvalidArgument {
-                        argument: "API key",
-                        ..
-                    }
-                ),
-                "{blank:?}: {error:?}"
-            );
-            assert_eq!(error.request_id(), None);
+            assert_invalid_setting(&error, "API key", &format!("{blank:?}"));
         }
         // A key that cannot go in a header is refused locally too.
         let error = Client::new(&server.base, "apz_x\ny").unwrap_err();
-        assert!(
-            matches!(
-                error,
-                Error::InvalidArgument {
-                    argument: "API key",
-                    ..
-                }
-            ),
-            "{error:?}"
-        );
+        assert_invalid_setting(&error, "API key", "a line break");
     })
     .await;
 }
@@ -331,15 +203,12 @@ async fn a_missing_or_blank_api_key_cannot_build_a_client() {
 #[tokio::test]
 async fn a_wrong_api_key_is_api_401_invalid_api_key_for_both_operations() {
     bounded(async {
-        let server = RealServer::start().await;
+        let server = TestApp::sqlite().await;
         let unknown = ApiKey::generate();
         let wrong_keys = [
             Client::builder(&server.base, &unknown),
             // Malformed: the admin key behind a scheme, and a string of another format.
-            Client::builder(
-                &server.base,
-                format!("Bearer {}", server.admin.expose_secret()),
-            ),
+            Client::builder(&server.base, format!("Bearer {}", server.admin_key)),
             Client::builder(&server.base, "not-an-appzone-key"),
         ];
         for builder in wrong_keys {
@@ -358,7 +227,7 @@ async fn a_wrong_api_key_is_api_401_invalid_api_key_for_both_operations() {
             assert_api(&error, 401, ErrorCode::InvalidApiKey);
         }
         // The 401s deleted nothing.
-        let admin = server.client(&server.admin);
+        let admin = client(&server.base, &server.admin_key);
         admin.delete_profile(&server.profile).await.unwrap();
     })
     .await;
@@ -367,19 +236,8 @@ async fn a_wrong_api_key_is_api_401_invalid_api_key_for_both_operations() {
 #[tokio::test]
 async fn a_revoked_api_key_is_api_401_invalid_api_key() {
     bounded(async {
-        let server = RealServer::start().await;
-        let acme: OrgId = "acme".parse().unwrap();
-        let key = server
-            .store
-            .create_key(&acme, Role::Admin, "revoked")
-            .await
-            .unwrap();
-        server
-            .store
-            .revoke_key(key.key_id().as_str())
-            .await
-            .unwrap();
-        let client = server.client(&key);
+        let server = TestApp::sqlite().await;
+        let client = client(&server.base, &server.revoked_key);
         let error = client.list_zones("aws", "us-east-1").await.unwrap_err();
         assert_api(&error, 401, ErrorCode::InvalidApiKey);
         assert!(error.is_unauthorized(), "{error}");
@@ -394,9 +252,8 @@ async fn a_revoked_api_key_is_api_401_invalid_api_key() {
 #[tokio::test]
 async fn a_member_deleting_its_organizations_profile_is_api_403_forbidden() {
     bounded(async {
-        let server = RealServer::start().await;
-        let error = server
-            .client(&server.member)
+        let server = TestApp::sqlite().await;
+        let error = client(&server.base, &server.member_key)
             .delete_profile(&server.profile)
             .await
             .unwrap_err();
@@ -408,8 +265,7 @@ async fn a_member_deleting_its_organizations_profile_is_api_403_forbidden() {
             "the message tells the caller to contact the organization admin: {message:?}"
         );
         // The profile is still there.
-        server
-            .client(&server.admin)
+        client(&server.base, &server.admin_key)
             .delete_profile(&server.profile)
             .await
             .unwrap();
@@ -420,8 +276,8 @@ async fn a_member_deleting_its_organizations_profile_is_api_403_forbidden() {
 #[tokio::test]
 async fn an_admin_deletes_a_profile_once_then_it_is_api_404_profile_not_found() {
     bounded(async {
-        let server = RealServer::start().await;
-        let admin = server.client(&server.admin);
+        let server = TestApp::sqlite().await;
+        let admin = client(&server.base, &server.admin_key);
         assert!(matches!(
             admin.delete_profile(&server.profile).await,
             Ok(())
@@ -430,8 +286,7 @@ async fn an_admin_deletes_a_profile_once_then_it_is_api_404_profile_not_found() 
         assert_api(&error, 404, ErrorCode::ProfileNotFound);
         assert!(error.is_not_found(), "{error}");
         // A member now gets 404 too, not 403: there is nothing to forbid.
-        let error = server
-            .client(&server.member)
+        let error = client(&server.base, &server.member_key)
             .delete_profile(&server.profile)
             .await
             .unwrap_err();
@@ -445,10 +300,9 @@ async fn an_admin_deletes_a_profile_once_then_it_is_api_404_profile_not_found() 
 #[tokio::test]
 async fn a_never_created_profile_is_api_404_profile_not_found() {
     bounded(async {
-        let server = RealServer::start().await;
-        for key in [&server.admin, &server.member] {
-            let error = server
-                .client(key)
+        let server = TestApp::sqlite().await;
+        for key in [&server.admin_key, &server.member_key] {
+            let error = client(&server.base, key)
                 .delete_profile(NEVER_CREATED)
                 .await
                 .unwrap_err();
@@ -462,11 +316,10 @@ async fn a_never_created_profile_is_api_404_profile_not_found() {
 #[tokio::test]
 async fn another_organizations_profile_is_api_404_profile_not_found() {
     bounded(async {
-        let server = RealServer::start().await;
+        let server = TestApp::sqlite().await;
         // Neither an admin nor a member learns that globex's profile exists.
-        for key in [&server.admin, &server.member] {
-            let error = server
-                .client(key)
+        for key in [&server.admin_key, &server.member_key] {
+            let error = client(&server.base, key)
                 .delete_profile(&server.other_profile)
                 .await
                 .unwrap_err();
@@ -474,8 +327,7 @@ async fn another_organizations_profile_is_api_404_profile_not_found() {
             assert!(error.is_not_found() && !error.is_forbidden(), "{error}");
         }
         // It is still there for its own organization.
-        server
-            .client(&server.other_admin)
+        client(&server.base, &server.other_admin_key)
             .delete_profile(&server.other_profile)
             .await
             .unwrap();
@@ -486,10 +338,10 @@ async fn another_organizations_profile_is_api_404_profile_not_found() {
 #[tokio::test]
 async fn a_malformed_profile_id_is_answered_locally_as_not_found() {
     bounded(async {
-        let server = RealServer::start().await;
-        let client = server.client(&server.admin);
+        let server = TestApp::sqlite().await;
+        let client = client(&server.base, &server.admin_key);
         let offline =
-            Client::new(format!("http://{}", closed_port().await), &server.admin).unwrap();
+            Client::new(format!("http://{}", closed_port().await), &server.admin_key).unwrap();
         let raw = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
             .build()
@@ -519,7 +371,7 @@ async fn a_malformed_profile_id_is_answered_locally_as_not_found() {
                     "{}/api/v1/applications/profiles/{encoded}",
                     server.base
                 ))
-                .header("X-API-KEY", server.admin.expose_secret())
+                .header("X-API-KEY", &server.admin_key)
                 .send()
                 .await
                 .unwrap();
@@ -534,8 +386,8 @@ async fn a_malformed_profile_id_is_answered_locally_as_not_found() {
 #[tokio::test]
 async fn concurrent_deletes_of_one_profile_give_one_ok_and_one_not_found() {
     bounded(async {
-        let server = RealServer::start().await;
-        let admin = server.client(&server.admin);
+        let server = TestApp::sqlite().await;
+        let admin = client(&server.base, &server.admin_key);
         let (a, b) = tokio::join!(
             admin.delete_profile(&server.profile),
             admin.delete_profile(&server.profile)
@@ -554,7 +406,7 @@ async fn concurrent_deletes_of_one_profile_give_one_ok_and_one_not_found() {
 #[tokio::test]
 async fn errors_carry_the_request_id_in_the_servers_format() {
     bounded(async {
-        let server = RealServer::start().await;
+        let server = TestApp::sqlite().await;
         // The server's own ids, for a request that sends none: a ULID.
         let raw = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
@@ -570,9 +422,9 @@ async fn errors_carry_the_request_id_in_the_servers_format() {
         let servers_id = raw.headers()[REQUEST_ID.as_str()].to_str().unwrap();
         assert!(is_ulid(servers_id), "{servers_id}");
 
-        let admin = server.client(&server.admin);
-        let member = server.client(&server.member);
-        let stranger = server.client(&ApiKey::generate());
+        let admin = client(&server.base, &server.admin_key);
+        let member = client(&server.base, &server.member_key);
+        let stranger = client(&server.base, ApiKey::generate());
         let errors = [
             admin.list_zones("nope", "us-east-1").await.unwrap_err(),
             admin.list_zones("aws", "mars-1").await.unwrap_err(),
@@ -598,43 +450,18 @@ async fn errors_carry_the_request_id_in_the_servers_format() {
 
 // ---- the `appzone` command line ----------------------------------------------------------------
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 /// Runs `appzone <args>` against `server` with `key` in `APPZONE_API_KEY` (none when `None`).
-async fn appzone(server: &RealServer, key: Option<&ApiKey>, args: &[&str]) -> Run {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_appzone"));
-    command
-        .args(args)
-        .env("APPZONE_URL", &server.base)
-        .env_remove("APPZONE_API_KEY")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    if let Some(key) = key {
-        command.env("APPZONE_API_KEY", key.expose_secret());
-    }
-    let output = tokio::time::timeout(Duration::from_secs(30), command.output())
-        .await
-        .expect("appzone did not finish within 30 s")
-        .unwrap();
-    Run {
-        code: output
-            .status
-            .code()
-            .expect("appzone was killed by a signal"),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
+async fn appzone_against(server: &TestApp, key: Option<&str>, args: &[&str]) -> Run {
+    let mut env = vec![("APPZONE_URL", server.base.as_str())];
+    env.extend(key.map(|key| ("APPZONE_API_KEY", key)));
+    appzone(args, &env).await
 }
 
 /// Asserts a failed run: `code`, nothing on stdout, and on stderr a line with `error_code` and
 /// the message, then a line with the request id.
 #[track_caller]
 fn assert_failed(run: &Run, code: u8, error_code: &str) {
-    assert_eq!(run.code, i32::from(code), "stderr: {}", run.stderr);
+    assert_exit(run, code);
     assert_eq!(run.stdout, "");
     let lines: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(lines.len(), 2, "{}", run.stderr);
@@ -647,27 +474,37 @@ fn assert_failed(run: &Run, code: u8, error_code: &str) {
     assert!(is_ulid(id), "{}", run.stderr);
 }
 
+/// Asserts a run refused before sending anything: `code`, nothing on stdout, one line on
+/// stderr.
+#[track_caller]
+fn assert_refused_locally(run: &Run, code: u8, args: &[&str]) {
+    assert_eq!(run.code, i32::from(code), "{args:?}: {}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+}
+
 #[tokio::test]
 async fn cli_zones_lists_the_six_zones_of_aws_us_east_1_and_exits_0() {
     bounded(async {
-        let server = RealServer::start().await;
-        let run = appzone(
+        let server = TestApp::sqlite().await;
+        let run = appzone_against(
             &server,
-            Some(&server.member),
+            Some(server.member_key.as_str()),
             &["zones", "aws", "us-east-1"],
         )
         .await;
-        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        assert_exit(&run, exit_code::OK);
         assert_eq!(run.stdout, format!("{}\n", US_EAST_1.join("\n")));
         assert_eq!(run.stderr, "");
 
-        let run = appzone(
+        let run = appzone_against(
             &server,
-            Some(&server.admin),
+            Some(server.admin_key.as_str()),
             &["--output", "json", "zones", "aws", "us-east-1"],
         )
         .await;
-        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        assert_exit(&run, exit_code::OK);
         let list: ZoneList = serde_json::from_str(&run.stdout).unwrap();
         assert_eq!(list.data, US_EAST_1);
         assert_eq!(list.status, "success");
@@ -679,17 +516,32 @@ async fn cli_zones_lists_the_six_zones_of_aws_us_east_1_and_exits_0() {
 #[tokio::test]
 async fn cli_profiles_delete_exits_forbidden_for_a_member_0_for_an_admin_then_not_found() {
     bounded(async {
-        let server = RealServer::start().await;
+        let server = TestApp::sqlite().await;
         let id = server.profile.as_str();
-        let run = appzone(&server, Some(&server.member), &["profiles", "delete", id]).await;
+        let run = appzone_against(
+            &server,
+            Some(server.member_key.as_str()),
+            &["profiles", "delete", id],
+        )
+        .await;
         assert_failed(&run, exit_code::FORBIDDEN, "forbidden");
 
-        let run = appzone(&server, Some(&server.admin), &["profiles", "delete", id]).await;
-        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        let run = appzone_against(
+            &server,
+            Some(server.admin_key.as_str()),
+            &["profiles", "delete", id],
+        )
+        .await;
+        assert_exit(&run, exit_code::OK);
         assert_eq!(run.stdout, format!("deleted profile {id}\n"));
         assert_eq!(run.stderr, "");
 
-        let run = appzone(&server, Some(&server.admin), &["profiles", "delete", id]).await;
+        let run = appzone_against(
+            &server,
+            Some(server.admin_key.as_str()),
+            &["profiles", "delete", id],
+        )
+        .await;
         assert_failed(&run, exit_code::NOT_FOUND, "profile_not_found");
     })
     .await;
@@ -698,18 +550,23 @@ async fn cli_profiles_delete_exits_forbidden_for_a_member_0_for_an_admin_then_no
 #[tokio::test]
 async fn cli_other_errors_of_the_real_server_map_to_their_exit_codes() {
     bounded(async {
-        let server = RealServer::start().await;
-        let admin = Some(&server.admin);
+        let server = TestApp::sqlite().await;
+        let admin = Some(server.admin_key.as_str());
         let stranger = ApiKey::generate();
 
-        let run = appzone(&server, Some(&stranger), &["zones", "aws", "us-east-1"]).await;
+        let run = appzone_against(
+            &server,
+            Some(stranger.expose_secret()),
+            &["zones", "aws", "us-east-1"],
+        )
+        .await;
         assert_failed(&run, exit_code::UNAUTHORIZED, "invalid_api_key");
-        let run = appzone(&server, admin, &["zones", "nope", "us-east-1"]).await;
+        let run = appzone_against(&server, admin, &["zones", "nope", "us-east-1"]).await;
         assert_failed(&run, exit_code::INVALID_INPUT, "invalid_provider");
-        let run = appzone(&server, admin, &["zones", "aws", "mars-1"]).await;
+        let run = appzone_against(&server, admin, &["zones", "aws", "mars-1"]).await;
         assert_failed(&run, exit_code::NOT_FOUND, "region_not_found");
         let other = server.other_profile.as_str();
-        let run = appzone(&server, admin, &["profiles", "delete", other]).await;
+        let run = appzone_against(&server, admin, &["profiles", "delete", other]).await;
         assert_failed(&run, exit_code::NOT_FOUND, "profile_not_found");
 
         // Refused locally, nothing sent: the codes of the server's answers to the same mistakes.
@@ -730,16 +587,12 @@ async fn cli_other_errors_of_the_real_server_map_to_their_exit_codes() {
                 exit_code::UNAUTHORIZED,
             ),
         ] {
-            let run = appzone(&server, key, args).await;
-            assert_eq!(run.code, i32::from(code), "{args:?}: {}", run.stderr);
-            assert_eq!(run.stdout, "");
-            assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
-            assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+            let run = appzone_against(&server, key, args).await;
+            assert_refused_locally(&run, code, args);
         }
 
         // Nothing above deleted globex's profile.
-        server
-            .client(&server.other_admin)
+        client(&server.base, &server.other_admin_key)
             .delete_profile(&server.other_profile)
             .await
             .unwrap();
@@ -755,10 +608,10 @@ const BUILTIN_PROVIDERS: [&str; 3] = ["aws", "gcp", "azure"];
 #[tokio::test]
 async fn list_providers_200_returns_the_catalogs_providers_in_catalog_order() {
     bounded(async {
-        let server = RealServer::start().await;
-        for key in [&server.admin, &server.member] {
-            let providers = server.client(key).list_providers().await.unwrap();
-            // The built-in catalog's providers in its order, then the one RealServer adds.
+        let server = TestApp::sqlite().await;
+        for key in [&server.admin_key, &server.member_key] {
+            let providers = client(&server.base, key).list_providers().await.unwrap();
+            // The built-in catalog's providers in its order, then the one the fixture adds.
             assert_eq!(providers.data[..3], BUILTIN_PROVIDERS, "{providers:?}");
             assert_eq!(providers.data, ["aws", "gcp", "azure", "acme-cloud"]);
             assert_eq!(providers.status, "success");
@@ -772,8 +625,8 @@ async fn list_providers_200_returns_the_catalogs_providers_in_catalog_order() {
 #[tokio::test]
 async fn list_regions_200_of_aws_starts_with_af_south_1_and_each_region_lists_its_zones() {
     bounded(async {
-        let server = RealServer::start().await;
-        let client = server.client(&server.member);
+        let server = TestApp::sqlite().await;
+        let client = client(&server.base, &server.member_key);
         let regions = client.list_regions("aws").await.unwrap();
         assert!(!regions.data.is_empty());
         assert_eq!(regions.data[0], "af-south-1", "{regions:?}");
@@ -794,7 +647,7 @@ async fn list_regions_200_of_aws_starts_with_af_south_1_and_each_region_lists_it
             assert!(!regions.data.is_empty(), "{provider}: {regions:?}");
         }
         let acme = client.list_regions("acme-cloud").await.unwrap();
-        assert_eq!(acme.data, ["empty-1"]);
+        assert_eq!(acme.data, ["empty-1", "one-1"]);
     })
     .await;
 }
@@ -802,8 +655,8 @@ async fn list_regions_200_of_aws_starts_with_af_south_1_and_each_region_lists_it
 #[tokio::test]
 async fn list_regions_of_an_unknown_provider_is_api_400_invalid_provider_with_a_hint() {
     bounded(async {
-        let server = RealServer::start().await;
-        let client = server.client(&server.admin);
+        let server = TestApp::sqlite().await;
+        let client = client(&server.base, &server.admin_key);
         for (provider, hint) in [
             ("awz", "; did you mean \"aws\"?"),
             ("gcq", "; did you mean \"gcp\"?"),
@@ -826,17 +679,13 @@ async fn list_regions_of_an_unknown_provider_is_api_400_invalid_provider_with_a_
 #[tokio::test]
 async fn list_regions_with_a_malformed_provider_is_invalid_argument_before_sending() {
     bounded(async {
-        let server = RealServer::start().await;
+        let server = TestApp::sqlite().await;
         let offline =
-            Client::new(format!("http://{}", closed_port().await), &server.admin).unwrap();
-        for client in [server.client(&server.admin), offline] {
+            Client::new(format!("http://{}", closed_port().await), &server.admin_key).unwrap();
+        for client in [client(&server.base, &server.admin_key), offline] {
             for provider in ["AWS", "", "aws/x", "a b"] {
                 let error = client.list_regions(provider).await.unwrap_err();
-                assert!(
-                    matches!(error, Error::InvalidArgument { .. }),
-                    "{provider:?}: {error:?}"
-                );
-                assert_eq!(error.request_id(), None, "nothing was sent: {error}");
+                assert_invalid_argument(&error, &format!("{provider:?}"));
             }
         }
     })
@@ -846,9 +695,9 @@ async fn list_regions_with_a_malformed_provider_is_invalid_argument_before_sendi
 #[tokio::test]
 async fn a_wrong_api_key_is_api_401_invalid_api_key_for_the_listings() {
     bounded(async {
-        let server = RealServer::start().await;
+        let server = TestApp::sqlite().await;
         for client in [
-            server.client(&ApiKey::generate()),
+            client(&server.base, ApiKey::generate()),
             Client::builder(&server.base, "not-an-appzone-key")
                 .retry_policy(fast_retries())
                 .build()
@@ -871,34 +720,33 @@ async fn a_wrong_api_key_is_api_401_invalid_api_key_for_the_listings() {
 #[tokio::test]
 async fn cli_providers_and_regions_list_the_catalog_and_exit_0() {
     bounded(async {
-        let server = RealServer::start().await;
-        let member = Some(&server.member);
-        let run = appzone(&server, member, &["providers"]).await;
-        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        let server = TestApp::sqlite().await;
+        let member = Some(server.member_key.as_str());
+        let run = appzone_against(&server, member, &["providers"]).await;
+        assert_exit(&run, exit_code::OK);
         assert_eq!(run.stdout, "aws\ngcp\nazure\nacme-cloud\n");
         assert_eq!(run.stderr, "");
 
-        let run = appzone(&server, member, &["--output", "json", "providers"]).await;
-        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        let run = appzone_against(&server, member, &["--output", "json", "providers"]).await;
+        assert_exit(&run, exit_code::OK);
         assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
         let list: ProviderList = serde_json::from_str(&run.stdout).unwrap();
         assert_eq!(list.data, ["aws", "gcp", "azure", "acme-cloud"]);
         assert_eq!(list.status, "success");
         assert!(is_ulid(&list.id), "{list:?}");
 
-        let regions = server
-            .client(&server.member)
+        let regions = client(&server.base, &server.member_key)
             .list_regions("aws")
             .await
             .unwrap();
-        let run = appzone(&server, member, &["regions", "aws"]).await;
-        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        let run = appzone_against(&server, member, &["regions", "aws"]).await;
+        assert_exit(&run, exit_code::OK);
         assert_eq!(run.stdout, format!("{}\n", regions.data.join("\n")));
         assert!(run.stdout.starts_with("af-south-1\n"), "{}", run.stdout);
         assert_eq!(run.stderr, "");
 
-        let run = appzone(&server, member, &["regions", "aws", "--output", "json"]).await;
-        assert_eq!(run.code, i32::from(exit_code::OK), "{}", run.stderr);
+        let run = appzone_against(&server, member, &["regions", "aws", "--output", "json"]).await;
+        assert_exit(&run, exit_code::OK);
         let list: RegionList = serde_json::from_str(&run.stdout).unwrap();
         assert_eq!(list.data, regions.data);
     })
@@ -908,14 +756,15 @@ async fn cli_providers_and_regions_list_the_catalog_and_exit_0() {
 #[tokio::test]
 async fn cli_listing_errors_of_the_real_server_map_to_their_exit_codes() {
     bounded(async {
-        let server = RealServer::start().await;
-        let admin = Some(&server.admin);
+        let server = TestApp::sqlite().await;
+        let admin = Some(server.admin_key.as_str());
         let stranger = ApiKey::generate();
-        let run = appzone(&server, Some(&stranger), &["providers"]).await;
+        let run = appzone_against(&server, Some(stranger.expose_secret()), &["providers"]).await;
         assert_failed(&run, exit_code::UNAUTHORIZED, "invalid_api_key");
-        let run = appzone(&server, Some(&stranger), &["regions", "aws"]).await;
+        let run =
+            appzone_against(&server, Some(stranger.expose_secret()), &["regions", "aws"]).await;
         assert_failed(&run, exit_code::UNAUTHORIZED, "invalid_api_key");
-        let run = appzone(&server, admin, &["regions", "nope"]).await;
+        let run = appzone_against(&server, admin, &["regions", "nope"]).await;
         assert_failed(&run, exit_code::INVALID_INPUT, "invalid_provider");
         assert!(
             run.stderr.starts_with(
@@ -925,7 +774,7 @@ async fn cli_listing_errors_of_the_real_server_map_to_their_exit_codes() {
             "{}",
             run.stderr
         );
-        let run = appzone(&server, admin, &["regions", "awz"]).await;
+        let run = appzone_against(&server, admin, &["regions", "awz"]).await;
         assert_failed(&run, exit_code::INVALID_INPUT, "invalid_provider");
         assert!(
             run.stderr
@@ -942,11 +791,8 @@ async fn cli_listing_errors_of_the_real_server_map_to_their_exit_codes() {
             (None, &["providers"][..], exit_code::UNAUTHORIZED),
             (None, &["regions", "aws"][..], exit_code::UNAUTHORIZED),
         ] {
-            let run = appzone(&server, key, args).await;
-            assert_eq!(run.code, i32::from(code), "{args:?}: {}", run.stderr);
-            assert_eq!(run.stdout, "");
-            assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
-            assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+            let run = appzone_against(&server, key, args).await;
+            assert_refused_locally(&run, code, args);
         }
     })
     .await;

@@ -21,6 +21,27 @@ async fn call(client: &Client, call: &Call) -> Result<(), Error> {
     }
 }
 
+/// Makes `method`'s call, which must fail: the error, and how long it took.
+async fn failing_call(client: &Client, method: &Call) -> (Error, Duration) {
+    let started = Instant::now();
+    let error = call(client, method).await.unwrap_err();
+    (error, started.elapsed())
+}
+
+/// A client of `url` that keeps trying to connect for at least 1.7 s (ten attempts, backoff
+/// 100..200 ms, then 200..400 ms), so a slow machine does not make the tests of a server that
+/// starts listening late flaky.
+fn patient_client(url: &str) -> Client {
+    Client::builder(url, key())
+        .retry_policy(
+            RetryPolicy::default()
+                .with_max_attempts(10)
+                .with_backoff(Duration::from_millis(200), Duration::from_millis(400)),
+        )
+        .build()
+        .unwrap()
+}
+
 /// Attempts made for a status answered on every attempt, with the default 3 attempts.
 async fn attempts_for(status: u16, method: Call) -> usize {
     let server = Server::start(vec![Reply::error(status, "scripted", "scripted")]).await;
@@ -183,17 +204,9 @@ async fn get_and_delete_are_retried_when_the_server_is_not_listening_yet() {
             Call::Get => Reply::zones(&["z"]),
             Call::Delete => Reply::status(204),
         };
-        // Refused for 300 ms; the client keeps trying for at least 1.7 s (backoff 100..200 ms,
-        // then 200..400 ms, ten attempts), so a slow machine does not make this flaky.
+        // Refused for 300 ms; the patient client keeps trying far longer.
         let server = Server::start_later(addr, Duration::from_millis(300), vec![reply]).await;
-        let client = Client::builder(server.url(), key())
-            .retry_policy(
-                RetryPolicy::default()
-                    .with_max_attempts(10)
-                    .with_backoff(Duration::from_millis(200), Duration::from_millis(400)),
-            )
-            .build()
-            .unwrap();
+        let client = patient_client(&server.url());
         let started = Instant::now();
         call(&client, &method).await.unwrap();
         assert!(started.elapsed() >= Duration::from_millis(100));
@@ -216,9 +229,7 @@ async fn connect_failures_give_up_after_the_attempt_limit() {
         .build()
         .unwrap();
     for method in [Call::Get, Call::Delete] {
-        let started = Instant::now();
-        let error = call(&client, &method).await.unwrap_err();
-        let elapsed = started.elapsed();
+        let (error, elapsed) = failing_call(&client, &method).await;
         // Two backoffs of 50..100 ms between three attempts.
         assert!(elapsed >= Duration::from_millis(100), "{elapsed:?}");
         assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
@@ -251,9 +262,7 @@ async fn a_server_that_never_answers_times_out_and_is_not_retried() {
         .build()
         .unwrap();
     for method in [Call::Get, Call::Delete] {
-        let started = Instant::now();
-        let error = call(&client, &method).await.unwrap_err();
-        let elapsed = started.elapsed();
+        let (error, elapsed) = failing_call(&client, &method).await;
         assert!(error.is_timeout(), "{error:?}");
         assert!(
             matches!(error, Error::Timeout { timeout, .. } if timeout == Duration::from_millis(300))
@@ -375,14 +384,7 @@ async fn list_providers_and_list_regions_are_retried_on_connect_failures() {
         // As in get_and_delete_are_retried_when_the_server_is_not_listening_yet.
         let server =
             Server::start_later(addr, Duration::from_millis(300), vec![listing.body()]).await;
-        let client = Client::builder(server.url(), key())
-            .retry_policy(
-                RetryPolicy::default()
-                    .with_max_attempts(10)
-                    .with_backoff(Duration::from_millis(200), Duration::from_millis(400)),
-            )
-            .build()
-            .unwrap();
+        let client = patient_client(&server.url());
         listing.call(&client).await.unwrap();
         assert_eq!(server.attempts(), 1, "{listing:?}");
 

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use appzone_client::{Client, IntoApiKey, RetryPolicy};
+use appzone_client::{Client, Error, IntoApiKey, RetryPolicy};
 use appzone_contract::headers::REQUEST_ID;
 use appzone_contract::ApiKey;
 use axum::body::Body;
@@ -259,4 +259,32 @@ pub fn client(url: &str, key: impl IntoApiKey) -> Client {
         .timeout(Duration::from_secs(5))
         .build()
         .unwrap()
+}
+
+/// Asserts `error` was found locally, before anything was sent: an `InvalidArgument`, with no
+/// status and no request id, not retryable. `what` names the arguments in the failure report.
+#[track_caller]
+pub fn assert_invalid_argument(error: &Error, what: &str) {
+    assert!(
+        matches!(error, Error::InvalidArgument { .. }),
+        "{what}: {error:?}"
+    );
+    assert_eq!(error.status(), None, "{what}");
+    assert_eq!(error.request_id(), None, "nothing was sent: {error}");
+    assert!(!error.is_retryable(), "{what}");
+    assert!(
+        error.to_string().starts_with("invalid argument: "),
+        "{error}"
+    );
+}
+
+/// Asserts `error` refused setting `argument` (`"API key"`, `"base URL"`) while building a
+/// client: nothing was sent.
+#[track_caller]
+pub fn assert_invalid_setting(error: &Error, argument: &str, what: &str) {
+    assert!(
+        matches!(error, Error::InvalidArgument { argument: a, .. } if *a == argument),
+        "{what}: {error:?}"
+    );
+    assert_eq!(error.request_id(), None, "{what}");
 }

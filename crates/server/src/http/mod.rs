@@ -164,7 +164,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 pub use stack::App;
 
 /// The whole application.
-pub fn router(state: AppState) -> App {
+pub fn app(state: AppState) -> App {
     let (api, _) = api_routes();
     let routes = Router::new()
         .merge(api)

@@ -2,7 +2,16 @@
 
 use std::time::Duration;
 
-use crate::support::{both_backends, eventually, snapshot_settings, TestApp};
+use appzone_test_support::raw::{self, RawResponse};
+use appzone_test_support::{both_backends, eventually, spawn_server, test_catalog, TestApp};
+
+/// Insta settings shared by both backends, so one snapshot proves both answer alike.
+fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path("snapshots");
+    settings
+}
 
 both_backends! {
     async fn list_zones_answers_200_with_all_four_fields(app: TestApp) {
@@ -83,7 +92,7 @@ both_backends! {
 
     async fn matching_if_none_match_answers_304_without_body(app: TestApp) {
         let path = TestApp::zones_path("aws", "us-east-1");
-        let etag = app.get(&path, Some(&app.member_key)).await.header("etag").unwrap().to_owned();
+        let etag = app.etag(&path).await;
         let strong = etag.trim_start_matches("W/").to_owned();
         for candidate in [etag.clone(), strong, "*".to_owned(), format!("\"other\", {etag}")] {
             let resp = app.send(reqwest::Method::GET, &path, Some(&app.member_key), &[("if-none-match", &candidate)]).await;
@@ -108,7 +117,7 @@ both_backends! {
                 }
             }
         }
-        assert!(app.store.live_profile_exists(&app.profile, "acme").await.unwrap());
+        assert!(app.profile_is_live(&app.profile, "acme").await);
     }
 
     async fn unknown_malformed_or_revoked_key_answers_401_invalid_api_key(app: TestApp) {
@@ -123,7 +132,7 @@ both_backends! {
             resp.assert_error(401, "invalid_api_key");
             assert!(!resp.body.contains(key), "the key is not echoed");
         }
-        assert!(app.store.live_profile_exists(&app.profile, "acme").await.unwrap());
+        assert!(app.profile_is_live(&app.profile, "acme").await);
     }
 
     async fn key_is_checked_before_path_parameters(app: TestApp) {
@@ -141,17 +150,17 @@ both_backends! {
         assert_eq!(resp.status, 204, "{}", resp.body);
         assert!(resp.body.is_empty());
         assert!(resp.header("x-request-id").is_some());
-        assert!(!app.store.live_profile_exists(&app.profile, "acme").await.unwrap(), "deleted before 204");
+        assert!(!app.profile_is_live(&app.profile, "acme").await, "deleted before 204");
         let again = app.delete(&path, Some(&app.admin_key)).await;
         again.assert_error(404, "profile_not_found");
-        assert!(app.store.live_profile_exists(&app.profile2, "acme").await.unwrap(), "only that profile");
+        assert!(app.profile_is_live(&app.profile2, "acme").await, "only that profile");
     }
 
     async fn member_delete_answers_403_forbidden_and_keeps_the_profile(app: TestApp) {
         let resp = app.delete(&TestApp::profile_path(app.profile.as_str()), Some(&app.member_key)).await;
         let message = resp.assert_error(403, "forbidden");
         assert!(message.contains("contact your organization admin"), "{message}");
-        assert!(app.store.live_profile_exists(&app.profile, "acme").await.unwrap());
+        assert!(app.profile_is_live(&app.profile, "acme").await);
         snapshot_settings().bind(|| insta::assert_json_snapshot!("delete_403", resp.json()));
     }
 
@@ -160,16 +169,11 @@ both_backends! {
         let missing = app.delete(&TestApp::profile_path("prof_missing"), Some(&app.admin_key)).await;
         theirs.assert_error(404, "profile_not_found");
         assert_eq!(theirs.body, missing.body, "byte-identical bodies");
-        let names = |r: &crate::support::Resp| {
-            let mut names: Vec<String> = r.headers.keys().map(|k| k.to_string()).filter(|k| k != "date" && k != "x-request-id").collect();
-            names.sort();
-            names
-        };
-        assert_eq!(names(&theirs), names(&missing));
+        assert_eq!(theirs.header_names(), missing.header_names());
         // A member of another organization gets 404, not 403: existence is not revealed.
         let member = app.delete(&TestApp::profile_path(app.other_profile.as_str()), Some(&app.member_key)).await;
         assert_eq!(member.body, missing.body);
-        assert!(app.store.live_profile_exists(&app.other_profile, "globex").await.unwrap());
+        assert!(app.profile_is_live(&app.other_profile, "globex").await);
         snapshot_settings().bind(|| insta::assert_json_snapshot!("delete_404", missing.json()));
     }
 
@@ -187,9 +191,9 @@ both_backends! {
         }
         // Dot segments, sent raw: HTTP clients would normalize them away.
         for id in ["..", ".", "%2E%2E"] {
-            let (status, body) = app.raw("DELETE", &TestApp::profile_path(id), Some(&app.admin_key)).await;
-            assert_eq!(status, 404, "{id}");
-            assert!(body.contains("\"error_code\":\"profile_not_found\""), "{id}: {body}");
+            let resp = app.raw("DELETE", &TestApp::profile_path(id), Some(&app.admin_key)).await;
+            assert_eq!(resp.status, 404, "{id}");
+            assert!(resp.text().contains("\"error_code\":\"profile_not_found\""), "{id}: {resp:?}");
         }
     }
 
@@ -197,7 +201,7 @@ both_backends! {
         let upper = app.profile.as_str().replace("prof_", "PROF_");
         let resp = app.delete(&TestApp::profile_path(&upper), Some(&app.admin_key)).await;
         resp.assert_error(404, "profile_not_found");
-        assert!(app.store.live_profile_exists(&app.profile, "acme").await.unwrap());
+        assert!(app.profile_is_live(&app.profile, "acme").await);
     }
 
     async fn concurrent_deletes_of_one_profile_give_exactly_one_204(app: TestApp) {
@@ -325,7 +329,7 @@ both_backends! {
             resp.assert_error(405, "method_not_allowed");
             assert_eq!(resp.header("allow"), Some(allow), "{method} {path}");
         }
-        assert!(app.store.live_profile_exists(&app.profile, "acme").await.unwrap());
+        assert!(app.profile_is_live(&app.profile, "acme").await);
     }
 
     async fn revoked_key_stops_working_within_the_cache_ttl(app: TestApp) {
@@ -340,7 +344,7 @@ both_backends! {
     }
 
     async fn catalog_changes_reach_the_running_server(app: TestApp) {
-        let mut catalog = crate::support::test_catalog();
+        let mut catalog = test_catalog();
         catalog.providers[0].regions[0].zones = vec!["af-south-1z".into()];
         let region = catalog.providers[0].regions[0].id.to_string();
         app.store.replace_catalog(&catalog).await.unwrap();
@@ -376,69 +380,71 @@ async fn audit_count(app: &TestApp, profile: &str) -> i64 {
     .0
 }
 
-/// The answer to `head` (a request head without its final blank line) from `base`: its status
-/// line, its header lines but `date` in sorted order (hyper writes `content-length` where
-/// it comes), and its body, as sent.
-pub(crate) async fn raw_answer(base: &str, head: &str) -> (String, Vec<String>, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// The answer to `head` (a request head without its final blank line) from `base`.
+async fn raw_answer(base: &str, head: &str) -> RawResponse {
     let addr = base.trim_start_matches("http://");
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let request = format!("{head}Host: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).await.unwrap();
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    let mut lines = head.split("\r\n");
-    let status = lines.next().unwrap_or_default().to_owned();
-    let mut headers: Vec<String> = lines
-        .filter(|line| !line.to_ascii_lowercase().starts_with("date:"))
-        .map(str::to_owned)
-        .collect();
-    headers.sort();
-    (status, headers, body.to_owned())
+    raw::exchange(addr, request.as_bytes(), Duration::from_secs(20))
+        .await
+        .unwrap_or_else(|e| panic!("{head:?}: {e}"))
+}
+
+/// How many listings the server at `base` answered past the router (its
+/// `appzone_listing_shortcut_answers_total`).
+async fn shortcut_answers(base: &str) -> u64 {
+    let text = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix("appzone_listing_shortcut_answers_total "))
+        .unwrap_or_else(|| panic!("no shortcut counter in:\n{text}"))
+        .parse()
+        .unwrap()
 }
 
 /// Sends each request head of `cases` to the production application and to the same routes
-/// without the shortcut past the router, asserts byte-identical answers, and returns how many
-/// of them the shortcut answered: its counter, the application's own (the two servers share
-/// the metrics; only one has the shortcut).
+/// without the shortcut past the router, asserts identical answers (status line, body, header
+/// lines in any order), and returns how many of them the shortcut answered: its counter, the
+/// application's own (the two servers share the metrics; only one has the shortcut).
 pub(crate) async fn shortcut_parity(app: &TestApp, cases: &[String]) -> u64 {
-    use appzone_server::http::{api_routes, router, with_middleware};
+    use appzone_server::http::{api_routes, app as production_app, with_middleware};
     use appzone_server::serve::ServeOptions;
 
     let state = app.service.state.clone();
     let (with_shortcut, _stop_a) =
-        crate::support::spawn_server(router(state.clone()), ServeOptions::default()).await;
-    let (without, _stop_b) = crate::support::spawn_server(
+        spawn_server(production_app(state.clone()), ServeOptions::default()).await;
+    let (without, _stop_b) = spawn_server(
         with_middleware(api_routes().0, state),
         ServeOptions::default(),
     )
     .await;
-    let before = crate::support::shortcut_answers(&with_shortcut).await;
+    let before = shortcut_answers(&with_shortcut).await;
     for head in cases {
         let (expected, got) = (
             raw_answer(&without, head).await,
             raw_answer(&with_shortcut, head).await,
         );
-        assert!(
-            expected.0.starts_with("HTTP/1.1 "),
-            "{head:?}: {expected:?}"
+        assert_eq!(
+            (&got.status_line, got.header_lines_but_date(), &got.body),
+            (
+                &expected.status_line,
+                expected.header_lines_but_date(),
+                &expected.body
+            ),
+            "{head:?}"
         );
-        assert_eq!(got, expected, "{head:?}");
     }
-    crate::support::shortcut_answers(&with_shortcut).await - before
+    shortcut_answers(&with_shortcut).await - before
 }
 
 #[tokio::test]
 async fn the_listing_shortcut_answers_exactly_what_the_router_answers() {
     let app = TestApp::sqlite().await;
     let listing = TestApp::zones_path("aws", "us-east-1");
-    let etag = app
-        .get(&listing, Some(&app.member_key))
-        .await
-        .header("etag")
-        .unwrap()
-        .to_owned();
+    let etag = app.etag(&listing).await;
     let key = format!(
         "X-API-KEY: {}\r\nX-Request-Id: same-id-on-both\r\n",
         app.member_key

@@ -4,6 +4,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use crate::server_process::stdout_of;
+
 struct Cli {
     dir: tempfile::TempDir,
 }
@@ -40,13 +42,7 @@ impl Cli {
     /// Runs and expects success; returns stdout.
     #[track_caller]
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        stdout_of(self.command().args(args), &format!("{args:?}"))
     }
 
     /// Runs and expects an operator error: exit 1, empty stdout, stderr starting `error: `.
@@ -784,15 +780,8 @@ fn every_request_gets_one_whole_log_line_under_concurrent_load() {
 }
 
 fn sh(program: &str, args: &[&str]) {
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let what = format!("{program} {args:?}");
+    stdout_of(Command::new(program).args(args), &what);
 }
 
 /// The README's SQLite backup and restore commands, run as written.
@@ -834,22 +823,13 @@ fn sqlite_backup_and_restore_as_documented() {
 #[tokio::test]
 #[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
 async fn postgres_backup_and_restore_as_documented() {
-    let (url, schema) = crate::support::postgres_schema().await;
-    let scoped = crate::support::scoped_url(&url, &schema);
+    let (url, schema) = appzone_test_support::postgres_schema().await;
+    let scoped = appzone_test_support::scoped_url(&url, &schema);
     let cli = Cli::new();
     let run = |args: &[&str], db_url: &str| {
-        let out = cli
-            .command()
-            .env("APPZONE_DATABASE_URL", db_url)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        let mut command = cli.command();
+        command.env("APPZONE_DATABASE_URL", db_url).args(args);
+        stdout_of(&mut command, &format!("{args:?}"))
     };
     run(&["migrate"], &scoped);
     run(&["org", "create", "acme"], &scoped);
@@ -871,7 +851,7 @@ async fn postgres_backup_and_restore_as_documented() {
     );
 
     let restored_db = format!("r_{}", schema.trim_start_matches("t_"));
-    let mut admin = crate::support::connect_admin(&url).await.unwrap();
+    let mut admin = appzone_test_support::connect_admin(&url).await.unwrap();
     sqlx::Executor::execute(
         &mut admin,
         sqlx::AssertSqlSafe(format!("CREATE DATABASE {restored_db}")),
@@ -886,7 +866,7 @@ async fn postgres_backup_and_restore_as_documented() {
     );
     let live = run(
         &["profile", "list", "--org", "acme"],
-        &crate::support::scoped_url(&restored_url, &schema),
+        &appzone_test_support::scoped_url(&restored_url, &schema),
     );
     sqlx::Executor::execute(
         &mut admin,

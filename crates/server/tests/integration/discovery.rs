@@ -6,7 +6,7 @@ use std::time::Duration;
 use appzone_server::catalog::file::{CatalogFile, ProviderEntry};
 
 use crate::server_process::{operator, ServerProcess};
-use crate::support::{both_backends, eventually, test_catalog, Resp, TestApp};
+use appzone_test_support::{both_backends, eventually, fast_config, test_catalog, Resp, TestApp};
 
 const PROVIDERS: &str = "/api/v1/providers";
 
@@ -255,7 +255,7 @@ async fn regions_keep_the_order_of_the_imported_catalog() {
 #[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
 async fn postgres_a_catalog_import_is_seen_through_the_discovery_listings_of_both_replicas() {
     let a = TestApp::postgres().await;
-    let b = a.replica(crate::support::fast_config()).await;
+    let b = a.replica(fast_config()).await;
     let url = a.store.pool().connect_options().database_url.to_string();
     let on = |base: &str, path: &str| {
         let request = a
@@ -318,7 +318,7 @@ async fn discovery_listings_are_served_without_the_database() {
     // listings must not.
     let app = TestApp::sqlite_with(appzone_server::ServiceConfig {
         key_cache_ttl: Duration::from_secs(600),
-        ..crate::support::fast_config()
+        ..fast_config()
     })
     .await;
     assert_eq!(app.get(PROVIDERS, Some(&app.member_key)).await.status, 200);
@@ -441,15 +441,10 @@ async fn discovery_requests_are_counted_logged_under_their_route_and_rate_limite
 #[tokio::test]
 async fn the_listing_shortcut_answers_the_discovery_listings_exactly_as_the_router() {
     let app = TestApp::sqlite().await;
-    let etag = |path: &str| {
-        let path = path.to_owned();
-        let app = &app;
-        async move {
-            let resp = app.get(&path, Some(&app.member_key)).await;
-            resp.header("etag").unwrap().to_owned()
-        }
-    };
-    let (providers_etag, regions_etag) = (etag(PROVIDERS).await, etag(&regions_path("aws")).await);
+    let (providers_etag, regions_etag) = (
+        app.etag(PROVIDERS).await,
+        app.etag(&regions_path("aws")).await,
+    );
     let key = format!(
         "X-API-KEY: {}\r\nX-Request-Id: same-id-on-both\r\n",
         app.member_key

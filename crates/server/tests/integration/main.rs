@@ -1,15 +1,14 @@
 //! End-to-end tests of appzone-server through HTTP, the operator CLI and the database.
 //!
-//! One binary (faster linking); each module is one area. Tests that take a [`TestApp`] run once
-//! per backend through [`both_backends!`]. PostgreSQL tests (those of `both_backends!` and the
-//! few written for PostgreSQL alone) are marked ignored: a run without PostgreSQL lists them as
-//! ignored, never as passed. Run them with `APPZONE_TEST_POSTGRES_URL` set and
-//! `-- --include-ignored` (as `cargo xtask ci` does); each test gets its own schema, so they
-//! run in parallel.
+//! One binary (faster linking); each module is one area. The harness (`TestApp`, raw HTTP/1.1,
+//! seeding) is `appzone-test-support`, shared with the client's tests. Tests that take a
+//! `TestApp` run once per backend through `both_backends!`. PostgreSQL tests (those of
+//! `both_backends!` and the few written for PostgreSQL alone) are marked ignored: a run without
+//! PostgreSQL lists them as ignored, never as passed. Run them with `APPZONE_TEST_POSTGRES_URL`
+//! set and `-- --include-ignored` (as `cargo xtask ci` does); each test gets its own schema, so
+//! they run in parallel.
 
 #![allow(clippy::unwrap_used)] // Test code: a panic is the failure report.
-
-mod support;
 
 mod api;
 mod cli;
@@ -21,6 +20,7 @@ mod security;
 mod server_process;
 mod spec;
 mod storage;
+mod timing;
 
 /// A run without PostgreSQL must not count PostgreSQL tests as passed: every test that needs it
 /// (named `postgres...` or in a `postgres` module) is marked ignored, so the summary says so.

@@ -6,12 +6,11 @@ use std::time::{Duration, Instant};
 
 use appzone_server::http::{App, HttpConfig};
 use appzone_server::serve::ServeOptions;
+use appzone_test_support::raw::{self, RawConnection};
+use appzone_test_support::{eventually, fast_config, spawn_server, test_catalog, Resp, TestApp};
 use axum::routing::get;
 use axum::Router;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-
-use crate::support::{eventually, fast_config, spawn_server, TestApp};
 
 fn zones() -> String {
     TestApp::zones_path("aws", "us-east-1")
@@ -108,9 +107,7 @@ async fn request_timeout_answers_503_unavailable_in_json() {
     )
     .await;
     let started = Instant::now();
-    let resp =
-        crate::support::Resp::read(app.http.get(format!("{base}/slow")).send().await.unwrap())
-            .await;
+    let resp = Resp::read(app.http.get(format!("{base}/slow")).send().await.unwrap()).await;
     assert!(
         started.elapsed() < Duration::from_millis(550),
         "{:?}",
@@ -140,7 +137,7 @@ async fn requests_over_the_concurrency_limit_are_shed_at_once() {
         let http = app.http.clone();
         let url = format!("{base}/{}", if i % 2 == 0 { "slow" } else { "slow2" });
         async move {
-            let resp = crate::support::Resp::read(http.get(url).send().await.unwrap()).await;
+            let resp = Resp::read(http.get(url).send().await.unwrap()).await;
             (resp, started.elapsed())
         }
     });
@@ -173,21 +170,15 @@ async fn oversized_body_answers_413_payload_too_large_in_json() {
         .send()
         .await
         .unwrap();
-    let resp = crate::support::Resp::read(resp).await;
+    let resp = Resp::read(resp).await;
     resp.assert_error(413, "payload_too_large");
-    assert!(app
-        .store
-        .live_profile_exists(&app.profile, "acme")
-        .await
-        .unwrap());
+    assert!(app.profile_is_live(&app.profile, "acme").await);
 }
 
 #[tokio::test]
 async fn oversized_headers_answer_431_and_the_server_keeps_serving() {
     let app = TestApp::sqlite().await;
     // A raw socket, so a client-side refusal cannot hide the server's answer.
-    let addr = app.base.trim_start_matches("http://").to_owned();
-    let mut stream = TcpStream::connect(&addr).await.unwrap();
     let head = format!(
         "GET {} HTTP/1.1\r\nHost: x\r\nX-API-KEY: {}\r\nX-Big: {}\r\n\r\n",
         zones(),
@@ -195,22 +186,19 @@ async fn oversized_headers_answer_431_and_the_server_keeps_serving() {
         "a".repeat(64 * 1024)
     );
     // The server may stop reading once the head is over its limit; its answer is what counts.
-    let _ = stream.write_all(head.as_bytes()).await;
-    let mut answer = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
-    let answer = String::from_utf8_lossy(&answer);
-    assert!(answer.starts_with("HTTP/1.1 431"), "{answer:?}");
+    let answer = raw::exchange(app.addr(), head.as_bytes(), Duration::from_secs(5)).await;
+    assert_eq!(answer.as_ref().map(|a| a.status), Ok(431), "{answer:?}");
     assert_eq!(app.get(&zones(), Some(&app.member_key)).await.status, 200);
 }
 
 /// Sends a request head a byte every 20 ms (never finishing it) until the server closes the
 /// connection or 3 s pass; then waits up to 2 s more for the close. Whether it was closed.
-async fn drip_a_head(stream: &mut TcpStream) -> bool {
+async fn drip_a_head(conn: &mut RawConnection) -> bool {
     let started = Instant::now();
     let head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ";
     let endless = head.iter().chain(std::iter::repeat(&b'a'));
     for byte in endless {
-        if stream.write_all(&[*byte]).await.is_err() {
+        if conn.write(&[*byte]).await.is_err() {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -218,27 +206,24 @@ async fn drip_a_head(stream: &mut TcpStream) -> bool {
             break;
         }
     }
-    let mut buf = Vec::new();
-    let read = tokio::time::timeout(Duration::from_secs(2), stream.read_to_end(&mut buf)).await;
-    matches!(read, Ok(Ok(_)) | Ok(Err(_)))
+    conn.closed_within(Duration::from_secs(2)).await.is_some()
 }
 
 /// A server with a 500 ms header-read timeout, and a connection to it.
-async fn impatient_server() -> (TestApp, TcpStream) {
+async fn impatient_server() -> (TestApp, RawConnection) {
     let app = TestApp::sqlite_serving(ServeOptions {
         header_read_timeout: Duration::from_millis(500),
         ..ServeOptions::default()
     })
     .await;
-    let addr = app.base.trim_start_matches("http://").to_owned();
-    let stream = TcpStream::connect(&addr).await.unwrap();
-    (app, stream)
+    let conn = app.connection().await;
+    (app, conn)
 }
 
-/// Drips a head on `stream` and checks the server closed the connection within 4 s.
-async fn assert_cut_off(stream: &mut TcpStream) {
+/// Drips a head on `conn` and checks the server closed the connection within 4 s.
+async fn assert_cut_off(conn: &mut RawConnection) {
     let started = Instant::now();
-    let closed = drip_a_head(stream).await;
+    let closed = drip_a_head(conn).await;
     assert!(
         closed,
         "connection still open after {:?}",
@@ -249,8 +234,8 @@ async fn assert_cut_off(stream: &mut TcpStream) {
 
 #[tokio::test]
 async fn a_client_sending_its_head_a_byte_at_a_time_is_cut_off() {
-    let (app, mut stream) = impatient_server().await;
-    assert_cut_off(&mut stream).await;
+    let (app, mut conn) = impatient_server().await;
+    assert_cut_off(&mut conn).await;
     assert_eq!(app.get("/healthz", None).await.status, 200);
 }
 
@@ -258,23 +243,14 @@ async fn a_client_sending_its_head_a_byte_at_a_time_is_cut_off() {
 async fn a_keep_alive_client_sending_its_next_head_a_byte_at_a_time_is_cut_off() {
     // The header-read timer is one per connection, its deadline moved for each request head:
     // the second head on a connection is timed like the first.
-    let (_app, mut stream) = impatient_server().await;
+    let (_app, mut conn) = impatient_server().await;
     for _ in 0..3 {
-        stream
-            .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            .await
-            .unwrap();
-        let mut answer = [0; 512];
-        let n = stream.read(&mut answer).await.unwrap();
-        assert!(
-            answer[..n].starts_with(b"HTTP/1.1 200"),
-            "{:?}",
-            String::from_utf8_lossy(&answer[..n])
-        );
+        let answer = conn.request("GET", "/healthz", None).await;
+        assert_eq!(answer.status, 200, "{answer:?}");
         // Longer than the timeout in all: the deadline counts from each head, not the first.
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    assert_cut_off(&mut stream).await;
+    assert_cut_off(&mut conn).await;
 }
 
 #[tokio::test]
@@ -608,9 +584,7 @@ async fn docs_page_names_the_api_forbids_other_origins_and_framing_and_is_cached
     assert_eq!(gzipped.status, 200);
     assert_eq!(gzipped.header("content-encoding"), Some("gzip"));
     assert_eq!(gzipped.header("vary"), Some("accept-encoding"));
-    let length = |r: &crate::support::Resp| -> usize {
-        r.header("content-length").unwrap().parse().unwrap()
-    };
+    let length = |r: &Resp| -> usize { r.header("content-length").unwrap().parse().unwrap() };
     assert!(
         length(&gzipped) * 3 < length(&plain),
         "gzip {} vs {} bytes",
@@ -664,17 +638,17 @@ async fn docs_are_served_from_the_binary_with_no_external_assets() {
         .assert_error(404, "not_found");
 }
 
+/// `GET path` with the member key, from a page of `origin`.
+async fn from_origin(app: &TestApp, path: &str, origin: &str) -> Resp {
+    let origin = [("origin", origin)];
+    let key = Some(app.member_key.as_str());
+    app.send(reqwest::Method::GET, path, key, &origin).await
+}
+
 #[tokio::test]
 async fn cors_is_off_by_default_and_answers_preflights_when_configured() {
     let app = TestApp::sqlite().await;
-    let resp = app
-        .send(
-            reqwest::Method::GET,
-            &zones(),
-            Some(&app.member_key),
-            &[("origin", "https://portal.example")],
-        )
-        .await;
+    let resp = from_origin(&app, &zones(), "https://portal.example").await;
     assert!(resp.header("access-control-allow-origin").is_none());
 
     let config = appzone_server::ServiceConfig {
@@ -706,14 +680,7 @@ async fn cors_is_off_by_default_and_answers_preflights_when_configured() {
         .header("access-control-allow-headers")
         .unwrap()
         .contains("x-api-key"));
-    let resp = app
-        .send(
-            reqwest::Method::GET,
-            &zones(),
-            Some(&app.member_key),
-            &[("origin", "https://portal.example")],
-        )
-        .await;
+    let resp = from_origin(&app, &zones(), "https://portal.example").await;
     assert_eq!(resp.status, 200, "{}", resp.body);
     assert_eq!(
         resp.header("access-control-allow-origin"),
@@ -728,14 +695,12 @@ async fn cors_is_off_by_default_and_answers_preflights_when_configured() {
     }
     // Through the router too (a percent-encoded id is never answered by the shortcut): the
     // handler finds the request's context behind CORS.
-    let routed = app
-        .send(
-            reqwest::Method::GET,
-            &TestApp::zones_path("%61ws", "us-east-1"),
-            Some(&app.member_key),
-            &[("origin", "https://portal.example")],
-        )
-        .await;
+    let routed = from_origin(
+        &app,
+        &TestApp::zones_path("%61ws", "us-east-1"),
+        "https://portal.example",
+    )
+    .await;
     assert_eq!(routed.status, 200, "{}", routed.body);
     assert_eq!(
         routed.body,
@@ -744,14 +709,7 @@ async fn cors_is_off_by_default_and_answers_preflights_when_configured() {
             routed.header("x-request-id").unwrap(),
         )
     );
-    let other = app
-        .send(
-            reqwest::Method::GET,
-            &zones(),
-            Some(&app.member_key),
-            &[("origin", "https://evil.example")],
-        )
-        .await;
+    let other = from_origin(&app, &zones(), "https://evil.example").await;
     assert!(other.header("access-control-allow-origin").is_none());
 }
 
@@ -881,7 +839,7 @@ async fn two_replicas_on_one_postgres_behave_as_one_service() {
             .http
             .request(method, format!("{}{path}", b.base))
             .header("x-api-key", key);
-        async move { crate::support::Resp::read(request.send().await.unwrap()).await }
+        async move { Resp::read(request.send().await.unwrap()).await }
     };
     // A delete through A is seen by B at once, and the other way round.
     let p1 = TestApp::profile_path(a.profile.as_str());
@@ -901,7 +859,7 @@ async fn two_replicas_on_one_postgres_behave_as_one_service() {
         .assert_error(404, "profile_not_found");
 
     // A catalog import is served by both within the refresh interval.
-    let mut catalog = crate::support::test_catalog();
+    let mut catalog = test_catalog();
     catalog.providers[0].regions[0].zones = vec!["af-south-1z".into()];
     a.store.replace_catalog(&catalog).await.unwrap();
     let path = TestApp::zones_path("aws", "af-south-1");

@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::server_process::stdout_of;
+
 const README: &str = include_str!("../../../../README.md");
 const XTASK: &str = include_str!("../../../../xtask/src/main.rs");
 
@@ -171,17 +173,9 @@ fn the_filtered_test_command_is_accepted() {
         cargo_part, "cargo test -p appzone-server --test integration",
         "package and test target of this binary"
     );
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(harness_args.split_whitespace())
-        .arg("--list")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{harness_args}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let listed = String::from_utf8(out.stdout).unwrap();
+    let mut list = Command::new(std::env::current_exe().unwrap());
+    list.args(harness_args.split_whitespace()).arg("--list");
+    let listed = stdout_of(&mut list, harness_args);
     assert!(listed.contains("reliability::") && listed.contains("security::"));
 }
 
@@ -217,19 +211,10 @@ fn operator_commands_run_as_written() {
             .replace(" [--deleted]", "")
             .replace("<KEY_ID>", &key_id)
             .replace("<ID>", &profile);
-        let out = Command::new("sh")
-            .args(["-c", &command])
-            .current_dir(dir.path())
-            .env("PATH", &path)
-            .env_remove("APPZONE_DATABASE_URL")
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "{command}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mut sh = Command::new("sh");
+        sh.args(["-c", &command]).current_dir(dir.path());
+        sh.env("PATH", &path).env_remove("APPZONE_DATABASE_URL");
+        let stdout = stdout_of(&mut sh, &command);
         if let Some(expected) = comment.strip_prefix("prints: ") {
             if let Some(prefix) = expected.strip_suffix("<ULID>") {
                 assert!(stdout.starts_with(prefix), "{command}: {stdout}");

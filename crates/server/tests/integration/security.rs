@@ -12,34 +12,12 @@ use std::time::{Duration, Instant};
 
 use appzone_contract::ApiKey;
 use appzone_server::ServiceConfig;
-use axum::body::Body;
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use tower::ServiceExt;
+use appzone_test_support::{both_backends, fast_config, raw, Resp, TestApp};
 
 use crate::server_process::{operator, ServerProcess};
-use crate::support::{both_backends, fast_config, OneConnection, Resp, TestApp};
 
 fn zones() -> String {
     TestApp::zones_path("aws", "us-east-1")
-}
-
-/// Inserts `n` profiles of `org` (ids `prof_{tag}_{i}`) in one transaction.
-async fn seed(app: &TestApp, org: &str, tag: &str, n: usize) -> Vec<String> {
-    let ids: Vec<String> = (0..n).map(|i| format!("prof_{tag}_{i:05}")).collect();
-    let mut tx = app.store.pool().begin().await.unwrap();
-    for id in &ids {
-        sqlx::query("INSERT INTO profiles (id, org_id, name, created_at) VALUES ($1, $2, $3, $4)")
-            .bind(id)
-            .bind(org)
-            .bind("seeded")
-            .bind(appzone_server::model::now_ms())
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-    }
-    tx.commit().await.unwrap();
-    ids
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -47,25 +25,13 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
-/// Header names of a response, minus those that differ per request by design.
-fn header_names(resp: &Resp) -> Vec<String> {
-    let mut names: Vec<String> = resp
-        .headers
-        .keys()
-        .map(|k| k.to_string())
-        .filter(|k| k != "date" && k != "x-request-id")
-        .collect();
-    names.sort();
-    names
-}
-
 // ---- API1: broken object-level authorization ----------------------------------------------
 
 both_backends! {
     async fn api1_bola_two_hundred_cross_tenant_deletes_fail_exactly_like_missing_ids(app: TestApp) {
         const PAIRS: usize = 200;
-        let acme = seed(&app, "acme", "bola_a", PAIRS / 2).await;
-        let globex = seed(&app, "globex", "bola_g", PAIRS / 2).await;
+        let acme = app.seed_profiles("acme", "bola_a", PAIRS / 2).await;
+        let globex = app.seed_profiles("globex", "bola_g", PAIRS / 2).await;
         // Each pair: another tenant's profile, and a missing id of the same length.
         let mut pairs = Vec::with_capacity(PAIRS);
         for (i, id) in acme.iter().enumerate() {
@@ -92,7 +58,7 @@ both_backends! {
                 if (200..300).contains(&resp.status) {
                     successes += 1;
                 }
-                if resp.status != 404 || resp.body != reference.body || header_names(&resp) != header_names(&reference) {
+                if resp.status != 404 || resp.body != reference.body || resp.header_names() != reference.header_names() {
                     differing.push(format!("{}: {} {}", if is_foreign { theirs } else { missing }, resp.status, resp.body));
                 }
             }
@@ -128,7 +94,7 @@ both_backends! {
     async fn api2_one_connection_is_authenticated_anew_whenever_its_key_changes(app: TestApp) {
         // A connection remembers the last key it verified; another key on the same connection,
         // a wrong secret for the same key id included, must not ride on that memory.
-        let mut conn = OneConnection::open(&app).await;
+        let mut conn = app.connection().await;
         let wrong_secret = format!("{}{}", &app.member_key[..17], &app.admin_key[17..]);
         let padded = format!(" {}\t", app.member_key);
         let steps: [(&str, &str, &str, u16); 8] = [
@@ -147,8 +113,8 @@ both_backends! {
             } else {
                 TestApp::profile_path(app.profile.as_str())
             };
-            let (status, body) = conn.send(method, &path, Some(key)).await;
-            assert_eq!(status, expected, "{who}: {body}");
+            let resp = conn.request(method, &path, Some(key)).await;
+            assert_eq!(resp.status, expected, "{who}: {}", resp.text());
         }
     }
 
@@ -157,13 +123,13 @@ both_backends! {
     ) {
         // The test apps cache keys for 500 ms; the connection's memory of the key must not
         // outlive the cache entry it came from.
-        let mut conn = OneConnection::open(&app).await;
-        assert_eq!(conn.send("GET", &zones(), Some(&app.member_key)).await.0, 200);
+        let mut conn = app.connection().await;
+        assert_eq!(conn.request("GET", &zones(), Some(&app.member_key)).await.status, 200);
         app.store.revoke_key(&app.member_key[4..16]).await.unwrap();
         let revoked_at = Instant::now();
         let mut status = 200;
         while status == 200 && revoked_at.elapsed() < Duration::from_secs(3) {
-            status = conn.send("GET", &zones(), Some(&app.member_key)).await.0;
+            status = conn.request("GET", &zones(), Some(&app.member_key)).await.status;
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let took = revoked_at.elapsed();
@@ -284,11 +250,7 @@ async fn api2_every_malformed_or_misplaced_credential_gets_a_json_401() {
             assert!(!resp.body.contains(&admin[17..]), "{label}: key echoed");
         }
     }
-    assert!(app
-        .store
-        .live_profile_exists(&app.profile, "acme")
-        .await
-        .unwrap());
+    assert!(app.profile_is_live(&app.profile, "acme").await);
     // Header names are case-insensitive and surrounding whitespace is not part of the value.
     for header in ["X-API-KEY", "x-api-key", "X-Api-Key"] {
         let resp = app
@@ -355,158 +317,9 @@ async fn api2_brute_force_of_keys_is_rate_limited_per_address_at_the_default_lim
     assert_eq!(app.get(&zones(), Some(&app.admin_key)).await.status, 200);
 }
 
-/// Welch's t statistic of two samples.
-fn welch_t(a: &[f64], b: &[f64]) -> f64 {
-    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
-    let var =
-        |x: &[f64], m: f64| x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (x.len() as f64 - 1.0);
-    let (ma, mb) = (mean(a), mean(b));
-    (ma - mb) / (var(a, ma) / a.len() as f64 + var(b, mb) / b.len() as f64).sqrt()
-}
-
-/// Drops values above the pooled `p` quantile (dudect-style cropping of scheduler outliers).
-fn crop(a: &[f64], b: &[f64], p: f64) -> (Vec<f64>, Vec<f64>) {
-    let mut pooled: Vec<f64> = a.iter().chain(b).copied().collect();
-    pooled.sort_by(f64::total_cmp);
-    let cut = pooled[((pooled.len() - 1) as f64 * p) as usize];
-    (
-        a.iter().copied().filter(|v| *v <= cut).collect(),
-        b.iter().copied().filter(|v| *v <= cut).collect(),
-    )
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum WrongKey {
-    /// A well-formed key whose key id exists nowhere (the same key id every time, so its
-    /// negative lookup is cached), with a random secret.
-    UnknownKeyId,
-    /// The admin key id with a random secret.
-    KnownKeyIdWrongSecret,
-    /// The admin key id with a secret sharing its first 16 characters with the real one.
-    KnownKeyIdSharedPrefix,
-    /// A fresh unknown key id every time (a cache miss, so a database lookup): reported only.
-    FreshUnknownKeyId,
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn api2_wrong_key_timing_does_not_depend_on_how_much_of_the_key_matches() {
-    const SAMPLES: usize = 3000;
-    // A long key-cache TTL: every class is answered from the cache (no database lookups
-    // mid-measurement), except the one that is meant to miss it.
-    let app = TestApp::sqlite_with(ServiceConfig {
-        rate_limit_per_key: 0,
-        key_cache_ttl: Duration::from_secs(3600),
-        ..fast_config()
-    })
-    .await;
-    let router = app.service.router.clone();
-    let admin = app.admin_key.clone();
-    let unknown = ApiKey::generate().expose_secret().to_owned();
-    let random_secret = || ApiKey::generate().expose_secret()[17..].to_owned();
-    let make = |kind: WrongKey| -> String {
-        match kind {
-            WrongKey::UnknownKeyId => format!("{}{}", &unknown[..17], random_secret()),
-            WrongKey::KnownKeyIdWrongSecret => format!("{}{}", &admin[..17], random_secret()),
-            WrongKey::KnownKeyIdSharedPrefix => {
-                format!("{}{}", &admin[..33], &random_secret()[16..])
-            }
-            WrongKey::FreshUnknownKeyId => ApiKey::generate().expose_secret().to_owned(),
-        }
-    };
-    let kinds = [
-        WrongKey::UnknownKeyId,
-        WrongKey::KnownKeyIdWrongSecret,
-        WrongKey::KnownKeyIdSharedPrefix,
-        WrongKey::FreshUnknownKeyId,
-    ];
-    let once = |key: String| {
-        let router = router.clone();
-        async move {
-            let request = http::Request::get(zones())
-                .header("x-api-key", key)
-                .body(Body::empty())
-                .unwrap();
-            let started = Instant::now();
-            let response = router.oneshot(request).await.unwrap();
-            let elapsed = started.elapsed();
-            let status = response.status().as_u16();
-            let body = axum::body::to_bytes(response.into_body(), 1 << 16)
-                .await
-                .unwrap();
-            (status, body, elapsed)
-        }
-    };
-    let (_, reference, _) = once(unknown.clone()).await;
-    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-    let mut attempts = Vec::new();
-    for attempt in 1..=3 {
-        let mut times: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
-        for round in 0..SAMPLES + 200 {
-            let mut order = kinds;
-            order.shuffle(&mut rng);
-            for kind in order {
-                let (status, body, elapsed) = once(make(kind)).await;
-                assert_eq!(status, 401, "{kind:?}");
-                assert_eq!(
-                    body, reference,
-                    "{kind:?}: every wrong key gets the same body"
-                );
-                if round >= 200 {
-                    times[kind as usize].push(elapsed.as_secs_f64() * 1e6);
-                }
-            }
-        }
-        let stats = |a: usize, b: usize| {
-            let (ca, cb) = crop(&times[a], &times[b], 0.9);
-            let (mut ma, mut mb) = (times[a].clone(), times[b].clone());
-            (median(&mut ma), median(&mut mb), welch_t(&ca, &cb))
-        };
-        let prefix = stats(
-            WrongKey::KnownKeyIdWrongSecret as usize,
-            WrongKey::KnownKeyIdSharedPrefix as usize,
-        );
-        let key_id = stats(
-            WrongKey::UnknownKeyId as usize,
-            WrongKey::KnownKeyIdWrongSecret as usize,
-        );
-        let fresh = stats(
-            WrongKey::FreshUnknownKeyId as usize,
-            WrongKey::KnownKeyIdWrongSecret as usize,
-        );
-        eprintln!(
-            "API2 timing, attempt {attempt}, {SAMPLES} interleaved tries per class (in process): \
-             wrong secret {:.1} µs vs shared 16-char prefix {:.1} µs, Welch t = {:.2}; \
-             unknown key id (cached) {:.1} µs vs known key id {:.1} µs, t = {:.2}; \
-             fresh unknown key id (database lookup) {:.1} µs, t = {:.2} (reported only)",
-            prefix.0, prefix.1, prefix.2, key_id.0, key_id.1, key_id.2, fresh.0, fresh.2
-        );
-        attempts.push((prefix, key_id));
-        // Indistinguishable: Welch's |t| under the dudect threshold, or medians within 1 µs
-        // (and 2 %), a gap no caller can measure across a network, let alone exploit.
-        let same = |(a, b, t): (f64, f64, f64)| {
-            t.abs() < 4.5 || ((a - b).abs() < 1.0 && (a - b).abs() < 0.02 * a.min(b))
-        };
-        if same(prefix) && same(key_id) {
-            return;
-        }
-    }
-    panic!("wrong-key timing depends on the key in 3 of 3 attempts (|t| >= 4.5): {attempts:?}");
-}
+// The timing of wrong keys (API2) is tested in `timing.rs`, by instruction counts.
 
 // ---- API4: unrestricted resource consumption ----------------------------------------------
-
-/// Sends raw bytes and returns the answer's status, or `None` when the server closed the
-/// connection without one (a reset while we were still writing counts as that).
-async fn raw_status(app: &TestApp, request: &str) -> Option<u16> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let addr = app.base.trim_start_matches("http://");
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let _ = stream.write_all(request.as_bytes()).await;
-    let mut answer = Vec::new();
-    let read = stream.read_to_end(&mut answer);
-    let _ = tokio::time::timeout(Duration::from_secs(20), read).await;
-    std::str::from_utf8(answer.get(9..12)?).ok()?.parse().ok()
-}
 
 #[tokio::test]
 async fn api4_oversized_paths_headers_and_declared_bodies_are_refused_and_serving_continues() {
@@ -527,15 +340,12 @@ async fn api4_oversized_paths_headers_and_declared_bodies_are_refused_and_servin
         .assert_error(404, "profile_not_found");
     // Beyond the 32 KiB head limit (a 40 kB path, or 150 header lines): hyper refuses before
     // the app (the one non-JSON answer; see the README) and the server keeps serving.
-    let huge = "a".repeat(40 * 1024);
-    let status = raw_status(
-        &app,
-        &format!(
-            "GET {} HTTP/1.1\r\nHost: x\r\n\r\n",
-            TestApp::zones_path(&huge, "us-east-1")
-        ),
-    )
-    .await;
+    // Its status, or none when the server closed the connection without one (a reset while
+    // the request was still being written counts as that).
+    let huge = TestApp::zones_path(&"a".repeat(40 * 1024), "us-east-1");
+    let request = raw::request_head("GET", &huge, None, true);
+    let answer = raw::exchange(app.addr(), request.as_bytes(), Duration::from_secs(20)).await;
+    let status = answer.ok().map(|a| a.status);
     assert!(
         status.is_none_or(|s| (400..500).contains(&s)),
         "40 kB path: {status:?}"
@@ -566,11 +376,7 @@ async fn api4_oversized_paths_headers_and_declared_bodies_are_refused_and_servin
             .assert_error(413, "payload_too_large");
     }
     assert!(started.elapsed() < Duration::from_secs(10));
-    assert!(app
-        .store
-        .live_profile_exists(&app.profile, "acme")
-        .await
-        .unwrap());
+    assert!(app.profile_is_live(&app.profile, "acme").await);
     assert_eq!(app.get(&zones(), Some(&app.member_key)).await.status, 200);
 }
 
@@ -621,7 +427,8 @@ async fn api5_bfla_roles_by_operations_matrix_is_deny_by_default() {
         .values()
         .map(|item| item.as_object().unwrap().len())
         .sum();
-    let mut fresh = seed(&app, "acme", "bfla", operations * callers.len())
+    let mut fresh = app
+        .seed_profiles("acme", "bfla", operations * callers.len())
         .await
         .into_iter();
     for (template, item) in doc["paths"].as_object().unwrap() {
@@ -697,11 +504,7 @@ async fn api5_bfla_roles_by_operations_matrix_is_deny_by_default() {
             }
         }
     }
-    assert!(app
-        .store
-        .live_profile_exists(&app.profile, "acme")
-        .await
-        .unwrap());
+    assert!(app.profile_is_live(&app.profile, "acme").await);
     eprintln!(
         "API5 BFLA: {cells} (operation or method) x caller cells checked, {} mismatched",
         mismatched.len()

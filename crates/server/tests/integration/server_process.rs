@@ -15,7 +15,20 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_appzone-server");
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn base_command(database_url: &str) -> Command {
-    let mut command = Command::new(BIN);
+    wrapped_command(&[], database_url)
+}
+
+/// The binary run by `wrapper` (a program and its arguments, such as valgrind), or directly
+/// when it is empty.
+fn wrapped_command(wrapper: &[String], database_url: &str) -> Command {
+    let mut command = match wrapper.split_first() {
+        Some((program, args)) => {
+            let mut command = Command::new(program);
+            command.args(args).arg(BIN);
+            command
+        }
+        None => Command::new(BIN),
+    };
     command
         .env_remove("APPZONE_DATABASE_URL")
         .env_remove("APPZONE_LISTEN")
@@ -29,21 +42,28 @@ fn base_command(database_url: &str) -> Command {
 /// Returns stdout without its trailing newline.
 #[track_caller]
 pub fn operator(database_url: &str, args: &[&str]) -> String {
-    let out = base_command(database_url)
+    let mut command = base_command(database_url);
+    command
         .env("APPZONE_LOG", "warn")
         .args(args)
-        .stdin(Stdio::null())
+        .stdin(Stdio::null());
+    let stdout = stdout_of(&mut command, &format!("appzone-server {args:?}"));
+    stdout.trim_end_matches('\n').to_owned()
+}
+
+/// Runs `command` (`what`, for the failure report) to its end and returns its stdout; panics
+/// with its stderr unless it succeeded.
+#[track_caller]
+pub fn stdout_of(command: &mut Command, what: &str) -> String {
+    let out = command
         .output()
-        .unwrap();
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
     assert!(
         out.status.success(),
-        "appzone-server {args:?} failed: {}",
+        "{what} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .trim_end_matches('\n')
-        .to_owned()
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// A running `appzone-server serve` child process.
@@ -59,7 +79,17 @@ impl ServerProcess {
     /// Starts `serve --listen 127.0.0.1:0` with JSON logs filtered by `log_filter`, plus
     /// `serve_args`, and waits for its "listening" line.
     pub async fn start(database_url: &str, serve_args: &[&str], log_filter: &str) -> Self {
-        let mut child = base_command(database_url)
+        Self::start_wrapped(&[], database_url, serve_args, log_filter).await
+    }
+
+    /// [`Self::start`], with the binary run by `wrapper` (valgrind, say).
+    pub async fn start_wrapped(
+        wrapper: &[String],
+        database_url: &str,
+        serve_args: &[&str],
+        log_filter: &str,
+    ) -> Self {
+        let mut child = wrapped_command(wrapper, database_url)
             .env("APPZONE_LOG", log_filter)
             .args(["--log-format", "json", "serve", "--listen", "127.0.0.1:0"])
             .args(serve_args)
@@ -114,6 +144,11 @@ impl ServerProcess {
             stderr,
             reader: Some(reader),
         }
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn addr(&self) -> &str {
+        self.base.trim_start_matches("http://")
     }
 
     /// The process id.

@@ -5,7 +5,7 @@ use axum::routing::get;
 use axum::Router;
 use tower::ServiceExt;
 
-use crate::support::TestApp;
+use appzone_test_support::TestApp;
 
 fn document() -> serde_json::Value {
     serde_json::from_str(
@@ -73,11 +73,7 @@ async fn every_operation_refuses_a_missing_and_a_wrong_key() {
         covered, 7,
         "every operation walked (GET and HEAD of the three listings, the delete)"
     );
-    assert!(app
-        .store
-        .live_profile_exists(&app.profile, "acme")
-        .await
-        .unwrap());
+    assert!(app.profile_is_live(&app.profile, "acme").await);
 }
 
 #[tokio::test]
@@ -118,12 +114,7 @@ async fn every_documented_response_header_is_sent_with_its_status() {
     let app = TestApp::sqlite().await;
     let doc = document();
     let zones = TestApp::zones_path("aws", "us-east-1");
-    let etag = app
-        .get(&zones, Some(&app.member_key))
-        .await
-        .header("etag")
-        .unwrap()
-        .to_owned();
+    let etag = app.etag(&zones).await;
     let profile = TestApp::profile_path(app.profile.as_str());
     let member = Some(app.member_key.as_str());
     let admin = Some(app.admin_key.as_str());

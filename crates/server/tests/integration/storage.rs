@@ -1,6 +1,6 @@
 //! What the database holds: no plaintext keys, durable settings.
 
-use crate::support::{both_backends, TestApp};
+use appzone_test_support::{both_backends, TestApp};
 
 both_backends! {
     async fn applied_migrations_keep_the_checksums_earlier_releases_recorded(app: TestApp) {
@@ -101,10 +101,10 @@ async fn sqlite_runs_in_wal_with_synchronous_full_and_foreign_keys() {
 #[tokio::test]
 #[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
 async fn postgres_with_synchronous_commit_off_is_refused() {
-    let (url, schema) = crate::support::postgres_schema().await;
+    let (url, schema) = appzone_test_support::postgres_schema().await;
     let unsafe_url = format!(
         "{}%20-c%20synchronous_commit%3Doff",
-        crate::support::scoped_url(&url, &schema)
+        appzone_test_support::scoped_url(&url, &schema)
     );
     let store = appzone_server::storage::Store::connect(&unsafe_url, &Default::default())
         .await
@@ -114,7 +114,7 @@ async fn postgres_with_synchronous_commit_off_is_refused() {
         .expect_err("unsafe durability must be refused");
     assert!(err.to_string().contains("synchronous_commit=off"), "{err}");
     store.close().await;
-    let mut admin = crate::support::connect_admin(&url).await.unwrap();
+    let mut admin = appzone_test_support::connect_admin(&url).await.unwrap();
     let _ = sqlx::Executor::execute(
         &mut admin,
         sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")),

@@ -24,7 +24,6 @@ use super::routes::RouteLabel;
 use crate::catalog::Catalog;
 use crate::storage::Store;
 
-
 /// Upper bounds of the latency buckets, in seconds (an `+Inf` bucket follows).
 const LATENCY_BOUNDS_SECONDS: [f64; 16] = [
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
@@ -177,7 +176,8 @@ impl Metrics {
         let Some(slot) = STATUSES.iter().position(|s| *s == status) else {
             let labels = labels();
             self.0.requests.get_or_create(&labels).inc();
-            self.0.latency
+            self.0
+                .latency
                 .get_or_create(&labels)
                 .observe(elapsed.as_secs_f64());
             return;

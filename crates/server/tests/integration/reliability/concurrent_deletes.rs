@@ -1,0 +1,109 @@
+//! Exactly one `204` per profile under concurrent deletes, no 5xx, and exactly one audit record
+//! per profile, written by the request that got the `204`: on one server (both backends), and
+//! through two replicas on one PostgreSQL.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use appzone_server::storage::Store;
+use appzone_test_support::{both_backends, fast_config, TestApp};
+
+/// Deletes each profile `per_profile` times at once, spreading the requests over `bases`
+/// (servers on one database), each request with its own id. Returns (profile, request id,
+/// status) for every request.
+async fn delete_all_at_once(
+    http: &reqwest::Client,
+    bases: &[&str],
+    key: &str,
+    profiles: &[String],
+    per_profile: usize,
+) -> Vec<(String, String, u16)> {
+    let mut calls = Vec::new();
+    for (p, profile) in profiles.iter().enumerate() {
+        for attempt in 0..per_profile {
+            let base = bases[(p + attempt) % bases.len()];
+            let request_id = format!("conc-{p}-{attempt}");
+            let request = http
+                .delete(format!("{base}{}", TestApp::profile_path(profile)))
+                .header("x-api-key", key)
+                .header("x-request-id", &request_id);
+            let profile = profile.clone();
+            calls.push(async move {
+                let status = request.send().await.unwrap().status().as_u16();
+                (profile, request_id, status)
+            });
+        }
+    }
+    futures_util::future::join_all(calls).await
+}
+
+/// Exactly one 204 per profile, 404 for every other attempt, and exactly one audit record per
+/// profile, written by the request that got the 204.
+async fn assert_exactly_once(
+    store: &Store,
+    results: &[(String, String, u16)],
+    profiles: &[String],
+) {
+    let mut winners: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (profile, request_id, status) in results {
+        match status {
+            204 => winners.entry(profile).or_default().push(request_id),
+            404 => {}
+            other => panic!("{profile}: {request_id} answered {other}"),
+        }
+    }
+    let audits: Vec<(String, String)> =
+        sqlx::query_as("SELECT profile_id, request_id FROM profile_audit WHERE action = 'delete'")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    let mut audited: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (profile, request_id) in &audits {
+        audited.entry(profile).or_default().push(request_id);
+    }
+    for profile in profiles {
+        let won = winners.get(profile.as_str()).cloned().unwrap_or_default();
+        assert_eq!(won.len(), 1, "{profile}: 204s from {won:?}");
+        let records = audited.get(profile.as_str()).cloned().unwrap_or_default();
+        assert_eq!(records, won, "{profile}: audit records");
+    }
+}
+
+both_backends! {
+    async fn fifty_profiles_deleted_eight_times_at_once_give_exactly_one_204_each(app: TestApp) {
+        let profiles = app.seed_profiles("acme", "conc", 50).await;
+        let started = Instant::now();
+        let results = delete_all_at_once(&app.http, &[&app.base], &app.admin_key, &profiles, 8).await;
+        let elapsed = started.elapsed();
+        assert_exactly_once(&app.store, &results, &profiles).await;
+        eprintln!(
+            "concurrent deletes ({:?}): {} requests (50 profiles x 8) in {elapsed:?}: 50 x 204, {} x 404, 0 x 5xx",
+            app.store.backend(),
+            results.len(),
+            results.len() - 50
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+async fn postgres_two_replicas_deleting_the_same_profiles_give_exactly_one_204_each() {
+    let app = TestApp::postgres().await;
+    let replica = app.replica(fast_config()).await;
+    let profiles = app.seed_profiles("acme", "repl", 50).await;
+    let started = Instant::now();
+    let results = delete_all_at_once(
+        &app.http,
+        &[&app.base, &replica.base],
+        &app.admin_key,
+        &profiles,
+        8,
+    )
+    .await;
+    let elapsed = started.elapsed();
+    assert_exactly_once(&app.store, &results, &profiles).await;
+    eprintln!(
+        "concurrent deletes through two replicas: {} requests in {elapsed:?}, exactly one 204 per profile",
+        results.len()
+    );
+}

@@ -1,0 +1,14 @@
+//! Reliability, one module per concern: acknowledged deletes surviving SIGKILL (`durability`),
+//! exactly one `204` under concurrent deletes (`concurrent_deletes`), generated hostile requests
+//! and identifiers (`hostile_input`), idle and stalled connections (`idle_connections`), and
+//! sustained load (`soak`).
+//!
+//! Each test prints its figures on stderr (`cargo test -p appzone-server --test integration
+//! reliability -- --nocapture` shows them). Everything is bounded in time and request count and
+//! talks to 127.0.0.1 only.
+
+mod concurrent_deletes;
+mod durability;
+mod hostile_input;
+mod idle_connections;
+mod soak;

@@ -1,0 +1,138 @@
+//! API2 (broken authentication): how long a wrong key takes to refuse must not tell an attacker
+//! how much of it was right.
+//!
+//! A wall clock cannot show that: a naive comparison of a 49-byte key differs by nanoseconds
+//! with the position of the first wrong byte, far below a connection's noise, so a timing test
+//! would pass with or without the property. What makes a comparison constant-time is that it
+//! executes the same instructions whatever the bytes; that is what is counted here,
+//! deterministically. The real server binary runs under valgrind's callgrind, answers wrong
+//! keys over one keep-alive connection (so the key the connection remembers is compared too),
+//! and callgrind counts the instructions of every call of `keys::same_secret`, through which
+//! every comparison of secret material goes, writing one profile per call.
+
+use std::path::Path;
+use std::process::Command;
+
+use appzone_test_support::raw::RawConnection;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+use crate::server_process::{operator, ServerProcess};
+
+/// The one function that compares secrets (never inlined, so callgrind sees it by name).
+const COMPARISON: &str = "appzone_server::keys::same_secret";
+
+/// `true` when valgrind can run; a printed notice otherwise, and a failure under CI, which
+/// installs it.
+fn valgrind_or_skip(test: &str) -> bool {
+    if Command::new("valgrind").arg("--version").output().is_ok() {
+        return true;
+    }
+    let notice =
+        format!("{test}: SKIPPED, valgrind is not installed (Debian: apt-get install valgrind)");
+    assert!(
+        std::env::var("CI").map_or(true, |ci| ci != "true"),
+        "{notice}; it is required under CI"
+    );
+    eprintln!("{notice}");
+    false
+}
+
+/// The instructions callgrind counted in each numbered profile `<out>.1`, `<out>.2`, ... in
+/// order: one per call of the comparison.
+fn per_call_counts(out: &Path) -> Vec<u64> {
+    let mut counts = Vec::new();
+    for n in 1.. {
+        let Ok(profile) = std::fs::read_to_string(format!("{}.{n}", out.display())) else {
+            break;
+        };
+        let total = profile
+            .lines()
+            .find_map(|line| line.strip_prefix("summary: "))
+            .and_then(|count| count.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no summary line in profile {n}"));
+        counts.push(total);
+    }
+    counts
+}
+
+#[tokio::test]
+async fn api2_wrong_key_timing_does_not_depend_on_how_much_of_the_key_matches() {
+    if !valgrind_or_skip("api2_wrong_key_timing_does_not_depend_on_how_much_of_the_key_matches") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
+    operator(&url, &["migrate"]);
+    operator(&url, &["org", "create", "acme"]);
+    let key = operator(
+        &url,
+        &["key", "create", "--org", "acme", "--role", "member"],
+    );
+    let out = dir.path().join("callgrind.out");
+    let wrapper = [
+        "valgrind".to_owned(),
+        "--tool=callgrind".to_owned(),
+        format!("--toggle-collect={COMPARISON}"),
+        format!("--dump-after={COMPARISON}"),
+        format!("--callgrind-out-file={}", out.display()),
+    ];
+    let mut server = ServerProcess::start_wrapped(&wrapper, &url, &[], "info").await;
+    let mut connection = RawConnection::open(server.addr()).await;
+    let zones = "/api/v1/providers/aws/regions/us-east-1/zones";
+    // The right key first: the connection remembers it, so every wrong key after it is
+    // compared with it byte for byte, then its digest with the stored one.
+    assert_eq!(
+        connection.request("GET", zones, Some(&key)).await.status,
+        200
+    );
+
+    // Wrong keys of the same length, right up to byte `shared`: the key id is `apz_` and 12
+    // characters then `_` (17 bytes), the secret the rest. Below 17 the key id is unknown, so
+    // the digest is compared with a digest no key has.
+    let flip = |shared: usize| -> String {
+        let mut wrong = key.clone().into_bytes();
+        wrong[shared] = if wrong[shared] == b'A' { b'B' } else { b'A' };
+        String::from_utf8(wrong).unwrap()
+    };
+    let mut classes: Vec<usize> = [5, 17, 25, 33, 41, key.len() - 1]
+        .iter()
+        .flat_map(|shared| [*shared; 3])
+        .collect();
+    classes.shuffle(&mut rand::rngs::StdRng::seed_from_u64(7));
+    let mut refusal = None;
+    for shared in &classes {
+        let answer = connection.request("GET", zones, Some(&flip(*shared))).await;
+        assert_eq!(answer.status, 401, "key right up to byte {shared}");
+        let refusal = refusal.get_or_insert_with(|| answer.body.clone());
+        assert_eq!(&answer.body, refusal, "every wrong key gets the same body");
+    }
+    drop(connection);
+    server.terminate().await;
+
+    // One comparison for the right key (its digest: nothing was remembered yet), then two per
+    // wrong key: with the remembered key, then the digests.
+    let counts = per_call_counts(&out);
+    assert_eq!(
+        counts.len(),
+        1 + 2 * classes.len(),
+        "comparisons counted; every comparison of a secret must go through {COMPARISON}"
+    );
+    let wrong = &counts[1..];
+    let by_class = |offset: usize| -> Vec<(usize, u64)> {
+        classes
+            .iter()
+            .zip(wrong.iter().skip(offset).step_by(2))
+            .map(|(shared, count)| (*shared, *count))
+            .collect()
+    };
+    for (what, offset) in [("the remembered key", 0), ("the digest", 1)] {
+        let counted = by_class(offset);
+        eprintln!("instructions per comparison with {what}, by bytes right: {counted:?}");
+        assert!(
+            counted.iter().all(|(_, count)| *count == counted[0].1),
+            "the comparison with {what} costs a different number of instructions depending \
+             on how many bytes of the key are right (bytes right, instructions): {counted:?}"
+        );
+    }
+}

@@ -1,0 +1,55 @@
+//! The test harness of the server's integration tests and the client's tests, one of each
+//! thing: [`TestApp`] (the server in process on SQLite or PostgreSQL, on a real socket, seeded
+//! with two organizations), [`raw`] (HTTP/1.1 bytes over a TCP connection, for what an HTTP
+//! client would refuse or normalize), and [`seed_profiles`] (profiles in bulk).
+//!
+//! Tests that take a [`TestApp`] run once per backend through [`both_backends!`]. PostgreSQL
+//! tests are marked ignored: a run without PostgreSQL lists them as ignored, never as passed.
+//! Run them with [`PG_ENV`] set and `-- --include-ignored` (as `cargo xtask ci` does); each test
+//! gets its own schema, so they run in parallel.
+
+// Test code: a panic is the failure report.
+#![allow(clippy::unwrap_used)]
+
+mod app;
+mod postgres;
+pub mod raw;
+mod seed;
+
+pub use app::{eventually, fast_config, spawn_server, test_catalog, Replica, Resp, TestApp};
+pub use postgres::{
+    connect_admin, fresh_postgres_schema, postgres_schema, scoped_url, PgSchema, PG_ENV,
+};
+pub use seed::seed_profiles;
+
+/// Runs each `async fn name(app: TestApp)` once per backend, as `sqlite::name` and
+/// `postgres::name`. The PostgreSQL half is ignored unless selected (`--include-ignored`), so a
+/// run without PostgreSQL reports those tests as ignored rather than as passed.
+#[macro_export]
+macro_rules! both_backends {
+    ($(async fn $name:ident($app:ident: TestApp) $body:block)*) => {
+        mod sqlite {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[::tokio::test]
+                async fn $name() {
+                    let $app = $crate::TestApp::sqlite().await;
+                    $body
+                }
+            )*
+        }
+        mod postgres {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[::tokio::test]
+                #[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+                async fn $name() {
+                    let $app = $crate::TestApp::postgres().await;
+                    $body
+                }
+            )*
+        }
+    };
+}
