@@ -22,6 +22,20 @@ pub use postgres::{
 };
 pub use seed::seed_profiles;
 
+/// Whether an optional tool a test needs was `found`. Without it the test is skipped with a
+/// printed `SKIPPED: <notice>`, never counted as having checked anything; under `CI=true`,
+/// where `.ci/run` installs every such tool, a missing one fails the test instead.
+pub fn found_or_skipped(found: bool, notice: &str) -> bool {
+    if !found {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "CI=true: {notice}; it is required under CI"
+        );
+        eprintln!("SKIPPED: {notice}");
+    }
+    found
+}
+
 /// Runs each `async fn name(app: TestApp)` once per backend, as `sqlite::name` and
 /// `postgres::name`. The PostgreSQL half is ignored unless selected (`--include-ignored`), so a
 /// run without PostgreSQL reports those tests as ignored rather than as passed.

@@ -45,16 +45,8 @@ impl RouteLabel {
     /// A path of no route's shape.
     pub const UNMATCHED: Self = Self(UNMATCHED);
 
-    /// Every label, `unmatched` last.
-    pub const ALL: [Self; ROUTES.len()] = {
-        let mut all = [Self(0); ROUTES.len()];
-        let mut i = 0;
-        while i < ROUTES.len() {
-            all[i] = Self(i);
-            i += 1;
-        }
-        all
-    };
+    /// How many labels there are, `unmatched` included.
+    pub const COUNT: usize = ROUTES.len();
 
     /// The route template, or `unmatched`.
     pub fn as_str(self) -> &'static str {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use appzone_server::catalog::file::{CatalogFile, ProviderEntry};
 
-use crate::server_process::{operator, ServerProcess};
+use crate::server_process::{acme_database, acme_key, operator, ServerProcess};
 use appzone_test_support::{both_backends, eventually, fast_config, test_catalog, Resp, TestApp};
 
 const PROVIDERS: &str = "/api/v1/providers";
@@ -346,13 +346,8 @@ async fn discovery_listings_are_served_without_the_database() {
 #[tokio::test]
 async fn discovery_requests_are_counted_logged_under_their_route_and_rate_limited() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
-    operator(&url, &["migrate"]);
-    operator(&url, &["org", "create", "acme"]);
-    let key = operator(
-        &url,
-        &["key", "create", "--org", "acme", "--role", "member"],
-    );
+    let url = acme_database(dir.path());
+    let key = acme_key(&url, "member");
     let mut server = ServerProcess::start(&url, &["--rate-limit-per-key", "4"], "info").await;
     let http = reqwest::Client::new();
     let get = |path: String| {

@@ -66,6 +66,20 @@ pub fn stdout_of(command: &mut Command, what: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A new, migrated SQLite database in `dir` holding the organization `acme`, made with the
+/// operator CLI: its URL.
+pub fn acme_database(dir: &std::path::Path) -> String {
+    let url = format!("sqlite://{}", dir.join("appzone.db").display());
+    operator(&url, &["migrate"]);
+    operator(&url, &["org", "create", "acme"]);
+    url
+}
+
+/// A new key of `acme` with `role` (`admin` or `member`).
+pub fn acme_key(url: &str, role: &str) -> String {
+    operator(url, &["key", "create", "--org", "acme", "--role", role])
+}
+
 /// A running `appzone-server serve` child process.
 pub struct ServerProcess {
     child: Child,

@@ -17,25 +17,19 @@ use appzone_test_support::raw::RawConnection;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use crate::server_process::{operator, ServerProcess};
+use crate::server_process::{acme_database, acme_key, ServerProcess};
 
 /// The one function that compares secrets (never inlined, so callgrind sees it by name).
 const COMPARISON: &str = "appzone_server::keys::same_secret";
 
-/// `true` when valgrind can run; a printed notice otherwise, and a failure under CI, which
-/// installs it.
-fn valgrind_or_skip(test: &str) -> bool {
-    if Command::new("valgrind").arg("--version").output().is_ok() {
-        return true;
-    }
-    let notice =
-        format!("{test}: SKIPPED, valgrind is not installed (Debian: apt-get install valgrind)");
-    assert!(
-        std::env::var("CI").map_or(true, |ci| ci != "true"),
-        "{notice}; it is required under CI"
-    );
-    eprintln!("{notice}");
-    false
+/// Whether valgrind can run (see `found_or_skipped`).
+fn valgrind_or_skip() -> bool {
+    let found = Command::new("valgrind").arg("--version").output().is_ok();
+    appzone_test_support::found_or_skipped(
+        found,
+        "valgrind is not installed (Debian: apt-get install valgrind); the comparison's \
+         instructions were not counted",
+    )
 }
 
 /// The instructions callgrind counted in each numbered profile `<out>.1`, `<out>.2`, ... in
@@ -58,17 +52,12 @@ fn per_call_counts(out: &Path) -> Vec<u64> {
 
 #[tokio::test]
 async fn api2_wrong_key_timing_does_not_depend_on_how_much_of_the_key_matches() {
-    if !valgrind_or_skip("api2_wrong_key_timing_does_not_depend_on_how_much_of_the_key_matches") {
+    if !valgrind_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
-    operator(&url, &["migrate"]);
-    operator(&url, &["org", "create", "acme"]);
-    let key = operator(
-        &url,
-        &["key", "create", "--org", "acme", "--role", "member"],
-    );
+    let url = acme_database(dir.path());
+    let key = acme_key(&url, "member");
     let out = dir.path().join("callgrind.out");
     let wrapper = [
         "valgrind".to_owned(),

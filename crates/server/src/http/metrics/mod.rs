@@ -159,7 +159,7 @@ impl Metrics {
             pool,
             catalog_version,
             shortcut,
-            series: (0..METHODS.len() * RouteLabel::ALL.len() * STATUSES.len())
+            series: (0..METHODS.len() * RouteLabel::COUNT * STATUSES.len())
                 .map(|_| OnceLock::new())
                 .collect(),
         }))
@@ -183,7 +183,7 @@ impl Metrics {
             return;
         };
         let series = self.0.series
-            [(method * RouteLabel::ALL.len() + route_index) * STATUSES.len() + slot]
+            [(method * RouteLabel::COUNT + route_index) * STATUSES.len() + slot]
             .get_or_init(|| {
                 let labels = labels();
                 Series {

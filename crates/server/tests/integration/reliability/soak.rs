@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use appzone_server::storage::{PoolSettings, Store};
 use appzone_test_support::{seed_profiles, TestApp};
 
-use crate::server_process::{operator, rss_kib, ServerProcess};
+use crate::server_process::{acme_database, acme_key, rss_kib, ServerProcess};
 
 /// Soak length in seconds (`APPZONE_SOAK_SECS` to run longer by hand).
 fn soak_secs() -> u64 {
@@ -64,14 +64,8 @@ async fn soak_of_mixed_listing_and_deleting_at_a_fixed_rate_keeps_statuses_and_m
     let secs = soak_secs();
     let total = secs * SOAK_RATE;
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
-    operator(&url, &["migrate"]);
-    operator(&url, &["org", "create", "acme"]);
-    let admin = operator(&url, &["key", "create", "--org", "acme", "--role", "admin"]);
-    let member = operator(
-        &url,
-        &["key", "create", "--org", "acme", "--role", "member"],
-    );
+    let url = acme_database(dir.path());
+    let (admin, member) = (acme_key(&url, "admin"), acme_key(&url, "member"));
     let store = Store::connect(&url, &PoolSettings::default())
         .await
         .unwrap();
