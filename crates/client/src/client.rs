@@ -273,10 +273,13 @@ impl Client {
                     attempt += 1;
                 }
                 None => {
-                    return result.map(|mut answer| {
-                        answer.attempts = attempt;
-                        answer
-                    })
+                    let mut result = result;
+                    match &mut result {
+                        Ok(answer) => answer.attempts = attempt,
+                        Err(Error::Connect { attempts, .. }) => *attempts = attempt,
+                        Err(_) => {}
+                    }
+                    return result;
                 }
             }
         }
@@ -300,6 +303,7 @@ impl Client {
                     method,
                     url,
                     request_id,
+                    attempts: 1,
                     source,
                 }
             } else if source.is_timeout() {

@@ -40,7 +40,10 @@ pub enum Error {
     /// No connection to the server could be made: connection refused, name resolution failed,
     /// or the connect timeout elapsed. The request was not sent, so every call (even a `DELETE`)
     /// is retried on this error within the [`RetryPolicy`](crate::RetryPolicy).
-    #[error("appzone request {method} {url} failed: could not connect (request id {request_id})")]
+    #[error(
+        "appzone request {method} {url} failed: could not connect (request id {request_id}{})",
+        AfterAttempts(*.attempts)
+    )]
     #[non_exhaustive]
     Connect {
         /// The method of the request.
@@ -49,6 +52,8 @@ pub enum Error {
         url: String,
         /// The `X-Request-Id` the client sent (on every attempt of this call).
         request_id: String,
+        /// How many connections the call tried in total (more than 1 when it was retried).
+        attempts: u32,
         /// The underlying error.
         #[source]
         source: reqwest::Error,
@@ -160,11 +165,13 @@ impl fmt::Display for ApiError {
             Some(code) => write!(f, "{code}")?,
             None => f.write_str(self.status.canonical_reason().unwrap_or("(unknown status)"))?,
         }
-        write!(f, ": {} (request id {}", self.message, self.request_id)?;
-        if self.attempts > 1 {
-            write!(f, ", after {} attempts", self.attempts)?;
-        }
-        f.write_str(")")
+        write!(
+            f,
+            ": {} (request id {}{})",
+            self.message,
+            self.request_id,
+            AfterAttempts(self.attempts)
+        )
     }
 }
 
@@ -316,6 +323,18 @@ impl Error {
 }
 
 /// Formats a duration the way people write it: `500ms`, `2s`, `1.5s`.
+/// `, after N attempts` when a call was retried, nothing otherwise.
+struct AfterAttempts(u32);
+
+impl fmt::Display for AfterAttempts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 > 1 {
+            write!(f, ", after {} attempts", self.0)?;
+        }
+        Ok(())
+    }
+}
+
 pub(crate) struct DisplayDuration(pub(crate) Duration);
 
 impl fmt::Display for DisplayDuration {

@@ -5,10 +5,6 @@
 //! each id in `data` is exactly what the next request's path needs. The catalog's display
 //! names are operator data and stay out of the answers, as they do for zones.
 
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-
-use crate::zones::ListingStatus;
 use crate::{ProviderId, RegionId};
 
 /// Most providers a catalog may hold: the catalog refuses more, so a listing never holds more.
@@ -17,97 +13,65 @@ pub const MAX_PROVIDERS: usize = 1000;
 /// Most regions a provider may have: the catalog refuses more, so a listing never holds more.
 pub const MAX_REGIONS_PER_PROVIDER: usize = 1000;
 
-/// The providers of the catalog, in catalog order.
-///
-/// Decoded as tolerantly as [`crate::ZoneList`]: `id`, `message` and `status` default to
-/// empty strings when absent.
-///
-/// ```
-/// use appzone_contract::ProviderList;
-/// let list: ProviderList = serde_json::from_str(r#"{"data":["aws","gcp"]}"#).unwrap();
-/// assert_eq!(list.data, ["aws", "gcp"]);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[schema(
-    description = "The providers of the catalog, in catalog order, with the request id. The \
-same envelope as `ZoneList`, so one code path reads every listing; each entry of `data` is a \
-`providerId` to use in the next request's path."
-)]
-#[schema(example = json!({
-    "data": ["aws", "gcp", "azure"],
-    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
-    "message": "3 providers",
-    "status": "success"
-}))]
-pub struct ProviderList {
-    /// The provider ids in catalog order (the order of the catalog the operator imported).
-    #[schema(max_items = 1000, value_type = Vec<ProviderId>)]
-    pub data: Vec<String>,
-    /// The request id: the same value as the `X-Request-Id` response header. Quote it when
-    /// reporting a problem.
-    #[serde(default)]
+listing_body! {
+    /// The providers of the catalog, in catalog order.
+    ///
+    /// Decoded as tolerantly as [`crate::ZoneList`]: `id`, `message` and `status` default to
+    /// empty strings when absent.
+    ///
+    /// ```
+    /// use appzone_contract::ProviderList;
+    /// let list: ProviderList = serde_json::from_str(r#"{"data":["aws","gcp"]}"#).unwrap();
+    /// assert_eq!(list.data, ["aws", "gcp"]);
+    /// ```
     #[schema(
-        required = true,
-        min_length = 1,
-        max_length = 128,
-        pattern = "^[A-Za-z0-9._:-]{1,128}$"
+        description = "The providers of the catalog, in catalog order, with the request id. The \
+    same envelope as `ZoneList`, so one code path reads every listing; each entry of `data` is a \
+    `providerId` to use in the next request's path."
     )]
-    pub id: String,
-    /// Human-readable summary such as `3 providers`. Do not parse it.
-    #[serde(default)]
-    #[schema(required = true, max_length = 256)]
-    pub message: String,
-    /// Always `success` on a 200 answer.
-    #[serde(default)]
-    #[schema(required = true, value_type = ListingStatus)]
-    pub status: String,
+    #[schema(example = json!({
+        "data": ["aws", "gcp", "azure"],
+        "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+        "message": "3 providers",
+        "status": "success"
+    }))]
+    pub struct ProviderList {
+        /// The provider ids in catalog order (the order of the catalog the operator imported).
+        #[schema(max_items = 1000, value_type = Vec<ProviderId>)]
+        pub data: Vec<String>,
+        message: "Human-readable summary such as `3 providers`. Do not parse it.",
+    }
 }
 
-/// The regions of one provider, in catalog order.
-///
-/// Decoded as tolerantly as [`crate::ZoneList`]: `id`, `message` and `status` default to
-/// empty strings when absent.
-///
-/// ```
-/// use appzone_contract::RegionList;
-/// let list: RegionList = serde_json::from_str(r#"{"data":["us-east-1"]}"#).unwrap();
-/// assert_eq!(list.data, ["us-east-1"]);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[schema(
-    description = "The regions of one provider, in catalog order, with the request id. The \
-same envelope as `ZoneList`, so one code path reads every listing; each entry of `data` is a \
-`regionId` to use in the zone listing's path."
-)]
-#[schema(example = json!({
-    "data": ["us-east-1", "us-east-2", "us-west-1", "us-west-2"],
-    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
-    "message": "4 regions in aws",
-    "status": "success"
-}))]
-pub struct RegionList {
-    /// The provider's region ids in catalog order. Empty (still 200) for a provider without
-    /// regions.
-    #[schema(max_items = 1000, value_type = Vec<RegionId>)]
-    pub data: Vec<String>,
-    /// The request id: the same value as the `X-Request-Id` response header. Quote it when
-    /// reporting a problem.
-    #[serde(default)]
+listing_body! {
+    /// The regions of one provider, in catalog order.
+    ///
+    /// Decoded as tolerantly as [`crate::ZoneList`]: `id`, `message` and `status` default to
+    /// empty strings when absent.
+    ///
+    /// ```
+    /// use appzone_contract::RegionList;
+    /// let list: RegionList = serde_json::from_str(r#"{"data":["us-east-1"]}"#).unwrap();
+    /// assert_eq!(list.data, ["us-east-1"]);
+    /// ```
     #[schema(
-        required = true,
-        min_length = 1,
-        max_length = 128,
-        pattern = "^[A-Za-z0-9._:-]{1,128}$"
+        description = "The regions of one provider, in catalog order, with the request id. The \
+    same envelope as `ZoneList`, so one code path reads every listing; each entry of `data` is a \
+    `regionId` to use in the zone listing's path."
     )]
-    pub id: String,
-    /// Human-readable summary such as `4 regions in aws`. Do not parse it.
-    #[serde(default)]
-    #[schema(required = true, max_length = 256)]
-    pub message: String,
-    /// Always `success` on a 200 answer.
-    #[serde(default)]
-    #[schema(required = true, value_type = ListingStatus)]
-    pub status: String,
+    #[schema(example = json!({
+        "data": ["us-east-1", "us-east-2", "us-west-1", "us-west-2"],
+        "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+        "message": "4 regions in aws",
+        "status": "success"
+    }))]
+    pub struct RegionList {
+        /// The provider's region ids in catalog order. Empty (still 200) for a provider without
+        /// regions.
+        #[schema(max_items = 1000, value_type = Vec<RegionId>)]
+        pub data: Vec<String>,
+        message: "Human-readable summary such as `4 regions in aws`. Do not parse it.",
+    }
 }
 
 #[cfg(test)]

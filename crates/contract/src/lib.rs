@@ -35,6 +35,49 @@ macro_rules! schema_named_after_type {
     )+};
 }
 
+/// Declares a listing body: its `data` (ids, with the listing's own doc and schema attributes)
+/// and the three fields every listing shares, `id`, `message` and `status`, whose serde and
+/// schema attributes are spelled here once. `message` takes the listing's own doc, which
+/// quotes an example summary.
+macro_rules! listing_body {
+    (
+        $(#[$($attr:tt)*])*
+        pub struct $name:ident {
+            $(#[$($data_attr:tt)*])*
+            pub data: Vec<String>,
+            message: $message_doc:tt,
+        }
+    ) => {
+        #[derive(
+            Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+        )]
+        $(#[$($attr)*])*
+        pub struct $name {
+            $(#[$($data_attr)*])*
+            pub data: Vec<String>,
+            // One line, so the document's description has no line break in mid-sentence.
+            #[doc = "The request id: the same value as the `X-Request-Id` response header. \
+                     Quote it when reporting a problem."]
+            #[serde(default)]
+            #[schema(
+                required = true,
+                min_length = 1,
+                max_length = 128,
+                pattern = "^[A-Za-z0-9._:-]{1,128}$"
+            )]
+            pub id: String,
+            #[doc = $message_doc]
+            #[serde(default)]
+            #[schema(required = true, max_length = 256)]
+            pub message: String,
+            /// Always `success` on a 200 answer.
+            #[serde(default)]
+            #[schema(required = true, value_type = crate::zones::ListingStatus)]
+            pub status: String,
+        }
+    };
+}
+
 mod api_key;
 mod discovery;
 mod error;

@@ -168,20 +168,7 @@ no body while the providers are unchanged.",
         (status = 200, description = "The providers. `id` equals the `X-Request-Id` header.", body = ProviderList,
             headers(
                 ("ETag" = EntityTag, description = "Weak validator over the provider ids, for `If-None-Match`."),
-                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
-                ("X-Request-Id" = RequestId, description = "The request id.")
-            )),
-        (status = 304, description = "Not modified: the `If-None-Match` value matches the current `ETag`. No body.",
-            headers(
-                ("ETag" = EntityTag, description = "The current validator."),
-                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
-                ("X-Request-Id" = RequestId, description = "The request id.")
-            )),
-        (status = 401, description = "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, malformed or revoked key.", body = ErrorBody,
-            headers(("X-Request-Id" = RequestId, description = "The request id.")),
-            examples(
-                ("missing_api_key" = (summary = "No key sent", value = json!({"error": "missing API key: send it in the X-API-KEY header", "error_code": "missing_api_key"}))),
-                ("invalid_api_key" = (summary = "Unknown or revoked key", value = json!({"error": "invalid API key", "error_code": "invalid_api_key"})))
+                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it.")
             )),
     ),
     security(("apiKey" = []))
@@ -217,27 +204,13 @@ per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back 
         (status = 200, description = "The provider's regions. `id` equals the `X-Request-Id` header.", body = RegionList,
             headers(
                 ("ETag" = EntityTag, description = "Weak validator over the provider and its region ids, for `If-None-Match`."),
-                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
-                ("X-Request-Id" = RequestId, description = "The request id.")
-            )),
-        (status = 304, description = "Not modified: the `If-None-Match` value matches the current `ETag`. No body.",
-            headers(
-                ("ETag" = EntityTag, description = "The current validator."),
-                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
-                ("X-Request-Id" = RequestId, description = "The request id.")
+                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it.")
             )),
         (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. For an unknown one, the message names the closest provider id when exactly one is close, and points to the provider listing otherwise.", body = ErrorBody,
-            headers(("X-Request-Id" = RequestId, description = "The request id.")),
             examples(
                 ("close" = (summary = "Unknown provider, with the closest id", value = json!({"error": "unknown provider: no provider has the id \"awz\"; did you mean \"aws\"?", "error_code": "invalid_provider"}))),
                 ("not_close" = (summary = "Unknown provider, none close", value = json!({"error": "unknown provider: no provider has the id \"oracle\"; GET /api/v1/providers lists the providers", "error_code": "invalid_provider"}))),
                 ("malformed" = (summary = "Malformed provider id", value = json!({"error": "invalid provider id: provider id may contain only lowercase ASCII letters, digits and '-'; found 'W' at position 1", "error_code": "invalid_provider"})))
-            )),
-        (status = 401, description = "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, malformed or revoked key. Checked before the provider id.", body = ErrorBody,
-            headers(("X-Request-Id" = RequestId, description = "The request id.")),
-            examples(
-                ("missing_api_key" = (summary = "No key sent", value = json!({"error": "missing API key: send it in the X-API-KEY header", "error_code": "missing_api_key"}))),
-                ("invalid_api_key" = (summary = "Unknown or revoked key", value = json!({"error": "invalid API key", "error_code": "invalid_api_key"})))
             )),
     ),
     security(("apiKey" = []))
@@ -271,29 +244,14 @@ per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back 
         (status = 200, description = "The region's zones. `id` equals the `X-Request-Id` header.", body = ZoneList,
             headers(
                 ("ETag" = EntityTag, description = "Weak validator over provider, region and zones, for `If-None-Match`."),
-                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
-                ("X-Request-Id" = RequestId, description = "The request id.")
-            )),
-        (status = 304, description = "Not modified: the `If-None-Match` value matches the current `ETag`. No body.",
-            headers(
-                ("ETag" = EntityTag, description = "The current validator."),
-                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it."),
-                ("X-Request-Id" = RequestId, description = "The request id.")
+                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it.")
             )),
         (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog (the message then names the closest provider id when exactly one is close, and points to the provider listing otherwise). `invalid_region`: the region id is malformed.", body = ErrorBody,
-            headers(("X-Request-Id" = RequestId, description = "The request id.")),
             examples(
                 ("invalid_provider" = (summary = "Unknown provider, with the closest id", value = json!({"error": "unknown provider: no provider has the id \"aws2\"; did you mean \"aws\"?", "error_code": "invalid_provider"}))),
                 ("invalid_region" = (summary = "Malformed region id", value = json!({"error": "invalid region id: region id may contain only lowercase ASCII letters, digits and '-'; found 'E' at position 3", "error_code": "invalid_region"})))
             )),
-        (status = 401, description = "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, malformed or revoked key. Checked before the path parameters.", body = ErrorBody,
-            headers(("X-Request-Id" = RequestId, description = "The request id.")),
-            examples(
-                ("missing_api_key" = (summary = "No key sent", value = json!({"error": "missing API key: send it in the X-API-KEY header", "error_code": "missing_api_key"}))),
-                ("invalid_api_key" = (summary = "Unknown or revoked key", value = json!({"error": "invalid API key", "error_code": "invalid_api_key"})))
-            )),
         (status = 404, description = "`region_not_found`: the region id is well-formed but the provider has no such region. The message names the provider's closest region id when exactly one is close, and points to the region listing otherwise.", body = ErrorBody,
-            headers(("X-Request-Id" = RequestId, description = "The request id.")),
             examples(
                 ("close" = (summary = "A region id close to one of the provider's", value = json!({"error": "region not found: aws has no region \"us-eats-1\"; did you mean \"us-east-1\"?", "error_code": "region_not_found"}))),
                 ("not_close" = (summary = "No single region id is close", value = json!({"error": "region not found: aws has no region \"us-east-9\"; GET /api/v1/providers/aws/regions lists its regions", "error_code": "region_not_found"})))
@@ -326,19 +284,10 @@ restore them; every deletion is recorded in an audit log with the key id and req
         ("X-Request-Id" = Option<RequestId>, Header, nullable = false, description = "Optional request id of your own, for example `cleanup-job-42`, echoed in the `X-Request-Id` response header and recorded in the audit log. Leave it out to get a fresh one.")
     ),
     responses(
-        (status = 204, description = "Deleted and committed durably. No body.",
-            headers(("X-Request-Id" = RequestId, description = "The request id."))),
-        (status = 401, description = "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, malformed or revoked key. Checked before the profile id.", body = ErrorBody,
-            headers(("X-Request-Id" = RequestId, description = "The request id.")),
-            examples(
-                ("missing_api_key" = (summary = "No key sent", value = json!({"error": "missing API key: send it in the X-API-KEY header", "error_code": "missing_api_key"}))),
-                ("invalid_api_key" = (summary = "Unknown or revoked key", value = json!({"error": "invalid API key", "error_code": "invalid_api_key"})))
-            )),
+        (status = 204, description = "Deleted and committed durably. No body.",),
         (status = 403, description = "`forbidden`: the key's role (`member`) may not delete profiles. Contact the organization admin.", body = ErrorBody,
-            headers(("X-Request-Id" = RequestId, description = "The request id.")),
             example = json!({"error": "your role may not delete application profiles; contact your organization admin", "error_code": "forbidden"})),
         (status = 404, description = "`profile_not_found`: no such profile in the caller's organization (absent, already deleted, malformed id, or another organization's).", body = ErrorBody,
-            headers(("X-Request-Id" = RequestId, description = "The request id.")),
             example = json!({"error": "application profile not found", "error_code": "profile_not_found"})),
     ),
     security(("apiKey" = []))
@@ -394,7 +343,9 @@ impl PartialSchema for EntityTag {
 /// Completes a document generated by utoipa into the published one (see the module docs):
 ///
 /// - every operation gets the responses all routes share: 413, 429, 500, 503 and a `default`
-///   error response;
+///   error response; every operation that takes a key, its 401; every listing whose 200
+///   carries an `ETag`, its 304;
+/// - every response declares the `X-Request-Id` header;
 /// - every `GET` gets its `HEAD`: the same answers without bodies;
 /// - every server entry is marked public (`x-internal: false`);
 /// - every response header the document declares is marked `required`: the service always sends
@@ -419,6 +370,7 @@ pub fn finish(openapi: utoipa::openapi::OpenApi) -> Value {
         for item in paths.values_mut().filter_map(Value::as_object_mut) {
             for operation in item.values_mut() {
                 add_shared_responses(operation);
+                add_request_id_header(operation);
             }
             if let Some(get) = item.get("get") {
                 let head = head_of(get);
@@ -461,6 +413,13 @@ fn retry_headers() -> Value {
 }
 
 fn add_shared_responses(operation: &mut Value) {
+    let has_path_parameters = operation["parameters"]
+        .as_array()
+        .is_some_and(|params| params.iter().any(|p| p["in"] == "path"));
+    let lists_with_etag = operation["responses"]["200"]["headers"]
+        .get("ETag")
+        .is_some();
+    let takes_a_key = operation.get("security").is_some();
     let Some(responses) = operation
         .get_mut("responses")
         .and_then(Value::as_object_mut)
@@ -515,6 +474,69 @@ fn add_shared_responses(operation: &mut Value) {
     for (status, response) in shared {
         responses.entry(status).or_insert(response);
     }
+    if takes_a_key {
+        responses
+            .entry("401")
+            .or_insert_with(|| unauthorized(has_path_parameters));
+    }
+    if lists_with_etag {
+        responses.entry("304").or_insert_with(not_modified);
+    }
+    // Statuses in order, `default` last, wherever they were added.
+    responses.sort_keys();
+}
+
+/// The 401 of every operation that takes a key.
+fn unauthorized(checked_before_path_parameters: bool) -> Value {
+    let description = format!(
+        "`missing_api_key`: no, empty or blank `X-API-KEY`. `invalid_api_key`: unknown, \
+         malformed or revoked key.{}",
+        if checked_before_path_parameters {
+            " Checked before the path parameters."
+        } else {
+            ""
+        }
+    );
+    let mut response = error_response(&description, request_id_header());
+    response["content"]["application/json"]["examples"] = json!({
+        "invalid_api_key": {
+            "summary": "Unknown or revoked key",
+            "value": {"error": "invalid API key", "error_code": "invalid_api_key"}
+        },
+        "missing_api_key": {
+            "summary": "No key sent",
+            "value": {
+                "error": "missing API key: send it in the X-API-KEY header",
+                "error_code": "missing_api_key"
+            }
+        }
+    });
+    response
+}
+
+/// What every listing answer says of its `Cache-Control`.
+const CACHE_CONTROL_DESCRIPTION: &str = "Always `private, max-age=60`: a browser or client may \
+    reuse the answer for 60 seconds; shared caches must not keep it.";
+
+/// The 304 of every listing whose 200 carries an `ETag`.
+fn not_modified() -> Value {
+    json!({
+        "description": "Not modified: the `If-None-Match` value matches the current `ETag`. No body.",
+        "headers": {
+            "Cache-Control": {
+                "schema": {"$ref": "#/components/schemas/ListingCacheControl"},
+                "description": CACHE_CONTROL_DESCRIPTION
+            },
+            "ETag": {
+                "schema": {"$ref": "#/components/schemas/EntityTag"},
+                "description": "The current validator."
+            },
+            "X-Request-Id": {
+                "schema": {"$ref": "#/components/schemas/RequestId"},
+                "description": "The request id."
+            }
+        }
+    })
 }
 
 /// The `HEAD` twin of a `GET` operation: the same parameters and statuses, no bodies.
@@ -551,6 +573,33 @@ fn head_of(get: &Value) -> Value {
         }
     }
     head
+}
+
+/// Every answer carries `X-Request-Id`: declared once here rather than on each response.
+fn add_request_id_header(operation: &mut Value) {
+    let responses = operation
+        .get_mut("responses")
+        .and_then(Value::as_object_mut)
+        .map(Map::values_mut);
+    for response in responses
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        let headers = response
+            .entry("headers")
+            .or_insert_with(|| json!({}))
+            .as_object_mut();
+        if let Some(headers) = headers {
+            headers
+                .entry("X-Request-Id")
+                .or_insert_with(|| request_id_header()["X-Request-Id"].take());
+        }
+        // `content` stays after `headers`, where utoipa puts it.
+        if let Some(content) = response.remove("content") {
+            response.insert("content".to_owned(), content);
+        }
+    }
 }
 
 fn require_response_headers(operation: &mut Value) {

@@ -234,10 +234,16 @@ async fn connect_failures_give_up_after_the_attempt_limit() {
         assert!(elapsed >= Duration::from_millis(100), "{elapsed:?}");
         assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
         assert!(error.is_connect() && error.is_retryable(), "{error:?}");
+        assert!(
+            matches!(error, Error::Connect { attempts: 3, .. }),
+            "{error:?}"
+        );
         assert_eq!(error.status(), None);
         let text = error.to_string();
         assert!(
-            text.contains("could not connect") && text.contains(&addr.to_string()),
+            text.contains("could not connect")
+                && text.contains(&addr.to_string())
+                && text.ends_with(", after 3 attempts)"),
             "{text}"
         );
         assert!(is_valid_request_id(error.request_id().unwrap()));
@@ -249,7 +255,12 @@ async fn connect_failures_give_up_after_the_attempt_limit() {
         .build()
         .unwrap();
     let started = Instant::now();
-    assert!(once.list_zones("aws", "r").await.unwrap_err().is_connect());
+    let error = once.list_zones("aws", "r").await.unwrap_err();
+    assert!(
+        matches!(error, Error::Connect { attempts: 1, .. }),
+        "{error:?}"
+    );
+    assert!(!error.to_string().contains("attempts"), "{error}");
     assert!(started.elapsed() < Duration::from_secs(2));
 }
 
@@ -399,5 +410,9 @@ async fn list_providers_and_list_regions_are_retried_on_connect_failures() {
             .unwrap();
         let error = listing.call(&refused).await.unwrap_err();
         assert!(error.is_connect() && error.is_retryable(), "{error:?}");
+        assert!(
+            matches!(error, Error::Connect { attempts: 3, .. }),
+            "{listing:?}: {error:?}"
+        );
     }
 }

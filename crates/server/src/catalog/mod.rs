@@ -141,6 +141,8 @@ pub struct Snapshot {
 /// One provider of a [`Snapshot`].
 #[derive(Debug)]
 pub struct Provider {
+    /// The provider's id.
+    pub id: ProviderId,
     /// The provider's region listing.
     pub regions: Answer,
     zones: IdMap<Answer>,
@@ -172,6 +174,7 @@ impl Snapshot {
                     .map(|r| (r.id.as_str().to_owned(), Answer::zones(&p.id, r)))
                     .collect();
                 let provider = Provider {
+                    id: p.id.clone(),
                     regions: Answer::regions(p),
                     zones,
                 };

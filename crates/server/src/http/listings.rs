@@ -14,7 +14,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use appzone_contract::paths::{LIST_PROVIDERS, LIST_REGIONS};
+use appzone_contract::paths::{self, LIST_PROVIDERS};
 use appzone_contract::{ErrorCode, IdError, ProviderId, RegionId};
 use axum::body::Body;
 use axum::extract::{FromRequestParts, Request, State};
@@ -81,7 +81,7 @@ pub async fn list_zones(
             Some(close) => format!("did you mean {close:?}?"),
             None => format!(
                 "GET {} lists its regions",
-                LIST_REGIONS.replace("{providerId}", provider_id)
+                paths::list_regions(&provider.id)
             ),
         };
         return Err(ApiError::new(

@@ -155,3 +155,13 @@ impl<T> ResultExt<T> for Result<T, sqlx::Error> {
         })
     }
 }
+
+/// `Ok` when what was looked for is `present`, else [`StoreError::NotFound`] with the
+/// `missing` message.
+pub(crate) fn found(present: bool, missing: impl FnOnce() -> String) -> Result<(), StoreError> {
+    if present {
+        Ok(())
+    } else {
+        Err(StoreError::NotFound(missing()))
+    }
+}

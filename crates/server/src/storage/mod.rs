@@ -22,8 +22,8 @@ use sqlx::{AnyConnection, AnyPool, Connection, Executor, Row};
 use crate::catalog::file::{CatalogChanges, CatalogFile, ProviderEntry, RegionEntry};
 use crate::keys::digest_hex;
 use crate::model::{check_display_name, now_ms, KeyInfo, KeyRecord, OrgId, ProfileInfo, Role};
-use errors::ResultExt;
 pub use errors::StoreError;
+use errors::{found, ResultExt};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
@@ -228,13 +228,9 @@ impl Store {
     }
 
     async fn require_org(&self, id: &OrgId) -> Result<(), StoreError> {
-        if self.org_exists(id).await? {
-            Ok(())
-        } else {
-            Err(StoreError::NotFound(format!(
-                "organization {id} does not exist"
-            )))
-        }
+        found(self.org_exists(id).await?, || {
+            format!("organization {id} does not exist")
+        })
     }
 
     // ---- API keys ------------------------------------------------------------------------
@@ -287,26 +283,35 @@ impl Store {
 
     /// The organization's keys, oldest first, revoked ones included.
     pub async fn list_keys(&self, org: &OrgId) -> Result<Vec<KeyInfo>, StoreError> {
-        self.require_org(org).await?;
-        let rows = sqlx::query(
-            "SELECT key_id, role, name, created_at, revoked_at FROM api_keys \
-             WHERE org_id = $1 ORDER BY created_at, key_id",
-        )
-        .bind(org.as_str())
-        .fetch_all(&self.pool)
-        .await
-        .classify()?;
-        rows.iter()
-            .map(|row| {
-                Ok(KeyInfo {
-                    key_id: row.try_get("key_id").classify()?,
-                    role: parse_role(row)?,
-                    name: row.try_get("name").classify()?,
-                    created_at: row.try_get("created_at").classify()?,
-                    revoked_at: row.try_get("revoked_at").classify()?,
-                })
+        let sql = "SELECT key_id, role, name, created_at, revoked_at FROM api_keys \
+                   WHERE org_id = $1 ORDER BY created_at, key_id";
+        self.rows_of_org(org, sql, |row| {
+            Ok(KeyInfo {
+                key_id: row.try_get("key_id").classify()?,
+                role: parse_role(row)?,
+                name: row.try_get("name").classify()?,
+                created_at: row.try_get("created_at").classify()?,
+                revoked_at: row.try_get("revoked_at").classify()?,
             })
-            .collect()
+        })
+        .await
+    }
+
+    /// The rows `sql` selects for the existing organization `org` (its `$1`), each read by
+    /// `read`.
+    async fn rows_of_org<T>(
+        &self,
+        org: &OrgId,
+        sql: &'static str,
+        read: impl Fn(&AnyRow) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        self.require_org(org).await?;
+        let rows = sqlx::query(sql)
+            .bind(org.as_str())
+            .fetch_all(&self.pool)
+            .await
+            .classify()?;
+        rows.iter().map(read).collect()
     }
 
     /// Revokes a key. [`StoreError::NotFound`] when no live key has this id.
@@ -319,13 +324,9 @@ impl Store {
         .execute(&self.pool)
         .await
         .classify()?;
-        if done.rows_affected() == 1 {
-            Ok(())
-        } else {
-            Err(StoreError::NotFound(format!(
-                "no active key has the id {key_id:?}"
-            )))
-        }
+        found(done.rows_affected() == 1, || {
+            format!("no active key has the id {key_id:?}")
+        })
     }
 
     // ---- application profiles ------------------------------------------------------------
@@ -361,7 +362,6 @@ impl Store {
         org: &OrgId,
         deleted: bool,
     ) -> Result<Vec<ProfileInfo>, StoreError> {
-        self.require_org(org).await?;
         let sql = if deleted {
             "SELECT id, name, created_at, deleted_at FROM profiles \
              WHERE org_id = $1 AND deleted_at IS NOT NULL ORDER BY deleted_at, id"
@@ -369,21 +369,15 @@ impl Store {
             "SELECT id, name, created_at, deleted_at FROM profiles \
              WHERE org_id = $1 AND deleted_at IS NULL ORDER BY created_at, id"
         };
-        let rows = sqlx::query(sql)
-            .bind(org.as_str())
-            .fetch_all(&self.pool)
-            .await
-            .classify()?;
-        rows.iter()
-            .map(|row| {
-                Ok(ProfileInfo {
-                    id: row.try_get("id").classify()?,
-                    name: row.try_get("name").classify()?,
-                    created_at: row.try_get("created_at").classify()?,
-                    deleted_at: row.try_get("deleted_at").classify()?,
-                })
+        self.rows_of_org(org, sql, |row| {
+            Ok(ProfileInfo {
+                id: row.try_get("id").classify()?,
+                name: row.try_get("name").classify()?,
+                created_at: row.try_get("created_at").classify()?,
+                deleted_at: row.try_get("deleted_at").classify()?,
             })
-            .collect()
+        })
+        .await
     }
 
     /// Whether `id` is a live profile of `org`.
@@ -718,37 +712,21 @@ async fn replace_catalog_in(
         sqlx::query(statement).execute(&mut **tx).await.classify()?;
     }
     for (p_pos, provider) in catalog.providers.iter().enumerate() {
-        sqlx::query("INSERT INTO catalog_providers (id, name, position) VALUES ($1, $2, $3)")
-            .bind(provider.id.as_str())
-            .bind(&provider.name)
-            .bind(position(p_pos))
-            .execute(&mut **tx)
-            .await
-            .classify()?;
+        let p_id = provider.id.as_str();
+        let insert = "INSERT INTO catalog_providers (id, name, position) VALUES ($1, $2, $3)";
+        let query = sqlx::query(insert).bind(p_id).bind(&provider.name);
+        execute(tx, query.bind(position(p_pos))).await?;
         for (r_pos, region) in provider.regions.iter().enumerate() {
-            sqlx::query(
-                "INSERT INTO catalog_regions (provider_id, id, name, position) \
-                 VALUES ($1, $2, $3, $4)",
-            )
-            .bind(provider.id.as_str())
-            .bind(region.id.as_str())
-            .bind(&region.name)
-            .bind(position(r_pos))
-            .execute(&mut **tx)
-            .await
-            .classify()?;
+            let r_id = region.id.as_str();
+            let insert = "INSERT INTO catalog_regions (provider_id, id, name, position) \
+                          VALUES ($1, $2, $3, $4)";
+            let query = sqlx::query(insert).bind(p_id).bind(r_id).bind(&region.name);
+            execute(tx, query.bind(position(r_pos))).await?;
             for (z_pos, zone) in region.zones.iter().enumerate() {
-                sqlx::query(
-                    "INSERT INTO catalog_zones (provider_id, region_id, position, zone) \
-                     VALUES ($1, $2, $3, $4)",
-                )
-                .bind(provider.id.as_str())
-                .bind(region.id.as_str())
-                .bind(position(z_pos))
-                .bind(zone)
-                .execute(&mut **tx)
-                .await
-                .classify()?;
+                let insert = "INSERT INTO catalog_zones (provider_id, region_id, position, zone) \
+                              VALUES ($1, $2, $3, $4)";
+                let query = sqlx::query(insert).bind(p_id).bind(r_id);
+                execute(tx, query.bind(position(z_pos)).bind(zone)).await?;
             }
         }
     }
@@ -761,6 +739,14 @@ async fn replace_catalog_in(
     .await
     .and_then(|row| row.try_get("version"))
     .classify()
+}
+
+/// Runs one statement of a transaction.
+async fn execute<'q>(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+) -> Result<(), StoreError> {
+    query.execute(&mut **tx).await.classify().map(drop)
 }
 
 fn position(index: usize) -> i64 {

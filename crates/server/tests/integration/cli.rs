@@ -45,10 +45,17 @@ impl Cli {
         stdout_of(self.command().args(args), &format!("{args:?}"))
     }
 
-    /// Runs and expects an operator error: exit 1, empty stdout, stderr starting `error: `.
+    /// Runs and expects an operator error: exit 1, empty stdout, and one line on stderr,
+    /// starting `error: `.
     #[track_caller]
     fn fails(&self, args: &[&str]) -> String {
-        self.fails_with(1, args)
+        let stderr = self.fails_with(1, args);
+        assert_eq!(
+            stderr.lines().count(),
+            1,
+            "{args:?}: one error line: {stderr:?}"
+        );
+        stderr
     }
 
     /// Runs and expects an invalid command line: exit 2, empty stdout, stderr starting

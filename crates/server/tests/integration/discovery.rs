@@ -169,8 +169,8 @@ both_backends! {
             assert_eq!(stale.status, 200, "{path}: another tag gets the listing");
             etags.push(etag);
         }
-        etags.dedup();
-        assert_eq!(etags.len(), 3, "each listing has its own validator: {etags:?}");
+        let distinct: std::collections::BTreeSet<_> = etags.iter().collect();
+        assert_eq!(distinct.len(), 3, "each listing has its own validator: {etags:?}");
     }
 
     async fn the_key_is_checked_before_anything_on_the_discovery_listings(app: TestApp) {

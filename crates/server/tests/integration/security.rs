@@ -121,20 +121,25 @@ both_backends! {
     async fn api2_a_key_revoked_while_its_connection_stays_open_is_refused_within_the_cache_ttl(
         app: TestApp
     ) {
-        // The test apps cache keys for 500 ms; the connection's memory of the key must not
-        // outlive the cache entry it came from.
+        // The connection's memory of the key must not outlive the cache entry it came from.
+        let ttl = fast_config().key_cache_ttl;
         let mut conn = app.connection().await;
+        let filled = Instant::now();
         assert_eq!(conn.request("GET", &zones(), Some(&app.member_key)).await.status, 200);
         app.store.revoke_key(&app.member_key[4..16]).await.unwrap();
-        let revoked_at = Instant::now();
+        assert_eq!(
+            conn.request("GET", &zones(), Some(&app.member_key)).await.status,
+            200,
+            "served from memory right after the revocation"
+        );
         let mut status = 200;
-        while status == 200 && revoked_at.elapsed() < Duration::from_secs(3) {
-            status = conn.request("GET", &zones(), Some(&app.member_key)).await.status;
+        while status == 200 && filled.elapsed() < Duration::from_secs(3) {
             tokio::time::sleep(Duration::from_millis(20)).await;
+            status = conn.request("GET", &zones(), Some(&app.member_key)).await.status;
         }
-        let took = revoked_at.elapsed();
-        assert_eq!(status, 401, "still accepted {took:?} after revocation");
-        assert!(took < Duration::from_millis(1500), "refused only after {took:?}");
+        let took = filled.elapsed();
+        assert_eq!(status, 401, "still accepted {took:?} after the cache was filled");
+        assert!(took < ttl + Duration::from_millis(300), "refused only {took:?} after the cache was filled (TTL {ttl:?})");
     }
 }
 
