@@ -40,6 +40,9 @@ Examples:
   # Several replicas on one PostgreSQL
   APPZONE_DATABASE_URL=postgres://appzone@db/appzone appzone-server serve --listen 0.0.0.0:8080
 
+  # Health check of the server on this host (a container's HEALTHCHECK)
+  appzone-server healthcheck
+
 Exit status:
   0  success
   1  the command failed and changed nothing (the error line says why)
@@ -89,6 +92,24 @@ pub enum Command {
     /// Import or export the zone catalog.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// Ask the server listening on this host for /healthz (or /readyz) and exit 0 on a 200,
+    /// 1 otherwise: a container health check that needs no shell or curl. Opens no database.
+    Healthcheck(HealthcheckArgs),
+}
+
+/// Options of `healthcheck`.
+#[derive(Debug, Args)]
+pub struct HealthcheckArgs {
+    /// The address the server listens on, as given to `serve`; a wildcard host (`0.0.0.0`,
+    /// `[::]`) is probed on loopback.
+    #[arg(long, env = "APPZONE_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
+    pub listen: String,
+    /// Probe /readyz (the database answers) instead of /healthz (the process serves).
+    #[arg(long)]
+    pub ready: bool,
+    /// Seconds to wait for the answer.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout_secs: u64,
 }
 
 /// Options of `serve`.
@@ -280,6 +301,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
     if let Command::Key(KeyCommand::Revoke { key }) = &cli.command {
         key_id_of(key)?;
     }
+    if let Command::Healthcheck(args) = &cli.command {
+        let path = if args.ready { "/readyz" } else { "/healthz" };
+        let address = crate::healthcheck::probe_address(&args.listen);
+        let timeout = Duration::from_secs(args.timeout_secs);
+        crate::healthcheck::probe(&address, path, timeout).await?;
+        return Ok(String::new());
+    }
     let store = open_store(&cli).await?;
     let output = match cli.command {
         Command::Serve(args) => {
@@ -305,6 +333,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
             String::new()
         }
         Command::Catalog(CatalogCommand::Export) => store.load_catalog().await?.1.to_json(),
+        Command::Healthcheck(_) => String::new(),
     };
     store.close().await;
     Ok(output)

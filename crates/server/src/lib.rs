@@ -12,6 +12,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod demo;
+pub mod healthcheck;
 pub mod http;
 pub mod keys;
 pub mod logging;

@@ -4,7 +4,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::server_process::stdout_of;
+use crate::server_process::{stdout_of, ServerProcess};
 
 struct Cli {
     dir: tempfile::TempDir,
@@ -887,4 +887,42 @@ async fn postgres_backup_and_restore_as_documented() {
     )
     .await;
     assert!(live.contains(id.trim()), "{live}");
+}
+
+#[tokio::test]
+async fn healthcheck_exits_0_on_a_200_from_the_local_server_and_1_with_one_line_otherwise() {
+    let served = Cli::new();
+    let database = format!(
+        "sqlite://{}",
+        served.dir.path().join("appzone.db").display()
+    );
+    let mut server = ServerProcess::start(&database, &[], "info").await;
+    let port = server.addr().rsplit_once(':').unwrap().1.to_owned();
+    // Run where no database is: the health check must not open (or create) one.
+    let cli = Cli::empty();
+    let wildcard = format!("0.0.0.0:{port}");
+    assert_eq!(cli.ok(&["healthcheck", "--listen", &wildcard]), "");
+    assert_eq!(
+        cli.ok(&["healthcheck", "--listen", &wildcard, "--ready"]),
+        ""
+    );
+    let from_env = cli
+        .command()
+        .env("APPZONE_LISTEN", &wildcard)
+        .arg("healthcheck")
+        .output()
+        .unwrap();
+    assert!(from_env.status.success(), "{from_env:?}");
+    assert!(!cli.dir.path().join("appzone.db").exists());
+
+    assert!(server.terminate().await.success());
+    let error = cli.fails(&["healthcheck", "--listen", &wildcard, "--timeout-secs", "1"]);
+    assert!(
+        error.starts_with(&format!(
+            "error: cannot reach http://127.0.0.1:{port}/healthz"
+        )),
+        "{error}"
+    );
+    cli.refused(&["healthcheck", "--listen", "nowhere"]);
+    cli.refused(&["healthcheck", "--timeout-secs", "0"]);
 }
