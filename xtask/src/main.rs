@@ -8,6 +8,7 @@ mod browser;
 mod clients;
 mod demo_server;
 mod deny;
+mod image;
 mod msrv;
 mod process;
 
@@ -67,8 +68,14 @@ enum Task {
     /// axum route; fails when appzone's are more (needs valgrind and wrk; skipped with a notice
     /// without them)
     Instructions,
+    /// Build the container image (static binary, FROM scratch; needs podman); with --check,
+    /// also run it as a platform would and report its size and start-up time
+    Image(image::ImageArgs),
+    /// Validate the Kubernetes manifests in deploy/kubernetes offline against the Kubernetes
+    /// schemas (kubernetes-validate, from PyPI)
+    DeployCheck,
     /// Everything CI runs: fmt, clippy, tests, docs, openapi --check, instructions, lint-spec,
-    /// clients, browser, deny, msrv
+    /// clients, browser, image --check, deploy-check, deny, msrv
     Ci,
 }
 
@@ -99,6 +106,8 @@ fn run_task(task: Task) -> Result<()> {
         Task::Browser => browser::run(),
         Task::Bench(args) => bench::run(args),
         Task::Instructions => bench::instruction_guard(),
+        Task::Image(args) => image::run_task(args),
+        Task::DeployCheck => image::deploy_check(),
         Task::Ci => ci(),
     }
 }
@@ -216,6 +225,8 @@ fn ci() -> Result<()> {
     lint_spec()?;
     clients::run()?;
     browser::run()?;
+    image::run_task(image::ImageArgs::check())?;
+    image::deploy_check()?;
     deny::run()?;
     msrv::run()?;
     println!("ci: all checks passed");
@@ -260,6 +271,9 @@ mod tests {
             &["msrv"],
             &["deny"],
             &["instructions"],
+            &["image"],
+            &["image", "--check"],
+            &["deploy-check"],
             &["bench"],
             &["bench", "--quick"],
             &["bench", "--listing-only", "--callgrind"],

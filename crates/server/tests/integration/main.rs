@@ -12,6 +12,7 @@
 
 mod api;
 mod cli;
+mod deploy;
 mod discovery;
 mod ops;
 mod readme;

@@ -32,6 +32,9 @@ const RUN_BY: &[(&str, &str)] = &[
     ("cargo xtask help", "xtask:help"),
     ("cargo xtask bench", "xtask:bench"),
     ("cargo xtask instructions", "xtask:ci"),
+    ("cargo xtask image", "xtask:ci"),
+    ("cargo xtask deploy-check", "xtask:ci"),
+    ("podman ", "xtask:image"),
     ("cargo test", "xtask:ci"),
     (
         "cargo test -p appzone-server --test integration",

@@ -103,7 +103,27 @@ impl ServerProcess {
         serve_args: &[&str],
         log_filter: &str,
     ) -> Self {
+        Self::spawn(wrapper, database_url, serve_args, &[], log_filter).await
+    }
+
+    /// [`Self::start`], with these `APPZONE_*` settings in the environment.
+    pub async fn start_with_env(
+        database_url: &str,
+        env: &[(&str, &str)],
+        log_filter: &str,
+    ) -> Self {
+        Self::spawn(&[], database_url, &[], env, log_filter).await
+    }
+
+    async fn spawn(
+        wrapper: &[String],
+        database_url: &str,
+        serve_args: &[&str],
+        env: &[(&str, &str)],
+        log_filter: &str,
+    ) -> Self {
         let mut child = wrapped_command(wrapper, database_url)
+            .envs(env.iter().copied())
             .env("APPZONE_LOG", log_filter)
             .args(["--log-format", "json", "serve", "--listen", "127.0.0.1:0"])
             .args(serve_args)

@@ -1,0 +1,512 @@
+//! `cargo xtask image`: the container image, and with `--check` the proof that it works.
+//!
+//! The image is `deploy/container/Containerfile` over a static, stripped `appzone-server`:
+//! built for the musl target when it is installed (`rustup target add
+//! x86_64-unknown-linux-musl` and Debian's `musl-tools`), else as a static-pie glibc binary
+//! (`-C target-feature=+crt-static`). The build context is `target/image/context`.
+//!
+//! `--check` runs what a platform team would, with podman, against the image just built:
+//!
+//! 1. one container on a named volume with a read-only root filesystem and a published port:
+//!    the time to a 200 on `/healthz`, the image's own health check, an organization, key and
+//!    profile provisioned through `podman exec`, zones listed and the profile deleted through the
+//!    port with the Rust client;
+//! 2. `podman stop` (SIGTERM): exit code 0 and the drain in the log;
+//! 3. a new container on the same volume: the delete persisted;
+//! 4. with `APPZONE_TEST_POSTGRES_URL`: the migration run as its own container (the Kubernetes
+//!    Job's step), then two replicas on one scratch database behave as one service.
+//!
+//! Podman runs with the `containers.conf` in `CONTAINERS_CONF` if set, else with one written to
+//! `target/image/` that sets ulimits within this kind of machine's hard limits and the runc
+//! runtime when it is installed (crun fails on some VMs' cgroup layout). Without podman the
+//! check is skipped with a notice; under CI that fails. Containers, volumes and the scratch
+//! database are removed on the way out, failed or not.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure, Context, Result};
+use appzone_client::Client;
+
+use crate::demo_server::ScratchPostgres;
+use crate::process::{cargo, output, run, skip, stdout_of, succeeds, PROBE_TIMEOUT};
+
+/// Options of `cargo xtask image`.
+#[derive(Debug, clap::Args)]
+pub struct ImageArgs {
+    /// Also run the image as a platform would (volume, operator commands, restart,
+    /// two replicas on PostgreSQL) and report sizes and timings
+    #[arg(long)]
+    check: bool,
+    /// Image name; tagged with the server's version and `latest`
+    #[arg(long, default_value = "localhost/appzone-server")]
+    name: String,
+}
+
+impl ImageArgs {
+    /// `--check` with the default name, as `cargo xtask ci` runs it.
+    pub fn check() -> Self {
+        Self {
+            check: true,
+            name: "localhost/appzone-server".to_owned(),
+        }
+    }
+}
+
+/// `cargo xtask deploy-check`: the Kubernetes manifests against the Kubernetes schemas, offline
+/// (`kubernetes-validate` ships them), strictly: an unknown field fails. Skipped with a notice
+/// where the validator is missing; under CI that fails.
+pub fn deploy_check() -> Result<()> {
+    if !succeeds(Command::new("kubernetes-validate").arg("--version")) {
+        return skip(
+            "deploy-check: SKIPPED (kubernetes-validate is not installed: `python3 -m pip \
+             install kubernetes-validate==1.37.0`)",
+        );
+    }
+    let dir = crate::root().join("deploy").join("kubernetes");
+    let mut manifests: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    manifests.sort();
+    ensure!(!manifests.is_empty(), "no manifests in deploy/kubernetes");
+    run(Command::new("kubernetes-validate")
+        .args(["--strict", "--kubernetes-version", KUBERNETES_VERSION])
+        .args(&manifests))
+}
+
+/// The Kubernetes version the manifests are validated against.
+const KUBERNETES_VERSION: &str = "1.33.0";
+
+/// Building the image (the binary is built before) and one podman command of the check.
+const PODMAN_TIMEOUT: Duration = Duration::from_secs(300);
+/// From `podman run` to a 200 on `/healthz`.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub fn run_task(args: ImageArgs) -> Result<()> {
+    if !succeeds(Command::new("podman").arg("--version")) {
+        let notice = "image: SKIPPED (podman is not installed; Debian/Ubuntu: `apt-get install \
+                      podman runc`)";
+        if args.check {
+            return skip(notice);
+        }
+        bail!("podman is needed to build the image (Debian/Ubuntu: `apt-get install podman runc`)");
+    }
+    let work = crate::target_dir().join("image");
+    let binary = build_static_server()?;
+    let image = build_image(&work, &binary, &args.name)?;
+    if args.check {
+        check(&work, &image)?;
+    }
+    Ok(())
+}
+
+/// Builds the static, stripped server; returns its path.
+fn build_static_server() -> Result<PathBuf> {
+    let musl = format!("{}-unknown-linux-musl", std::env::consts::ARCH);
+    let installed = stdout_of(
+        Command::new("rustup").args(["target", "list", "--installed"]),
+        PROBE_TIMEOUT,
+    )
+    .unwrap_or_default();
+    let has_musl = installed.lines().any(|t| t.trim() == musl)
+        && succeeds(Command::new("musl-gcc").arg("--version"));
+    let mut build = cargo();
+    build
+        .args(["build", "--release", "--locked", "-p", "appzone-server"])
+        .args(["--bin", "appzone-server"])
+        .env("CARGO_PROFILE_RELEASE_STRIP", "symbols")
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "0");
+    let target = if has_musl {
+        build.env(format!("CC_{}", musl.replace('-', "_")), "musl-gcc");
+        musl
+    } else {
+        eprintln!(
+            "image: the {musl} target or musl-gcc is missing; building a static glibc binary \
+             instead (`rustup target add {musl}` and `apt-get install musl-tools` for musl)"
+        );
+        build.env("RUSTFLAGS", "-C target-feature=+crt-static");
+        format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
+    };
+    // An explicit target keeps build scripts and proc macros dynamic (and their builds shared).
+    run(build.args(["--target", &target]))?;
+    let binary = crate::target_dir()
+        .join(&target)
+        .join("release")
+        .join("appzone-server");
+    let size = std::fs::metadata(&binary)
+        .with_context(|| format!("no binary at {}", binary.display()))?
+        .len();
+    eprintln!("image: static server for {target}: {}", megabytes(size));
+    Ok(binary)
+}
+
+/// Builds the image from `deploy/container` and `binary`; returns `name:version`.
+fn build_image(work: &Path, binary: &Path, name: &str) -> Result<String> {
+    let context = work.join("context");
+    if context.exists() {
+        std::fs::remove_dir_all(&context)
+            .with_context(|| format!("cannot clear {}", context.display()))?;
+    }
+    let source = crate::root().join("deploy").join("container");
+    for file in [
+        "Containerfile",
+        "rootfs/etc/passwd",
+        "rootfs/etc/group",
+        "rootfs/data/.keep",
+    ] {
+        let to = context.join(file);
+        if let Some(dir) = to.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        std::fs::copy(source.join(file), &to)
+            .with_context(|| format!("cannot copy deploy/container/{file}"))?;
+    }
+    std::fs::copy(binary, context.join("appzone-server")).context("cannot copy the binary")?;
+    let version = stdout_of(Command::new(binary).arg("--version"), PROBE_TIMEOUT)?;
+    let version = version.split_whitespace().last().context("no version")?;
+    let image = format!("{name}:{version}");
+    // The docker format keeps HEALTHCHECK (the OCI format has no field for it).
+    let started = Instant::now();
+    run(podman(work)
+        .args(["build", "--format", "docker", "-t", &image])
+        .args(["-t", &format!("{name}:latest"), "-f"])
+        .arg(context.join("Containerfile"))
+        .arg(&context))?;
+    let size: u64 = podman_out(work, &["image", "inspect", "--format", "{{.Size}}", &image])?
+        .trim()
+        .parse()
+        .context("podman image inspect gave no size")?;
+    eprintln!(
+        "image: {image}: {} ({:.1} s to build from the binary)",
+        megabytes(size),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(image)
+}
+
+/// What the check started, removed on drop whatever happened.
+struct Scratch<'w> {
+    work: &'w Path,
+    containers: Vec<String>,
+    volumes: Vec<String>,
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        for container in &self.containers {
+            let _ = output(
+                podman(self.work).args(["rm", "-f", "-t", "0", container]),
+                PODMAN_TIMEOUT,
+            );
+        }
+        for volume in &self.volumes {
+            let _ = output(
+                podman(self.work).args(["volume", "rm", "-f", volume]),
+                PODMAN_TIMEOUT,
+            );
+        }
+    }
+}
+
+fn check(work: &Path, image: &str) -> Result<()> {
+    let tag = format!("appzone-check-{}", std::process::id());
+    let volume = format!("{tag}-data");
+    let mut scratch = Scratch {
+        work,
+        containers: Vec::new(),
+        volumes: vec![volume.clone()],
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start a tokio runtime")?;
+    let mut report = Vec::new();
+
+    // 1. One container on a named volume, root filesystem read-only, no /tmp at all.
+    let first = format!("{tag}-1");
+    let port = free_port()?;
+    let volume_mount = format!("{volume}:/data");
+    let started = start(
+        &mut scratch,
+        &first,
+        image,
+        &[
+            "--read-only",
+            "--read-only-tmpfs=false",
+            "-v",
+            &volume_mount,
+        ],
+        Some(port),
+        &[],
+    )?;
+    let base = format!("http://127.0.0.1:{port}");
+    let ready_in = started + wait_healthy(&runtime, &base)?;
+    report.push(format!(
+        "SQLite on a named volume, read-only root filesystem: 200 on /healthz {:.2} s after \
+         `podman run` started ({:.2} s of it in `podman run` itself)",
+        ready_in.as_secs_f64(),
+        started.as_secs_f64()
+    ));
+    run(podman(work).args(["healthcheck", "run", &first]))?;
+    let (key, profile) = provision(work, &first)?;
+    let client = client_for(&base, &key)?;
+    let zones = runtime.block_on(client.list_zones("aws", "us-east-1"))?;
+    ensure!(!zones.data.is_empty(), "no zones for aws/us-east-1");
+    runtime.block_on(client.delete_profile(profile.as_str()))?;
+    report.push(format!(
+        "listed {} zones of aws/us-east-1 and deleted {profile} through 127.0.0.1:{port}",
+        zones.data.len()
+    ));
+
+    // 2. SIGTERM: drained, exit code 0.
+    report.push(stop(work, &first)?);
+
+    // 3. A new container on the same volume: the delete persisted.
+    let second = format!("{tag}-2");
+    let port = free_port()?;
+    start(
+        &mut scratch,
+        &second,
+        image,
+        &["--read-only", "-v", &volume_mount],
+        Some(port),
+        &[],
+    )?;
+    let base = format!("http://127.0.0.1:{port}");
+    wait_healthy(&runtime, &base)?;
+    let client = client_for(&base, &key)?;
+    let again = runtime.block_on(client.delete_profile(profile.as_str()));
+    ensure!(
+        again
+            .as_ref()
+            .is_err_and(appzone_client::Error::is_not_found),
+        "the delete did not persist across a restart on the same volume: {again:?}"
+    );
+    runtime.block_on(client.list_zones("aws", "us-east-1"))?;
+    report.push(format!(
+        "restarted on the same volume: the key still works and {profile} is still deleted (404)"
+    ));
+    report.push(stop(work, &second)?);
+
+    // 4. Two replicas on one PostgreSQL database.
+    match std::env::var("APPZONE_TEST_POSTGRES_URL") {
+        Ok(admin) if !admin.is_empty() => {
+            report.extend(two_replicas(&runtime, &mut scratch, image, &admin, &tag)?);
+        }
+        _ => skip(
+            "image: SKIPPED the two replicas on PostgreSQL (set APPZONE_TEST_POSTGRES_URL, e.g. \
+             postgres://postgres@127.0.0.1:5432/test)",
+        )?,
+    }
+    drop(scratch);
+    println!("image check: all held");
+    for line in report {
+        println!("  {line}");
+    }
+    Ok(())
+}
+
+/// The machine's PostgreSQL is reached on the host's loopback (`--network host`), as a
+/// database on another host would be by its address.
+fn two_replicas(
+    runtime: &tokio::runtime::Runtime,
+    scratch: &mut Scratch<'_>,
+    image: &str,
+    admin_url: &str,
+    tag: &str,
+) -> Result<Vec<String>> {
+    let work = scratch.work;
+    let database = ScratchPostgres::create(admin_url, "image")?;
+    let url = format!("APPZONE_DATABASE_URL={}", database.url);
+    let mut report = Vec::new();
+    // The migration as its own step, before any replica starts (the Kubernetes Job).
+    let migrated = Instant::now();
+    run(podman(work).args([
+        "run",
+        "--rm",
+        "--network",
+        "host",
+        "-e",
+        &url,
+        image,
+        "migrate",
+    ]))?;
+    report.push(format!(
+        "PostgreSQL: `migrate` in its own container took {:.2} s",
+        migrated.elapsed().as_secs_f64()
+    ));
+    let mut bases = Vec::new();
+    for replica in ["a", "b"] {
+        let name = format!("{tag}-pg-{replica}");
+        let port = free_port()?;
+        let listen = format!("APPZONE_LISTEN=127.0.0.1:{port}");
+        start(
+            scratch,
+            &name,
+            image,
+            &["--read-only", "--network", "host"],
+            None,
+            &[&url, &listen],
+        )?;
+        let base = format!("http://127.0.0.1:{port}");
+        wait_healthy(runtime, &base)?;
+        bases.push((name, base));
+    }
+    let (key, profile) = provision(work, &bases[0].0)?;
+    let a = client_for(&bases[0].1, &key)?;
+    let b = client_for(&bases[1].1, &key)?;
+    runtime.block_on(a.delete_profile(profile.as_str()))?;
+    let on_b = runtime.block_on(b.delete_profile(profile.as_str()));
+    ensure!(
+        on_b.as_ref()
+            .is_err_and(appzone_client::Error::is_not_found),
+        "replica b did not see replica a's delete: {on_b:?}"
+    );
+    let zones = runtime.block_on(b.list_zones("aws", "us-east-1"))?;
+    report.push(format!(
+        "two replicas: a key and profile made through replica a work on b; deleted {profile} \
+         through a (204), then b answered 404; b listed {} zones",
+        zones.data.len()
+    ));
+    for (name, _) in &bases {
+        report.push(stop(work, name)?);
+    }
+    drop(database);
+    Ok(report)
+}
+
+/// `podman run -d` of `image` as `name`; returns how long `podman run` took.
+fn start(
+    scratch: &mut Scratch<'_>,
+    name: &str,
+    image: &str,
+    options: &[&str],
+    port: Option<u16>,
+    env: &[&str],
+) -> Result<Duration> {
+    let mut command = podman(scratch.work);
+    // The image's HEALTHCHECK is run by hand below (`podman healthcheck run`): no interval,
+    // because podman schedules periodic checks with systemd timers, absent on some hosts.
+    command
+        .args(["run", "-d", "--name", name, "--stop-timeout", "30"])
+        .args(["--health-interval", "0"])
+        .args(options);
+    if let Some(port) = port {
+        command.args(["-p", &format!("127.0.0.1:{port}:8080")]);
+    }
+    for setting in env {
+        command.args(["-e", setting]);
+    }
+    scratch.containers.push(name.to_owned());
+    let started = Instant::now();
+    run(command.arg(image))?;
+    Ok(started.elapsed())
+}
+
+/// An organization, an admin key and a profile, made with the operator CLI inside `container`.
+fn provision(work: &Path, container: &str) -> Result<(String, String)> {
+    let exec = |args: &[&str]| -> Result<String> {
+        let mut all = vec!["exec", container, "/appzone-server"];
+        all.extend_from_slice(args);
+        Ok(podman_out(work, &all)?.trim().to_owned())
+    };
+    exec(&["org", "create", "acme", "--name", "Acme Corp"])?;
+    let key = exec(&[
+        "key", "create", "--org", "acme", "--role", "admin", "--name", "check",
+    ])?;
+    let profile = exec(&["profile", "create", "--org", "acme", "--name", "checkout"])?;
+    Ok((key, profile))
+}
+
+/// `podman stop` (SIGTERM), then the exit code and the log's drain line; a line for the report.
+fn stop(work: &Path, container: &str) -> Result<String> {
+    let started = Instant::now();
+    run(podman(work).args(["stop", container]))?;
+    let took = started.elapsed();
+    let code = podman_out(
+        work,
+        &["inspect", "--format", "{{.State.ExitCode}}", container],
+    )?;
+    ensure!(
+        code.trim() == "0",
+        "{container} exited with {} after SIGTERM",
+        code.trim()
+    );
+    let logs = output(podman(work).args(["logs", container]), PODMAN_TIMEOUT)?;
+    ensure!(
+        logs.stderr.contains("all connections drained")
+            || logs.stdout.contains("all connections drained"),
+        "{container}: no drain in its log: {}",
+        logs.stderr
+    );
+    Ok(format!(
+        "{container}: SIGTERM, drained, exit code 0 ({:.2} s)",
+        took.as_secs_f64()
+    ))
+}
+
+/// Polls `/healthz` until it answers 200; how long that took.
+fn wait_healthy(runtime: &tokio::runtime::Runtime, base: &str) -> Result<Duration> {
+    let started = Instant::now();
+    let http = reqwest::Client::new();
+    let url = format!("{base}/healthz");
+    runtime.block_on(async {
+        loop {
+            let answer = http.get(&url).timeout(Duration::from_secs(1)).send().await;
+            if answer.is_ok_and(|a| a.status() == reqwest::StatusCode::OK) {
+                return Ok(started.elapsed());
+            }
+            if started.elapsed() > START_TIMEOUT {
+                bail!("no 200 from {url} within {} s", START_TIMEOUT.as_secs());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+}
+
+fn client_for(base: &str, key: &str) -> Result<Client> {
+    Ok(Client::builder(base, key.to_owned())
+        .timeout(Duration::from_secs(10))
+        .build()?)
+}
+
+fn podman_out(work: &Path, args: &[&str]) -> Result<String> {
+    stdout_of(podman(work).args(args), PODMAN_TIMEOUT)
+}
+
+/// podman with this machine's containers.conf (see the module docs).
+fn podman(work: &Path) -> Command {
+    let mut command = Command::new("podman");
+    if std::env::var_os("CONTAINERS_CONF").is_none() {
+        let conf = work.join("containers.conf");
+        let runtime = if succeeds(Command::new("runc").arg("--version")) {
+            "\n[engine]\nruntime = \"runc\"\n"
+        } else {
+            ""
+        };
+        let text = format!(
+            "# Written by `cargo xtask image`.\n[containers]\ndefault_ulimits = [\n  \
+             \"nofile=20000:20000\",\n  \"nproc=32768:32768\",\n]\n{runtime}"
+        );
+        if std::fs::create_dir_all(work).is_ok() && std::fs::write(&conf, text).is_ok() {
+            command.env("CONTAINERS_CONF", conf);
+        }
+    }
+    command
+}
+
+fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")
+        .context("cannot find a free port")?
+        .local_addr()?
+        .port())
+}
+
+fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB ({bytes} bytes)", bytes as f64 / 1e6)
+}
