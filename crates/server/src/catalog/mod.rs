@@ -227,8 +227,16 @@ impl Catalog {
             return Ok(false);
         }
         let (version, file) = store.load_catalog().await?;
-        self.current
-            .store(Arc::new(Snapshot::build(version, &file)));
+        // Building a snapshot takes time proportional to the catalog: on the blocking pool,
+        // not on a worker that serves requests. Requests keep the old snapshot until the swap.
+        let built = tokio::task::spawn_blocking(move || Snapshot::build(version, &file)).await;
+        let snapshot = match built {
+            Ok(snapshot) => snapshot,
+            Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+            // The runtime is shutting down.
+            Err(_) => return Ok(false),
+        };
+        self.current.store(Arc::new(snapshot));
         tracing::info!(version, "catalog snapshot refreshed");
         Ok(true)
     }

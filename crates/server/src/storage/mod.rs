@@ -12,6 +12,7 @@
 mod errors;
 mod group_commit;
 
+use std::collections::HashMap;
 use std::sync::Once;
 use std::time::Duration;
 
@@ -765,42 +766,50 @@ fn parse_role(row: &AnyRow) -> Result<Role, StoreError> {
     role.parse().map_err(StoreError::Corrupt)
 }
 
+/// The catalog from its three tables' rows (regions in position order within a provider, zones
+/// within a region): one pass over each, so loading, exporting and refreshing take time linear
+/// in the catalog's size.
 fn assemble_catalog(
     providers: &[AnyRow],
     regions: &[AnyRow],
     zones: &[AnyRow],
 ) -> Result<CatalogFile, StoreError> {
     let corrupt = |e: appzone_contract::IdError| StoreError::Corrupt(format!("catalog: {e}"));
-    let mut out = Vec::with_capacity(providers.len());
-    for row in providers {
-        let id: String = row.try_get("id").classify()?;
-        let mut entry = ProviderEntry {
-            id: id.parse().map_err(corrupt)?,
-            name: row.try_get("name").classify()?,
-            regions: Vec::new(),
-        };
-        for region in regions {
-            if region.try_get::<String, _>("provider_id").classify()? != id {
-                continue;
-            }
-            let region_id: String = region.try_get("id").classify()?;
-            let mut zone_names = Vec::new();
-            for zone in zones {
-                if zone.try_get::<String, _>("provider_id").classify()? == id
-                    && zone.try_get::<String, _>("region_id").classify()? == region_id
-                {
-                    zone_names.push(zone.try_get("zone").classify()?);
-                }
-            }
-            entry.regions.push(RegionEntry {
-                id: region_id.parse().map_err(corrupt)?,
-                name: region.try_get("name").classify()?,
-                zones: zone_names,
-            });
-        }
-        out.push(entry);
+    let text = |row: &AnyRow, column: &str| -> Result<String, StoreError> {
+        row.try_get(column).classify()
+    };
+    let mut zones_of: HashMap<(String, String), Vec<String>> = HashMap::new();
+    for zone in zones {
+        let region = (text(zone, "provider_id")?, text(zone, "region_id")?);
+        zones_of
+            .entry(region)
+            .or_default()
+            .push(text(zone, "zone")?);
     }
-    Ok(CatalogFile { providers: out })
+    let mut regions_of: HashMap<String, Vec<RegionEntry>> = HashMap::new();
+    for region in regions {
+        let key = (text(region, "provider_id")?, text(region, "id")?);
+        let zones = zones_of.remove(&key).unwrap_or_default();
+        let (provider, id) = key;
+        let entry = RegionEntry {
+            id: id.parse().map_err(corrupt)?,
+            name: text(region, "name")?,
+            zones,
+        };
+        regions_of.entry(provider).or_default().push(entry);
+    }
+    let providers = providers
+        .iter()
+        .map(|row| {
+            let id = text(row, "id")?;
+            Ok(ProviderEntry {
+                regions: regions_of.remove(&id).unwrap_or_default(),
+                id: id.parse().map_err(corrupt)?,
+                name: text(row, "name")?,
+            })
+        })
+        .collect::<Result<_, StoreError>>()?;
+    Ok(CatalogFile { providers })
 }
 
 /// Splits a database URL into its backend and the URL sqlx should use. A SQLite file is
