@@ -4,9 +4,11 @@
 //! keys carry about 190 bits of CSPRNG entropy, so there is nothing for a slow password hash to
 //! protect, and a slow hash per request would be a denial-of-service amplifier.
 //!
-//! Lookups are cached per `key_id` for a short TTL (default 10 s), negative answers included, so
-//! a flood of requests with one key costs one query per TTL. Revocation therefore takes effect on
-//! every replica within the TTL.
+//! Lookups are cached per `key_id` for a short TTL (default 10 s), so a flood of requests with
+//! one key costs one query per TTL. Revocation therefore takes effect on every replica within
+//! the TTL. Negative answers (no live key has this id) are cached apart, for at most
+//! [`NEGATIVE_TTL`] and [`NEGATIVE_CACHE_BYTES`]: a repeated wrong key still costs one query per
+//! period, while a flood of made-up key ids cannot hold more than that memory, nor hold it long.
 //!
 //! A connection also remembers the last key it verified ([`KeyMemo`]): its next requests with
 //! the same key skip the cache and the digest, for no longer than the cache entry the
@@ -55,8 +57,21 @@ struct Verifier {
     store: Store,
     /// `None` when the TTL is zero: every request reads the database.
     cache: Option<moka::sync::Cache<String, Lookup>>,
+    /// Key ids no live key has, and when that was read; `None` when the TTL is zero.
+    unknown: Option<moka::sync::Cache<String, Instant>>,
     ttl: Duration,
 }
+
+/// Longest a negative answer is cached (shorter when the key cache TTL is).
+pub const NEGATIVE_TTL: Duration = Duration::from_secs(2);
+
+/// Most memory the negative answers may take, counted as their key ids plus
+/// [`NEGATIVE_ENTRY_OVERHEAD`] each: about 10,000 entries.
+pub const NEGATIVE_CACHE_BYTES: u64 = 2 * 1024 * 1024;
+
+/// What one cached negative answer costs besides its key id: the cache's node, its hash-table
+/// slot and the `String` (an estimate, the same for every entry).
+pub const NEGATIVE_ENTRY_OVERHEAD: u32 = 200;
 
 /// A cached answer of the database and when it was read.
 #[derive(Debug, Clone)]
@@ -83,13 +98,56 @@ const NO_DIGEST: [u8; 32] = [0; 32];
 impl KeyVerifier {
     /// A verifier caching lookups for `ttl` (zero disables the cache).
     pub fn new(store: Store, ttl: Duration) -> Self {
+        Self::with_negative_capacity(store, ttl, NEGATIVE_CACHE_BYTES)
+    }
+
+    /// [`Self::new`] with another bound on the negative answers' memory, in bytes (tests use a
+    /// small one).
+    pub fn with_negative_capacity(store: Store, ttl: Duration, negative_bytes: u64) -> Self {
         let cache = (!ttl.is_zero()).then(|| {
             moka::sync::Cache::builder()
                 .max_capacity(100_000)
                 .time_to_live(ttl)
                 .build()
         });
-        Self(Arc::new(Verifier { store, cache, ttl }))
+        let unknown = (!ttl.is_zero()).then(|| {
+            moka::sync::Cache::builder()
+                .weigher(|key_id: &String, _: &Instant| {
+                    u32::try_from(key_id.len())
+                        .unwrap_or(u32::MAX)
+                        .saturating_add(NEGATIVE_ENTRY_OVERHEAD)
+                })
+                .max_capacity(negative_bytes)
+                .time_to_live(ttl.min(NEGATIVE_TTL))
+                .build()
+        });
+        Self(Arc::new(Verifier {
+            store,
+            cache,
+            unknown,
+            ttl,
+        }))
+    }
+
+    /// How many negative answers are cached and the bytes they count for, after the cache's
+    /// pending evictions and expiries have run.
+    pub fn negative_entries(&self) -> (u64, u64) {
+        self.0.unknown.as_ref().map_or((0, 0), |unknown| {
+            unknown.run_pending_tasks();
+            (unknown.entry_count(), unknown.weighted_size())
+        })
+    }
+
+    /// Drops expired entries now (the caches otherwise do it only when used): called
+    /// periodically, so memory held by a past flood of wrong keys is freed while the server
+    /// is quiet.
+    pub fn run_pending_tasks(&self) {
+        for cache in self.0.cache.iter() {
+            cache.run_pending_tasks();
+        }
+        for unknown in self.0.unknown.iter() {
+            unknown.run_pending_tasks();
+        }
     }
 
     /// Checks a raw `X-API-KEY` value.
@@ -113,16 +171,24 @@ impl KeyVerifier {
     }
 
     async fn lookup(&self, key_id: &str) -> Result<Lookup, StoreError> {
-        let cache = self.0.cache.as_ref();
+        let (cache, unknown) = (self.0.cache.as_ref(), self.0.unknown.as_ref());
         if let Some(hit) = cache.and_then(|cache| cache.get(key_id)) {
             return Ok(hit);
+        }
+        if let Some(read_at) = unknown.and_then(|unknown| unknown.get(key_id)) {
+            return Ok(Lookup {
+                record: None,
+                read_at,
+            });
         }
         // Taken before the query: the entry's life counts from no later than the read.
         let read_at = Instant::now();
         let record = self.0.store.find_active_key(key_id).await?.map(Arc::new);
         let lookup = Lookup { record, read_at };
-        if let Some(cache) = cache {
-            cache.insert(key_id.to_owned(), lookup.clone());
+        match (&lookup.record, cache, unknown) {
+            (Some(_), Some(cache), _) => cache.insert(key_id.to_owned(), lookup.clone()),
+            (None, _, Some(unknown)) => unknown.insert(key_id.to_owned(), read_at),
+            _ => {}
         }
         Ok(lookup)
     }

@@ -114,6 +114,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
         openapi: OpenApiJson(Bytes::from(appzone_contract::openapi::document_json())),
         store: store.clone(),
     });
+    let expirer = tokio::spawn(expire_cached_keys(state.keys.clone()));
     let refresher = tokio::spawn(catalog.refresh_forever(store.clone(), config.catalog_refresh));
     let purger = tokio::spawn(purge_forever(
         store,
@@ -123,8 +124,23 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
     Ok(Service {
         app: http::app(state.clone()),
         state,
-        tasks: vec![refresher, purger, tokio::spawn(forget_idle_limits(limits))],
+        tasks: vec![
+            refresher,
+            purger,
+            expirer,
+            tokio::spawn(forget_idle_limits(limits)),
+        ],
     })
+}
+
+/// Frees expired key-cache entries while the server is quiet (the cache otherwise does it only
+/// when it is used), so a past flood of wrong keys does not keep its memory.
+async fn expire_cached_keys(keys: KeyVerifier) {
+    let mut tick = tokio::time::interval(keys::NEGATIVE_TTL);
+    loop {
+        tick.tick().await;
+        keys.run_pending_tasks();
+    }
 }
 
 async fn forget_idle_limits(limits: RateLimits) {

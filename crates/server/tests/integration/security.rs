@@ -947,3 +947,40 @@ async fn keys_never_appear_in_trace_logs_error_bodies_or_the_database_file() {
     );
     assert!(hits.is_empty(), "{hits:#?}");
 }
+
+/// Made-up key ids (a flood of wrong keys) each cost a database query and a negative cache
+/// entry; those entries are bounded in bytes and expire on their own, shorter TTL, so the
+/// memory they take is bounded and returned, whatever the key cache TTL.
+#[tokio::test]
+async fn api2_negative_key_lookups_take_bounded_memory_that_expires_on_its_own() {
+    use appzone_server::keys::{KeyVerifier, NEGATIVE_ENTRY_OVERHEAD, NEGATIVE_TTL};
+    let app = TestApp::sqlite().await;
+    let cap: u64 = 20 * 1024;
+    let verifier =
+        KeyVerifier::with_negative_capacity(app.store.clone(), Duration::from_secs(60), cap);
+    for _ in 0..500 {
+        let wrong = ApiKey::generate();
+        assert!(verifier.verify(wrong.expose_secret()).await.is_err());
+    }
+    let (entries, bytes) = verifier.negative_entries();
+    let most = cap / (12 + u64::from(NEGATIVE_ENTRY_OVERHEAD));
+    assert!(
+        bytes <= cap,
+        "{entries} negative entries count for {bytes} bytes, over {cap}"
+    );
+    assert!(
+        entries > 0 && entries <= most,
+        "{entries} negative entries (at most {most} fit)"
+    );
+    assert!(verifier.verify(&app.member_key).await.is_ok());
+    tokio::time::sleep(NEGATIVE_TTL + Duration::from_millis(300)).await;
+    assert_eq!(
+        verifier.negative_entries().0,
+        0,
+        "negative entries outlived their own TTL ({NEGATIVE_TTL:?}; the key cache's is 60 s)"
+    );
+    assert!(
+        verifier.verify(&app.member_key).await.is_ok(),
+        "the live key's entry stays"
+    );
+}
