@@ -25,6 +25,7 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
@@ -479,10 +480,13 @@ fn podman_out(work: &Path, args: &[&str]) -> Result<String> {
     stdout_of(podman(work).args(args), PODMAN_TIMEOUT)
 }
 
-/// podman with this machine's containers.conf (see the module docs).
+/// podman with this machine's containers.conf (see the module docs), written once per run.
 fn podman(work: &Path) -> Command {
-    let mut command = Command::new("podman");
-    if std::env::var_os("CONTAINERS_CONF").is_none() {
+    static CONF: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let conf = CONF.get_or_init(|| {
+        if std::env::var_os("CONTAINERS_CONF").is_some() {
+            return None;
+        }
         let conf = work.join("containers.conf");
         let runtime = if succeeds(Command::new("runc").arg("--version")) {
             "\n[engine]\nruntime = \"runc\"\n"
@@ -493,9 +497,12 @@ fn podman(work: &Path) -> Command {
             "# Written by `cargo xtask image`.\n[containers]\ndefault_ulimits = [\n  \
              \"nofile=20000:20000\",\n  \"nproc=32768:32768\",\n]\n{runtime}"
         );
-        if std::fs::create_dir_all(work).is_ok() && std::fs::write(&conf, text).is_ok() {
-            command.env("CONTAINERS_CONF", conf);
-        }
+        let written = std::fs::create_dir_all(work).and_then(|()| std::fs::write(&conf, text));
+        written.is_ok().then_some(conf)
+    });
+    let mut command = Command::new("podman");
+    if let Some(conf) = conf {
+        command.env("CONTAINERS_CONF", conf);
     }
     command
 }

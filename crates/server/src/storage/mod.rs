@@ -710,7 +710,7 @@ async fn replace_catalog_in(
         "DELETE FROM catalog_regions",
         "DELETE FROM catalog_providers",
     ] {
-        sqlx::query(statement).execute(&mut **tx).await.classify()?;
+        execute(tx, sqlx::query(statement)).await?;
     }
     for (p_pos, provider) in catalog.providers.iter().enumerate() {
         let p_id = provider.id.as_str();
