@@ -512,7 +512,7 @@ impl Store {
     /// The whole catalog with its version, read in one transaction.
     pub async fn load_catalog(&self) -> Result<(i64, CatalogFile), StoreError> {
         let mut tx = self.pool.begin().await.classify()?;
-        let catalog = read_catalog(&mut tx).await?;
+        let catalog = read_catalog(&mut tx, self.backend).await?;
         tx.commit().await.classify()?;
         Ok(catalog)
     }
@@ -532,7 +532,7 @@ impl Store {
             .execute(&mut *tx)
             .await
             .classify()?;
-        let (version, current) = read_catalog(&mut tx).await?;
+        let (version, current) = read_catalog(&mut tx, self.backend).await?;
         let changes = current.changes_to(catalog);
         if changes.removes_anything() && !prune {
             tx.rollback().await.classify()?;
@@ -621,6 +621,7 @@ async fn is_migrated(conn: &mut AnyConnection, backend: Backend) -> Result<bool,
 /// Reads the catalog and its version inside the caller's transaction.
 async fn read_catalog(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    backend: Backend,
 ) -> Result<(i64, CatalogFile), StoreError> {
     let version: i64 = sqlx::query("SELECT version FROM catalog_meta WHERE singleton = 1")
         .fetch_one(&mut **tx)
@@ -631,20 +632,24 @@ async fn read_catalog(
         .fetch_all(&mut **tx)
         .await
         .classify()?;
-    let regions = sqlx::query(
-        "SELECT provider_id, id, name FROM catalog_regions ORDER BY provider_id, position",
-    )
+    // Each region comes with its zones joined in one column: a row per region instead of one
+    // per zone, which is most of what a replica's reload of a large catalog costs (a zone id
+    // never holds the separator).
+    let aggregate = match backend {
+        Backend::Sqlite => "group_concat",
+        Backend::Postgres => "string_agg",
+    };
+    let zones = format!("{aggregate}(z.zone, '{ZONE_SEPARATOR}' ORDER BY z.position)");
+    let regions = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT r.provider_id, r.id, r.name, \
+         (SELECT {zones} FROM catalog_zones z \
+          WHERE z.provider_id = r.provider_id AND z.region_id = r.id) AS zones \
+         FROM catalog_regions r ORDER BY r.provider_id, r.position"
+    )))
     .fetch_all(&mut **tx)
     .await
     .classify()?;
-    let zones = sqlx::query(
-        "SELECT provider_id, region_id, zone FROM catalog_zones \
-         ORDER BY provider_id, region_id, position",
-    )
-    .fetch_all(&mut **tx)
-    .await
-    .classify()?;
-    Ok((version, assemble_catalog(&providers, &regions, &zones)?))
+    Ok((version, assemble_catalog(&providers, &regions)?))
 }
 
 /// One delete inside a caller's transaction: the conditional `UPDATE`, then the audit record
@@ -712,25 +717,33 @@ async fn replace_catalog_in(
     ] {
         execute(tx, sqlx::query(statement)).await?;
     }
+    let mut providers = Vec::new();
+    let mut regions = Vec::new();
+    let mut zones = Vec::new();
     for (p_pos, provider) in catalog.providers.iter().enumerate() {
-        let p_id = provider.id.as_str();
-        let insert = "INSERT INTO catalog_providers (id, name, position) VALUES ($1, $2, $3)";
-        let query = sqlx::query(insert).bind(p_id).bind(&provider.name);
-        execute(tx, query.bind(position(p_pos))).await?;
+        let p_id = Cell::Text(provider.id.as_str());
+        providers.push([p_id, Cell::Text(&provider.name), position(p_pos)]);
         for (r_pos, region) in provider.regions.iter().enumerate() {
-            let r_id = region.id.as_str();
-            let insert = "INSERT INTO catalog_regions (provider_id, id, name, position) \
-                          VALUES ($1, $2, $3, $4)";
-            let query = sqlx::query(insert).bind(p_id).bind(r_id).bind(&region.name);
-            execute(tx, query.bind(position(r_pos))).await?;
+            let r_id = Cell::Text(region.id.as_str());
+            regions.push([p_id, r_id, Cell::Text(&region.name), position(r_pos)]);
             for (z_pos, zone) in region.zones.iter().enumerate() {
-                let insert = "INSERT INTO catalog_zones (provider_id, region_id, position, zone) \
-                              VALUES ($1, $2, $3, $4)";
-                let query = sqlx::query(insert).bind(p_id).bind(r_id);
-                execute(tx, query.bind(position(z_pos)).bind(zone)).await?;
+                zones.push([p_id, r_id, position(z_pos), Cell::Text(zone)]);
             }
         }
     }
+    insert_rows(tx, "catalog_providers (id, name, position)", &providers).await?;
+    insert_rows(
+        tx,
+        "catalog_regions (provider_id, id, name, position)",
+        &regions,
+    )
+    .await?;
+    insert_rows(
+        tx,
+        "catalog_zones (provider_id, region_id, position, zone)",
+        &zones,
+    )
+    .await?;
     sqlx::query(
         "UPDATE catalog_meta SET version = version + 1, updated_at = $1 WHERE singleton = 1 \
          RETURNING version",
@@ -750,8 +763,57 @@ async fn execute<'q>(
     query.execute(&mut **tx).await.classify().map(drop)
 }
 
-fn position(index: usize) -> i64 {
-    i64::try_from(index).unwrap_or(i64::MAX)
+/// What [`read_catalog`] joins a region's zones with: zone ids are lowercase letters, digits and
+/// hyphens (validated on import), so a space cannot be part of one.
+const ZONE_SEPARATOR: char = ' ';
+
+/// Rows per multi-row `INSERT`: one statement (one round trip to the database, one trip
+/// through sqlx) per chunk rather than per row is what keeps an import of a large catalog
+/// short. 4 columns × 500 rows stays far below both databases' limits on bound parameters
+/// (SQLite 32,766, PostgreSQL 65,535).
+const ROWS_PER_INSERT: usize = 500;
+
+/// One value of a row [`insert_rows`] writes.
+#[derive(Clone, Copy)]
+enum Cell<'a> {
+    Text(&'a str),
+    Int(i64),
+}
+
+/// Inserts `rows` into `into` (a table and its column list) in multi-row statements.
+async fn insert_rows<const N: usize>(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    into: &'static str,
+    rows: &[[Cell<'_>; N]],
+) -> Result<(), StoreError> {
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let mut sql = format!("INSERT INTO {into} VALUES ");
+        let mut placeholder = 0;
+        for (i, _) in chunk.iter().enumerate() {
+            sql.push_str(if i == 0 { "(" } else { ", (" });
+            for column in 0..N {
+                placeholder += 1;
+                let sep = if column == 0 { "" } else { ", " };
+                sql.push_str(&format!("{sep}${placeholder}"));
+            }
+            sql.push(')');
+        }
+        // Only this function's own text goes into `sql`: the table and columns are constants
+        // of this module (`'static`), the values are bound.
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for cell in chunk.iter().flatten() {
+            query = match *cell {
+                Cell::Text(text) => query.bind(text),
+                Cell::Int(int) => query.bind(int),
+            };
+        }
+        execute(tx, query).await?;
+    }
+    Ok(())
+}
+
+fn position(index: usize) -> Cell<'static> {
+    Cell::Int(i64::try_from(index).unwrap_or(i64::MAX))
 }
 
 fn parse_digest(hex_digest: &str) -> Result<[u8; 32], StoreError> {
@@ -769,34 +831,26 @@ fn parse_role(row: &AnyRow) -> Result<Role, StoreError> {
 /// The catalog from its three tables' rows (regions in position order within a provider, zones
 /// within a region): one pass over each, so loading, exporting and refreshing take time linear
 /// in the catalog's size.
-fn assemble_catalog(
-    providers: &[AnyRow],
-    regions: &[AnyRow],
-    zones: &[AnyRow],
-) -> Result<CatalogFile, StoreError> {
+fn assemble_catalog(providers: &[AnyRow], regions: &[AnyRow]) -> Result<CatalogFile, StoreError> {
     let corrupt = |e: appzone_contract::IdError| StoreError::Corrupt(format!("catalog: {e}"));
     let text = |row: &AnyRow, column: &str| -> Result<String, StoreError> {
         row.try_get(column).classify()
     };
-    let mut zones_of: HashMap<(String, String), Vec<String>> = HashMap::new();
-    for zone in zones {
-        let region = (text(zone, "provider_id")?, text(zone, "region_id")?);
-        zones_of
-            .entry(region)
-            .or_default()
-            .push(text(zone, "zone")?);
-    }
     let mut regions_of: HashMap<String, Vec<RegionEntry>> = HashMap::new();
     for region in regions {
-        let key = (text(region, "provider_id")?, text(region, "id")?);
-        let zones = zones_of.remove(&key).unwrap_or_default();
-        let (provider, id) = key;
+        // NULL when the region has no zones.
+        let zones: Option<String> = region.try_get("zones").classify()?;
         let entry = RegionEntry {
-            id: id.parse().map_err(corrupt)?,
+            id: text(region, "id")?.parse().map_err(corrupt)?,
             name: text(region, "name")?,
-            zones,
+            zones: zones.as_deref().map_or_else(Vec::new, |z| {
+                z.split(ZONE_SEPARATOR).map(str::to_owned).collect()
+            }),
         };
-        regions_of.entry(provider).or_default().push(entry);
+        regions_of
+            .entry(text(region, "provider_id")?)
+            .or_default()
+            .push(entry);
     }
     let providers = providers
         .iter()

@@ -46,6 +46,20 @@ both_backends! {
         let admin_digest = appzone_server::keys::digest_hex(&app.admin_key);
         assert!(rows.iter().any(|(id, digest, _)| id == &app.admin_key[4..16] && digest == &admin_digest));
     }
+
+    async fn a_catalog_reads_back_exactly_as_written_with_its_order_and_empty_regions(app: TestApp) {
+        // Reads join each region's zones into one column and inserts go in multi-row
+        // statements: the order of everything, a region without zones and more rows than one
+        // statement holds must all come back as they were.
+        let mut catalog = scaled_catalog(2);
+        let region = &mut catalog.providers[0].regions[0];
+        region.zones.reverse();
+        catalog.providers[1].regions[0].zones.clear();
+        catalog.providers.swap(0, 2);
+        app.store.replace_catalog(&catalog).await.unwrap();
+        let (_, read) = app.store.load_catalog().await.unwrap();
+        assert_eq!(read, catalog);
+    }
 }
 
 #[tokio::test]
