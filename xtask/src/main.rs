@@ -6,6 +6,7 @@
 mod bench;
 mod browser;
 mod clients;
+mod compat;
 mod demo_server;
 mod deny;
 mod image;
@@ -44,6 +45,9 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
+    /// Fail when openapi.json breaks a released v1 document (release/*/openapi.json): the
+    /// compatibility rules of docs/API.md
+    ApiCompat,
     /// Lint openapi.json with Redocly CLI and Spectral (OpenAPI and OWASP rulesets,
     /// lint/.spectral.yaml), installed from npm if needed
     LintSpec,
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
 fn run_task(task: Task) -> Result<()> {
     match task {
         Task::Openapi { check } => openapi(check),
+        Task::ApiCompat => compat::run(),
         Task::LintSpec => lint_spec(),
         Task::Deny => deny::run(),
         Task::Msrv => msrv::run(),
