@@ -79,6 +79,7 @@ macro_rules! listing_body {
 }
 
 mod api_key;
+pub mod deprecation;
 mod discovery;
 mod error;
 pub mod headers;
@@ -88,6 +89,7 @@ pub mod paths;
 mod zones;
 
 pub use api_key::{ApiKey, ApiKeyError, KeyId};
+pub use deprecation::{Deprecation, DEPRECATIONS};
 pub use discovery::{ProviderList, RegionList, MAX_PROVIDERS, MAX_REGIONS_PER_PROVIDER};
 pub use error::{ErrorBody, ErrorCode};
 pub use ids::{IdError, IdKind, ProfileId, ProviderId, RegionId};

@@ -20,6 +20,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::RefOr;
 use utoipa::{Modify, OpenApi, PartialSchema};
 
+use crate::deprecation::Deprecation;
 use crate::error::KnownErrorCode;
 use crate::headers::{LISTING_CACHE_CONTROL, REQUEST_ID_MAX_LEN};
 use crate::zones::{ListingStatus, ZoneId};
@@ -36,7 +37,15 @@ pub const TAG_PROFILES: &str = "profiles";
 
 /// The published document, as JSON.
 pub fn document() -> Value {
-    finish(ApiDoc::openapi())
+    document_with(crate::DEPRECATIONS)
+}
+
+/// The document with `deprecations` marked (see [`mark_deprecated`]): [`document`] with this
+/// version's own, or a test's.
+pub fn document_with(deprecations: &[Deprecation]) -> Value {
+    let mut doc = finish(ApiDoc::openapi());
+    mark_deprecated(&mut doc, deprecations);
+    doc
 }
 
 /// The generated document as it is checked in: pretty JSON with a trailing newline.
@@ -47,8 +56,13 @@ pub fn document() -> Value {
 /// assert!(json.ends_with("}\n"));
 /// ```
 pub fn document_json() -> String {
+    document_json_with(crate::DEPRECATIONS)
+}
+
+/// [`document_json`] with `deprecations` marked: what a server configured with them serves.
+pub fn document_json_with(deprecations: &[Deprecation]) -> String {
     // Serializing a document built from static data cannot fail; a failure is a bug in utoipa.
-    let mut json = serde_json::to_string_pretty(&document())
+    let mut json = serde_json::to_string_pretty(&document_with(deprecations))
         .unwrap_or_else(|err| panic!("the OpenAPI document must serialize: {err}"));
     json.push('\n');
     json
@@ -382,6 +396,63 @@ pub fn finish(openapi: utoipa::openapi::OpenApi) -> Value {
         }
     }
     doc
+}
+
+/// Marks each operation of `deprecations` (and the `HEAD` twin of a `GET`) `deprecated`, says
+/// since when and until when in its description, and declares on each of its responses the
+/// headers the server then sends: `Deprecation` always, `Sunset` once a date is set.
+pub fn mark_deprecated(doc: &mut Value, deprecations: &[Deprecation]) {
+    let operations = doc
+        .get_mut("paths")
+        .and_then(Value::as_object_mut)
+        .into_iter()
+        .flat_map(Map::values_mut)
+        .filter_map(Value::as_object_mut)
+        .flat_map(Map::values_mut);
+    for operation in operations {
+        let id = operation["operationId"].as_str().unwrap_or_default();
+        let Some(deprecation) = deprecations
+            .iter()
+            .find(|d| id == d.operation_id || id.strip_suffix("Head") == Some(d.operation_id))
+        else {
+            continue;
+        };
+        let mut headers = json!({"Deprecation": {
+            "schema": {"type": "string", "pattern": "^@[0-9]+$"},
+            "description": "When the operation was deprecated (RFC 9745): `@` and seconds since the Unix epoch.",
+            "example": deprecation.deprecation_header().to_str().unwrap_or_default(),
+            "required": true
+        }});
+        if let Some(sunset) = deprecation.sunset_header() {
+            headers["Sunset"] = json!({
+                "schema": {"type": "string"},
+                "description": "When the operation stops answering (RFC 8594), an HTTP-date.",
+                "example": sunset.to_str().unwrap_or_default(),
+                "required": true
+            });
+        }
+        let description = operation["description"].as_str().unwrap_or_default();
+        operation["description"] =
+            Value::String(format!("{description}\n\n{}", deprecation.description()));
+        operation["deprecated"] = Value::Bool(true);
+        let responses = operation
+            .get_mut("responses")
+            .and_then(Value::as_object_mut)
+            .into_iter()
+            .flat_map(Map::values_mut);
+        for response in responses {
+            if let (Some(declared), Some(new)) = (
+                response
+                    .as_object_mut()
+                    .map(|r| r.entry("headers").or_insert_with(|| json!({}))),
+                headers.as_object(),
+            ) {
+                if let Some(declared) = declared.as_object_mut() {
+                    declared.extend(new.clone());
+                }
+            }
+        }
+    }
 }
 
 fn error_response(description: &str, headers: Value) -> Value {

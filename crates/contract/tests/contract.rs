@@ -237,3 +237,66 @@ fn openapi_json_is_up_to_date() {
 fn openapi_document_snapshot() {
     insta::assert_json_snapshot!(appzone_contract::openapi::document());
 }
+
+#[test]
+fn a_deprecated_operation_is_marked_with_its_dates_and_headers_in_the_document() {
+    use appzone_contract::openapi::{document, document_with};
+    use appzone_contract::Deprecation;
+    // No operation of this version is deprecated.
+    assert!(appzone_contract::DEPRECATIONS.is_empty());
+    assert!(!document().to_string().contains("\"deprecated\""));
+
+    let deprecation = Deprecation {
+        operation_id: "listZones",
+        since: 1_798_761_600,
+        sunset: Some(1_814_400_000),
+    };
+    let doc = document_with(&[deprecation]);
+    let item = &doc["paths"]["/api/v1/providers/{providerId}/regions/{regionId}/zones"];
+    for method in ["get", "head"] {
+        let op = &item[method];
+        assert_eq!(op["deprecated"], true, "{method}");
+        let description = op["description"].as_str().unwrap();
+        assert!(
+            description.ends_with(
+                "**Deprecated** since Fri, 01 Jan 2027 00:00:00 GMT: it keeps working \
+                 unchanged, and its answers carry `Deprecation: @1798761600`. It stops \
+                 answering on Thu, 01 Jul 2027 00:00:00 GMT (`Sunset` header)."
+            ),
+            "{description}"
+        );
+        for (status, response) in op["responses"].as_object().unwrap() {
+            let headers = &response["headers"];
+            assert_eq!(
+                headers["Deprecation"]["required"], true,
+                "{method} {status}"
+            );
+            assert_eq!(headers["Deprecation"]["example"], "@1798761600");
+            assert_eq!(
+                headers["Sunset"]["example"],
+                "Thu, 01 Jul 2027 00:00:00 GMT"
+            );
+        }
+    }
+    // Only that operation.
+    let others = doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(path, _)| !path.ends_with("/zones"))
+        .flat_map(|(_, item)| item.as_object().unwrap().values());
+    for op in others {
+        assert!(op.get("deprecated").is_none(), "{}", op["operationId"]);
+    }
+    // Without a sunset date, no Sunset header is promised.
+    let undated = document_with(&[Deprecation {
+        sunset: None,
+        ..deprecation
+    }]);
+    let op = &undated["paths"]["/api/v1/providers/{providerId}/regions/{regionId}/zones"]["get"];
+    assert!(op["responses"]["200"]["headers"].get("Sunset").is_none());
+    assert!(op["description"]
+        .as_str()
+        .unwrap()
+        .ends_with("No removal date is set yet."));
+}

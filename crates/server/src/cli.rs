@@ -536,6 +536,7 @@ async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<()> {
             max_in_flight: args.max_in_flight.max(1),
             max_body_bytes: args.max_body_bytes,
             cors_origins,
+            ..HttpConfig::default()
         },
         key_cache_ttl: Duration::from_secs(args.key_cache_ttl_secs),
         catalog_refresh: Duration::from_secs(args.catalog_refresh_secs.max(1)),

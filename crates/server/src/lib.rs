@@ -111,7 +111,9 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
         metrics,
         http: config.http.clone(),
         catalog: catalog.clone(),
-        openapi: OpenApiJson(Bytes::from(appzone_contract::openapi::document_json())),
+        openapi: OpenApiJson(Bytes::from(appzone_contract::openapi::document_json_with(
+            &config.http.deprecations,
+        ))),
         store: store.clone(),
     });
     let expirer = tokio::spawn(expire_cached_keys(state.keys.clone()));

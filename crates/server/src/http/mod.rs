@@ -37,6 +37,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
+use appzone_contract::deprecation::{DEPRECATION, SUNSET};
 use appzone_contract::headers::{API_KEY, REQUEST_ID};
 use appzone_contract::{ErrorBody, ErrorCode};
 use axum::extract::FromRef;
@@ -70,6 +71,9 @@ pub struct HttpConfig {
     pub max_body_bytes: usize,
     /// Origins allowed by CORS; empty disables CORS.
     pub cors_origins: Vec<HeaderValue>,
+    /// Deprecated operations: their answers carry `Deprecation` and `Sunset`, and the served
+    /// document marks them. The contract's own by default; tests set others.
+    pub deprecations: Vec<appzone_contract::Deprecation>,
 }
 
 impl Default for HttpConfig {
@@ -79,6 +83,7 @@ impl Default for HttpConfig {
             max_in_flight: 1024,
             max_body_bytes: 64 * 1024,
             cors_origins: Vec::new(),
+            deprecations: appzone_contract::DEPRECATIONS.to_vec(),
         }
     }
 }
@@ -215,7 +220,7 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
         .allow_origin(AllowOrigin::list(origins.iter().cloned()))
         .allow_methods([Method::GET, Method::HEAD, Method::DELETE])
         .allow_headers([API_KEY, REQUEST_ID, IF_NONE_MATCH])
-        .expose_headers([REQUEST_ID, ETAG, RETRY_AFTER])
+        .expose_headers([REQUEST_ID, ETAG, RETRY_AFTER, DEPRECATION, SUNSET])
         .max_age(Duration::from_secs(600))
 }
 

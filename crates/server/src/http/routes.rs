@@ -53,6 +53,18 @@ impl RouteLabel {
         ROUTES[self.0]
     }
 
+    /// The route and method of the document's operation `operation_id`; `None` for an id the
+    /// document does not have.
+    pub fn of_operation(operation_id: &str) -> Option<(Self, http::Method)> {
+        match operation_id {
+            "listZones" => Some((Self::LIST_ZONES, http::Method::GET)),
+            "deleteApplicationProfile" => Some((Self::DELETE_PROFILE, http::Method::DELETE)),
+            "listProviders" => Some((Self::LIST_PROVIDERS, http::Method::GET)),
+            "listRegions" => Some((Self::LIST_REGIONS, http::Method::GET)),
+            _ => None,
+        }
+    }
+
     pub(super) fn index(self) -> usize {
         self.0
     }
@@ -167,6 +179,28 @@ mod tests {
         assert_eq!(RouteLabel::LIST_PROVIDERS.as_str(), LIST_PROVIDERS);
         assert_eq!(RouteLabel::LIST_REGIONS.as_str(), LIST_REGIONS);
         assert!(is_route("/docs") && !is_route("/docs/swagger-ui.css"));
+    }
+
+    #[test]
+    fn every_operation_of_the_document_has_its_route_and_method() {
+        let doc = appzone_contract::openapi::document();
+        let mut seen = 0;
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                let id = op["operationId"].as_str().unwrap();
+                if method == "head" {
+                    continue;
+                }
+                let (route, expected) = RouteLabel::of_operation(id).unwrap();
+                assert_eq!(
+                    (route.as_str(), expected.as_str()),
+                    (path.as_str(), method.to_uppercase().as_str())
+                );
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 4);
+        assert!(RouteLabel::of_operation("nope").is_none());
     }
 
     #[test]

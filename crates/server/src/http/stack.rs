@@ -23,10 +23,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use appzone_contract::deprecation::{Deprecation, DEPRECATION, SUNSET};
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use futures_util::{future, FutureExt};
+use http::{HeaderValue, Method};
 use tower::util::Either;
 use tower::{Service, ServiceExt};
 use tower_http::cors::Cors;
@@ -36,7 +38,7 @@ use super::context::{Connection, RequestContext};
 use super::error::ApiError;
 use super::metrics::Metrics;
 use super::observe;
-use super::routes;
+use super::routes::{self, RouteLabel};
 use super::HttpConfig;
 
 /// What runs inside the outermost service: authentication and the router, behind CORS when
@@ -63,6 +65,50 @@ struct Gate {
     metrics: Metrics,
     in_flight: InFlight,
     timeout: Duration,
+    /// The deprecation headers of each route's operation, by route label index: one
+    /// index per answer, and nothing more while no operation is deprecated.
+    deprecated: [Option<Deprecated>; RouteLabel::COUNT],
+}
+
+/// The headers of a deprecated operation's answers, made once.
+#[derive(Debug)]
+struct Deprecated {
+    method: Method,
+    deprecation: HeaderValue,
+    sunset: Option<HeaderValue>,
+}
+
+impl Deprecated {
+    fn table(deprecations: &[Deprecation]) -> [Option<Self>; RouteLabel::COUNT] {
+        let mut table = std::array::from_fn(|_| None);
+        for deprecation in deprecations {
+            match RouteLabel::of_operation(deprecation.operation_id) {
+                Some((route, method)) => {
+                    table[route.index()] = Some(Self {
+                        method,
+                        deprecation: deprecation.deprecation_header(),
+                        sunset: deprecation.sunset_header(),
+                    });
+                }
+                None => tracing::warn!(
+                    operation_id = deprecation.operation_id,
+                    "a deprecation names no operation of the document; ignored"
+                ),
+            }
+        }
+        table
+    }
+
+    /// Adds the headers to an answer of the operation (its `HEAD` too, for a `GET`).
+    fn mark(&self, method: &Method, response: &mut Response) {
+        if *method == self.method || (*method == Method::HEAD && self.method == Method::GET) {
+            let headers = response.headers_mut();
+            headers.insert(DEPRECATION, self.deprecation.clone());
+            if let Some(sunset) = &self.sunset {
+                headers.insert(SUNSET, sunset.clone());
+            }
+        }
+    }
 }
 
 impl App {
@@ -72,6 +118,7 @@ impl App {
             metrics,
             in_flight: InFlight::new(http.max_in_flight),
             timeout: http.request_timeout,
+            deprecated: Deprecated::table(&http.deprecations),
         });
         Self(Arc::new(Bound {
             gate,
@@ -160,7 +207,11 @@ impl Bound {
             }
         };
         let route = context.route().unwrap_or_else(|| routes::label(uri.path()));
-        observe::finish(&gate.metrics, &method, route, &context, response)
+        let mut response = observe::finish(&gate.metrics, &method, route, &context, response);
+        if let Some(deprecated) = &gate.deprecated[route.index()] {
+            deprecated.mark(&method, &mut response);
+        }
+        response
     }
 }
 

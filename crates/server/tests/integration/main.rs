@@ -13,6 +13,7 @@
 mod api;
 mod cli;
 mod deploy;
+mod deprecation;
 mod discovery;
 mod ops;
 mod readme;
