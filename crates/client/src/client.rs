@@ -11,6 +11,7 @@ use appzone_contract::{
 use http::header::{ACCEPT, USER_AGENT};
 use http::{HeaderValue, Method, StatusCode};
 
+use crate::deprecation::{self, DeprecationNotice};
 use crate::error::{ApiError, DecodeError, DisplayDuration};
 use crate::retry::{is_retryable_status, retry_after};
 use crate::{request_id, Error, IntoApiKey, IntoId, RetryPolicy};
@@ -62,6 +63,8 @@ struct Inner {
     user_agent: HeaderValue,
     timeout: Duration,
     retry: RetryPolicy,
+    /// The deprecated operations the server named in its answers.
+    deprecations: deprecation::Seen,
 }
 
 impl fmt::Debug for Client {
@@ -113,6 +116,25 @@ impl Client {
     /// The retry policy.
     pub fn retry_policy(&self) -> &RetryPolicy {
         &self.inner.retry
+    }
+
+    /// The deprecated operations this client (and its clones) called, one notice per
+    /// operation in the order first seen, with the dates the server gave: the operation still
+    /// works until its [`sunset`](DeprecationNotice::sunset). The client also logs a warning
+    /// (through `tracing`) the first time it sees each. Empty while the server deprecates
+    /// nothing the client called.
+    ///
+    /// ```no_run
+    /// # async fn run(client: appzone_client::Client) -> Result<(), appzone_client::Error> {
+    /// client.list_zones("aws", "us-east-1").await?;
+    /// for notice in client.deprecations() {
+    ///     eprintln!("{} is deprecated; sunset: {:?}", notice.operation, notice.sunset);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn deprecations(&self) -> Vec<DeprecationNotice> {
+        self.inner.deprecations.all()
     }
 
     /// Lists the providers of the catalog, in catalog order (`GET /api/v1/providers`).
@@ -204,6 +226,9 @@ impl Client {
     /// decodable as `T` is an [`Error::Decode`] (reason `not a <T::NAME>: ...`).
     async fn get_listing<T: Listing>(&self, path: &str) -> Result<T, Error> {
         let answer = self.call(Method::GET, path).await?;
+        self.inner
+            .deprecations
+            .note(T::OPERATION, answer.deprecation.as_ref());
         if !answer.status.is_success() {
             return Err(answer.into_api_error());
         }
@@ -238,6 +263,9 @@ impl Client {
         let answer = self
             .call(Method::DELETE, &paths::delete_profile(&id))
             .await?;
+        self.inner
+            .deprecations
+            .note("deleteApplicationProfile", answer.deprecation.as_ref());
         if answer.status.is_success() {
             Ok(())
         } else {
@@ -358,6 +386,7 @@ impl Client {
             url: url.to_owned(),
             status,
             retry_after: retry_after(&headers),
+            deprecation: deprecation::read(&headers),
             request_id: answered_id,
             body,
             truncated,
@@ -372,15 +401,19 @@ trait Listing: Sized {
     /// What the body is, in a decode error's reason: `not a zone list: ...`.
     const NAME: &'static str;
 
+    /// The `operationId` of the operation answering it.
+    const OPERATION: &'static str;
+
     /// Decodes the body (tolerantly: the contract's types default the missing fields).
     fn decode(body: &[u8]) -> Result<Self, serde_json::Error>;
 }
 
 /// Implements [`Listing`] for contract types, each with its name for decode errors.
 macro_rules! listing {
-    ($($list:ty => $name:literal),+ $(,)?) => {$(
+    ($($list:ty => $name:literal, $operation:literal);+ $(;)?) => {$(
         impl Listing for $list {
             const NAME: &'static str = $name;
+            const OPERATION: &'static str = $operation;
 
             fn decode(body: &[u8]) -> Result<Self, serde_json::Error> {
                 serde_json::from_slice(body)
@@ -390,9 +423,9 @@ macro_rules! listing {
 }
 
 listing!(
-    ProviderList => "provider list",
-    RegionList => "region list",
-    ZoneList => "zone list",
+    ProviderList => "provider list", "listProviders";
+    RegionList => "region list", "listRegions";
+    ZoneList => "zone list", "listZones";
 );
 
 /// A complete answer: status, the parts of the headers the client uses, and the body.
@@ -401,6 +434,8 @@ struct Answer {
     url: String,
     status: StatusCode,
     retry_after: Option<Duration>,
+    /// The `Deprecation` and `Sunset` headers, when the operation is deprecated.
+    deprecation: Option<(String, Option<String>)>,
     request_id: String,
     body: Vec<u8>,
     truncated: bool,
@@ -569,6 +604,7 @@ impl ClientBuilder {
                 user_agent,
                 timeout: self.timeout,
                 retry: self.retry,
+                deprecations: deprecation::Seen::default(),
             }),
         })
     }

@@ -102,6 +102,7 @@
 
 mod args;
 mod client;
+mod deprecation;
 mod error;
 mod request_id;
 mod retry;
@@ -114,6 +115,7 @@ pub use args::{IntoApiKey, IntoId};
 pub use client::{
     Client, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,
 };
+pub use deprecation::DeprecationNotice;
 pub use error::{ApiError, DecodeError, Error};
 pub use retry::RetryPolicy;
 

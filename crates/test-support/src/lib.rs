@@ -17,6 +17,8 @@ pub mod raw;
 mod seed;
 
 pub use app::{eventually, fast_config, spawn_server, test_catalog, Replica, Resp, TestApp};
+/// The server the harness runs, for tests that configure it (`ServiceConfig`, `HttpConfig`).
+pub use appzone_server;
 pub use postgres::{
     connect_admin, fresh_postgres_schema, postgres_schema, scoped_url, PgSchema, PG_ENV,
 };

@@ -9,6 +9,7 @@
 
 mod api;
 mod cli;
+mod deprecation;
 mod real_server;
 mod retries;
 mod run;
