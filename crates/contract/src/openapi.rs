@@ -100,7 +100,19 @@ a problem: it ties the response to the server's log.\n\n\
 ## Limits\n\n\
 Requests may be rate limited per key and per client address (429 with `Retry-After`), and are \
 shed with 503 `unavailable` and `Retry-After` when the service is overloaded or its database \
-is unreachable. Both are safe to retry after the indicated delay.",
+is unreachable. Both are safe to retry after the indicated delay.\n\n\
+## Compatibility\n\n\
+Everything under `/api/v1` only changes in ways that keep working clients working: new \
+operations, new optional parameters, new response fields, new error codes, new documented \
+statuses and headers. Read responses tolerantly: ignore fields and codes you do not know. \
+Breaking changes never happen within `/api/v1`: removing or renaming a path, operation, field, \
+header or status; changing a field's type, format or pattern; making an optional input \
+required; tightening a rule on what a request may send; loosening a promise about what a \
+response holds (a field that may now be missing or null). Such a change comes as a new major \
+path (`/api/v2`), with `/api/v1` kept beside it. An operation on its way out is marked \
+`deprecated` here first, with its dates, and its answers carry `Deprecation` (RFC 9745) and, \
+once a removal date is set, `Sunset` (RFC 8594); it keeps working for at least six months \
+after it is deprecated, and is only removed with its major version.",
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
         contact(name = "appzone maintainers", url = "https://github.com/appzone/appzone")
     ),
