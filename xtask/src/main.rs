@@ -78,8 +78,8 @@ enum Task {
     /// Validate the Kubernetes manifests in deploy/kubernetes offline against the Kubernetes
     /// schemas (kubernetes-validate, from PyPI)
     DeployCheck,
-    /// Everything CI runs: fmt, clippy, tests, docs, openapi --check, instructions, lint-spec,
-    /// clients, browser, image --check, deploy-check, deny, msrv
+    /// Everything CI runs: fmt, clippy, tests, docs, openapi --check, api-compat, instructions,
+    /// lint-spec, clients, browser, image --check, deploy-check, deny, msrv
     Ci,
 }
 
@@ -226,6 +226,7 @@ fn ci() -> Result<()> {
         ])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
     openapi(true)?;
+    compat::run()?;
     bench::instruction_guard()?;
     lint_spec()?;
     clients::run()?;
@@ -281,6 +282,7 @@ mod tests {
             &["deploy-check"],
             &["bench"],
             &["bench", "--quick"],
+            &["bench", "--scale"],
             &["bench", "--listing-only", "--callgrind"],
             &["bench", "--perf", "--callgrind"],
             &[

@@ -74,39 +74,55 @@ pub(super) fn callgrind_counts(
 ) -> Result<(f64, f64)> {
     output(Command::new("valgrind").arg("--version"), PROBE_TIMEOUT)
         .context("--callgrind needs valgrind (Debian: `apt-get install valgrind`)")?;
-    let mut counts = [0.0; 2];
-    for (slot, name) in counts
-        .iter_mut()
-        .zip(["callgrind-appzone", "callgrind-baseline"])
-    {
-        eprintln!("bench: callgrind: {name}");
-        let out_file = work.path.join(format!("{name}.out"));
-        let bins = bins.under(vec![
-            "valgrind".to_owned(),
-            "--tool=callgrind".to_owned(),
-            format!("--callgrind-out-file={}", out_file.display()),
-        ]);
-        let server = if name == "callgrind-baseline" {
-            Server::baseline(&bins, work, name, ZONES, &zones.file, &zones.etag)?
-        } else {
-            Server::appzone(&bins, work, name, url, None)?
-        };
-        wrk.lasting(WARMUP_SECONDS).run(&server, load)?;
-        callgrind_control("-z", &server)?;
-        let run = wrk.lasting(COUNTED_SECONDS).run(&server, load)?;
-        callgrind_control("-d", &server)?;
-        // The dump after zeroing is the first numbered part: `<out>.1`.
-        let dump = work.path.join(format!("{name}.out.1"));
-        let text = std::fs::read_to_string(&dump)
-            .with_context(|| format!("cannot read {}", dump.display()))?;
-        let total: u64 = text
-            .lines()
-            .find_map(|l| l.strip_prefix("summary:"))
-            .and_then(|v| v.trim().parse().ok())
-            .with_context(|| format!("no summary line in {}", dump.display()))?;
-        *slot = total as f64 / run.requests.max(1) as f64;
-    }
-    Ok((counts[0], counts[1]))
+    let appzone = callgrind_per_request(bins, work, wrk, "callgrind-appzone", load, |bins| {
+        Server::appzone(bins, work, "callgrind-appzone", url, None)
+    })?;
+    let baseline = callgrind_per_request(bins, work, wrk, "callgrind-baseline", load, |bins| {
+        Server::baseline(
+            bins,
+            work,
+            "callgrind-baseline",
+            ZONES,
+            &zones.file,
+            &zones.etag,
+        )
+    })?;
+    Ok((appzone, baseline))
+}
+
+/// User-space instructions per request of `load` of the server `start` starts (with the
+/// binaries it is given, which run it under callgrind): a warm-up, counters zeroed, a counted
+/// run, counters dumped to `<name>.out.1` in the work directory.
+pub(super) fn callgrind_per_request(
+    bins: &Binaries,
+    work: &WorkDir,
+    wrk: &Wrk<'_>,
+    name: &str,
+    load: &Load<'_>,
+    start: impl FnOnce(&Binaries) -> Result<Server>,
+) -> Result<f64> {
+    eprintln!("bench: callgrind: {name}");
+    let out_file = work.path.join(format!("{name}.out"));
+    let bins = bins.under(vec![
+        "valgrind".to_owned(),
+        "--tool=callgrind".to_owned(),
+        format!("--callgrind-out-file={}", out_file.display()),
+    ]);
+    let server = start(&bins)?;
+    wrk.lasting(WARMUP_SECONDS).run(&server, load)?;
+    callgrind_control("-z", &server)?;
+    let run = wrk.lasting(COUNTED_SECONDS).run(&server, load)?;
+    callgrind_control("-d", &server)?;
+    // The dump after zeroing is the first numbered part: `<out>.1`.
+    let dump = work.path.join(format!("{name}.out.1"));
+    let text = std::fs::read_to_string(&dump)
+        .with_context(|| format!("cannot read {}", dump.display()))?;
+    let total: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("summary:"))
+        .and_then(|v| v.trim().parse().ok())
+        .with_context(|| format!("no summary line in {}", dump.display()))?;
+    Ok(total as f64 / run.requests.max(1) as f64)
 }
 
 /// `callgrind_control <action> PID`: `-z` zeroes the counters, `-d` dumps them.

@@ -1,7 +1,8 @@
 //! The load: wrk runs against one server, and what they measured.
 //!
 //! Every run reports through the `done` hook of `wrk/done.lua` (one machine-readable line);
-//! the delete and mixed scenarios generate their requests with `wrk/dynamic.lua`.
+//! the delete and mixed scenarios generate their requests with `wrk/dynamic.lua`, and `--scale`
+//! its wrong keys and counted deletes with `wrk/wrong_keys.lua` and `wrk/counted_deletes.lua`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,10 +17,15 @@ use crate::process::{output, PROBE_TIMEOUT};
 
 const DONE_LUA: &str = include_str!("wrk/done.lua");
 const DYNAMIC_LUA: &str = include_str!("wrk/dynamic.lua");
+const WRONG_KEYS_LUA: &str = include_str!("wrk/wrong_keys.lua");
+const COUNTED_DELETES_LUA: &str = include_str!("wrk/counted_deletes.lua");
 /// The script of runs with wrk's prebuilt request (no `request` function).
 const STATIC_SCRIPT: &str = "static.lua";
 /// The script of runs that generate their requests.
 const DYNAMIC_SCRIPT: &str = "dynamic.lua";
+/// `--scale`'s wrong-key flood and its deletes that stop at a count.
+const WRONG_KEYS_SCRIPT: &str = "wrong_keys.lua";
+const COUNTED_DELETES_SCRIPT: &str = "counted_deletes.lua";
 /// Past the run's own length: wrk's start, its last requests' timeout and its report.
 const WRK_GRACE: Duration = Duration::from_secs(60);
 
@@ -34,11 +40,16 @@ pub(super) fn wrk_version() -> Result<String> {
     Ok(probe.first_line().unwrap_or("wrk").to_owned())
 }
 
-/// Writes the two wrk scripts into `dir`, where [`Wrk`] finds them.
+/// Writes the wrk scripts into `dir`, where [`Wrk`] finds them.
 pub(super) fn write_scripts(dir: &Path) -> Result<()> {
     for (name, text) in [
         (STATIC_SCRIPT, DONE_LUA.to_owned()),
         (DYNAMIC_SCRIPT, format!("{DYNAMIC_LUA}\n{DONE_LUA}")),
+        (WRONG_KEYS_SCRIPT, format!("{WRONG_KEYS_LUA}\n{DONE_LUA}")),
+        (
+            COUNTED_DELETES_SCRIPT,
+            format!("{COUNTED_DELETES_LUA}\n{DONE_LUA}"),
+        ),
     ] {
         let file = dir.join(name);
         std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
@@ -60,7 +71,9 @@ pub(super) struct Load<'a> {
     pub(super) connections: usize,
     pub(super) path: &'a str,
     headers: Vec<String>,
-    /// Empty: the static script (wrk's prebuilt request); else the dynamic script's arguments.
+    /// The script wrk runs, one of those [`write_scripts`] writes.
+    script: &'static str,
+    /// The script's arguments, after `--`.
     script_args: Vec<String>,
 }
 
@@ -71,6 +84,7 @@ impl<'a> Load<'a> {
             connections,
             path,
             headers: headers.iter().map(|h| (*h).to_owned()).collect(),
+            script: STATIC_SCRIPT,
             script_args: Vec::new(),
         }
     }
@@ -81,7 +95,29 @@ impl<'a> Load<'a> {
             connections: self.connections,
             path,
             headers: self.headers.clone(),
+            script: self.script,
             script_args: self.script_args.clone(),
+        }
+    }
+
+    /// GETs of `path`, each with a wrong key of the right shape and a random key id (every one
+    /// a database lookup and a negative cache entry on the server).
+    pub(super) fn wrong_keys(connections: usize, path: &'a str) -> Self {
+        Self {
+            script: WRONG_KEYS_SCRIPT,
+            ..Self::get(connections, path, &[])
+        }
+    }
+
+    /// Deletes of profiles `bench-<first>` up, each once, until `limit` answers (one wrk
+    /// thread; the run still lasts its whole duration, see `wrk/counted_deletes.lua`).
+    pub(super) fn counted_deletes(connections: usize, key: &str, first: u64, limit: u64) -> Self {
+        Self {
+            connections,
+            path: "/",
+            headers: Vec::new(),
+            script: COUNTED_DELETES_SCRIPT,
+            script_args: vec![key.to_owned(), first.to_string(), limit.to_string()],
         }
     }
 
@@ -129,6 +165,7 @@ impl<'a> Load<'a> {
             connections,
             path,
             headers: Vec::new(),
+            script: DYNAMIC_SCRIPT,
             script_args,
         }
     }
@@ -138,11 +175,12 @@ impl<'a> Load<'a> {
 #[derive(Debug, Clone, Default)]
 pub(super) struct RunResult {
     pub(super) requests: u64,
-    seconds: f64,
+    pub(super) seconds: f64,
     pub(super) errors: u64,
     pub(super) p50_us: f64,
     pub(super) p99_us: f64,
     pub(super) p999_us: f64,
+    pub(super) mean_us: f64,
     pub(super) rss_kb: u64,
     pub(super) cpu_us_per_request: f64,
     /// CPU of wrk itself per request: with the server's, it shows when the machine is full.
@@ -177,11 +215,6 @@ impl<'a> Wrk<'a> {
     }
 
     pub(super) fn run(&self, server: &Server, load: &Load<'_>) -> Result<RunResult> {
-        let script = if load.script_args.is_empty() {
-            STATIC_SCRIPT
-        } else {
-            DYNAMIC_SCRIPT
-        };
         let mut command = Command::new("wrk");
         command
             .arg("-t")
@@ -191,7 +224,7 @@ impl<'a> Wrk<'a> {
             .arg("-d")
             .arg(format!("{}s", self.duration))
             .args(["--timeout", "5s", "-s"])
-            .arg(self.dir.join(script));
+            .arg(self.dir.join(load.script));
         for header in &load.headers {
             command.arg("-H").arg(header);
         }
@@ -256,6 +289,7 @@ fn parse_wrk_line(line: &str) -> Result<RunResult> {
         p50_us: get("p50_us")?,
         p99_us: get("p99_us")?,
         p999_us: get("p999_us")?,
+        mean_us: get("mean_us")?,
         ..RunResult::default()
     })
 }
@@ -269,22 +303,36 @@ mod tests {
     fn parses_the_wrk_done_line() {
         let line = "APPZONE_WRK requests=1000 duration_us=2000000 status_errors=3 \
                     connect_errors=0 read_errors=1 write_errors=0 timeouts=2 p50_us=100 \
-                    p75_us=150 p90_us=200 p99_us=900 p999_us=2500 max_us=9000";
+                    p75_us=150 p90_us=200 p99_us=900 p999_us=2500 max_us=9000 mean_us=120.5";
         let run = parse_wrk_line(line).unwrap();
         assert_eq!(run.requests, 1000);
         assert_eq!(run.errors, 6);
         assert!((run.rps() - 500.0).abs() < 1e-9);
         assert!((run.p999_us - 2500.0).abs() < 1e-9);
+        assert!((run.mean_us - 120.5).abs() < 1e-9);
         assert!(parse_wrk_line("APPZONE_WRK requests=1").is_err());
     }
 
     #[test]
     fn the_scripts_report_the_line_the_parser_reads() {
-        for key in ["requests=", "duration_us=", "p999_us=", "timeouts="] {
+        for key in [
+            "requests=",
+            "duration_us=",
+            "p999_us=",
+            "mean_us=",
+            "timeouts=",
+        ] {
             assert!(DONE_LUA.contains(key), "{key}");
         }
         assert!(DONE_LUA.contains("APPZONE_WRK "));
-        assert!(DYNAMIC_LUA.contains("function request()"));
+        for script in [DYNAMIC_LUA, WRONG_KEYS_LUA, COUNTED_DELETES_LUA] {
+            assert!(script.contains("function request()"));
+            assert!(!script.contains("function done("));
+        }
+        // wrk stops a counted run's thread from its `response` hook; the others have none, so
+        // wrk does not hand every answer to Lua.
+        assert!(COUNTED_DELETES_LUA.contains("wrk.thread:stop()"));
+        assert!(!WRONG_KEYS_LUA.contains("function response("));
         assert!(!DONE_LUA.contains("function request()"));
     }
 
@@ -295,5 +343,11 @@ mod tests {
         let mixed = Load::mixed(64, "/p", "k", 1, 1, "W/\"e\"");
         assert_eq!(mixed.script_args, ["mixed", "k", "1", "1", "W/\"e\""]);
         assert!(Load::get(8, "/p", &["X-API-KEY: k"]).script_args.is_empty());
+        let counted = Load::counted_deletes(32, "k", 1, 900);
+        assert_eq!(counted.script_args, ["k", "1", "900"]);
+        assert_eq!(counted.script, COUNTED_DELETES_SCRIPT);
+        let flood = Load::wrong_keys(64, "/p");
+        assert_eq!((flood.script, flood.path), (WRONG_KEYS_SCRIPT, "/p"));
+        assert!(flood.script_args.is_empty() && flood.headers.is_empty());
     }
 }

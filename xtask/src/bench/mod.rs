@@ -18,6 +18,10 @@
 //! 6. prints a Markdown report (medians and spread over the rounds, ratios, targets) and writes
 //!    it to `target/bench/report.md`.
 //!
+//! `--scale` runs [`scale`] instead: how the costs grow with the catalog, the keys, the profiles,
+//! idle connections and a flood of wrong keys, each at a small and a large size in the same run
+//! (`target/bench/scale.md`).
+//!
 //! Server CPU per request is the server process's utime+stime (`/proc/PID/stat`) over the run
 //! divided by the requests wrk completed; RSS is `VmRSS` of `/proc/PID/status` after the run.
 //! Nothing here talks to anything but 127.0.0.1, and every run is bounded in time.
@@ -36,6 +40,7 @@ mod perf;
 mod phases;
 mod procfs;
 mod report;
+mod scale;
 mod seed;
 mod servers;
 
@@ -66,6 +71,9 @@ const REGIONS_PATH: &str = "/api/v1/providers/aws/regions";
 /// Runs the benchmarks.
 pub(crate) fn run(args: BenchArgs) -> Result<()> {
     let opts = args.resolve();
+    if opts.scale {
+        return scale::run(&opts);
+    }
     let wrk_version = load::wrk_version()?;
     seed::require_sqlite3()?;
     let bins = Binaries::build()?;
@@ -92,15 +100,18 @@ pub(crate) fn run(args: BenchArgs) -> Result<()> {
 
     report.elapsed = started.elapsed();
     report.load_after = report::load_average();
-    let text = report.render();
+    write_report(&opts.output, &report.render())
+}
+
+/// Prints the report and writes it to `output`.
+fn write_report(output: &Path, text: &str) -> Result<()> {
     println!("\n{text}");
-    if let Some(parent) = opts.output.parent() {
+    if let Some(parent) = output.parent() {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    std::fs::write(&opts.output, &text)
-        .with_context(|| format!("cannot write {}", opts.output.display()))?;
-    eprintln!("bench: report written to {}", opts.output.display());
+    std::fs::write(output, text).with_context(|| format!("cannot write {}", output.display()))?;
+    eprintln!("bench: report written to {}", output.display());
     Ok(())
 }
 

@@ -55,7 +55,8 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     no_client: bool,
 
-    /// Where to write the report [default: target/bench/report.md]
+    /// Where to write the report [default: target/bench/report.md; target/bench/scale.md with
+    /// --scale]
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
 
@@ -73,6 +74,13 @@ pub(crate) struct BenchArgs {
     /// DWARF call graphs; target/bench/perf.data) and add the top symbols to the report
     #[arg(long)]
     perf: bool,
+
+    /// Instead of the load benchmarks, the scale run (about 10 minutes after the build): catalog
+    /// 1x/10x/100x, 10 vs 1,000,000 API keys, 1,000 vs 10,000,000 profiles, 0 vs 5,000 idle
+    /// connections and a wrong-key flood, each small and large case in the same run with their
+    /// ratio (the other flags but --output and --keep do not apply)
+    #[arg(long)]
+    scale: bool,
 }
 
 /// A positive count: zero rounds, seconds or threads would measure nothing.
@@ -98,6 +106,8 @@ pub(super) struct Options {
     pub(super) perf: bool,
     pub(super) callgrind: bool,
     pub(super) listing_only: bool,
+    /// The scale run instead of the load benchmarks.
+    pub(super) scale: bool,
 }
 
 impl BenchArgs {
@@ -118,13 +128,15 @@ impl BenchArgs {
             },
             postgres: (!self.no_postgres && !only).then_some(self.postgres),
             client: (!self.no_client && !only).then_some(if quick { (300, 2) } else { (2000, 5) }),
-            output: self
-                .output
-                .unwrap_or_else(|| crate::target_dir().join("bench").join("report.md")),
+            output: self.output.unwrap_or_else(|| {
+                let name = if self.scale { "scale.md" } else { "report.md" };
+                crate::target_dir().join("bench").join(name)
+            }),
             keep: self.keep,
             perf: self.perf,
             callgrind: self.callgrind,
             listing_only: only,
+            scale: self.scale,
         }
     }
 }
@@ -175,6 +187,14 @@ mod tests {
             parse(&["--output", "r.md"]).unwrap().output,
             PathBuf::from("r.md")
         );
+        assert!(!full.scale);
+        assert!(full.output.ends_with("bench/report.md"));
+
+        let scale = parse(&["--scale"]).unwrap();
+        assert!(scale.scale);
+        assert!(scale.output.ends_with("bench/scale.md"));
+        let scale = parse(&["--scale", "--output", "s.md", "--keep"]).unwrap();
+        assert_eq!((scale.output, scale.keep), (PathBuf::from("s.md"), true));
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub(super) struct Report {
     pub(super) elapsed: Duration,
 }
 
-fn median(values: &mut [f64]) -> f64 {
+pub(super) fn median(values: &mut [f64]) -> f64 {
     if values.is_empty() {
         return 0.0;
     }
@@ -72,7 +72,7 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-fn min_max(values: &[f64]) -> (f64, f64) {
+pub(super) fn min_max(values: &[f64]) -> (f64, f64) {
     values
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
@@ -384,7 +384,7 @@ impl Report {
     }
 }
 
-fn machine_line() -> String {
+pub(super) fn machine_line() -> String {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()

@@ -30,18 +30,27 @@ impl Server {
         log: Option<&str>,
     ) -> Result<Self> {
         let addr = free_port()?;
-        let mut command = clean_env(bins.command(&bins.server));
-        command
-            .arg("--database-url")
-            .arg(url)
-            .args(["serve", "--listen", &addr.to_string()])
-            // One key sends everything: the default 1000/s per key would answer 429, and `0`
-            // would take the limiter out of the measured path. A limit no run reaches keeps it in.
-            .args(["--rate-limit-per-key", "1000000000"]);
+        let mut command = appzone_command(bins, url, addr);
         if let Some(level) = log {
             command.env("APPZONE_LOG", level);
         }
         Self::start(command, work, name, addr, "/readyz")
+    }
+
+    /// appzone on `url` with `extra` flags of `serve` after the bench's own, ready once
+    /// `ready_path` answers 200 (`--scale` times start-up to `/healthz`).
+    pub(super) fn appzone_with(
+        bins: &Binaries,
+        work: &WorkDir,
+        name: &str,
+        url: &str,
+        extra: &[&str],
+        ready_path: &str,
+    ) -> Result<Self> {
+        let addr = free_port()?;
+        let mut command = appzone_command(bins, url, addr);
+        command.args(extra);
+        Self::start(command, work, name, addr, ready_path)
     }
 
     /// The baseline answering `body` on `route` (an axum template, so a parameterized route
@@ -110,7 +119,8 @@ impl Server {
                     log()
                 );
             }
-            std::thread::sleep(Duration::from_millis(50));
+            // Short: `--scale` times start-ups of a few tens of milliseconds by this loop.
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 
@@ -149,6 +159,19 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `appzone-server serve` on `url` and `addr`, with the bench's settings.
+fn appzone_command(bins: &Binaries, url: &str, addr: SocketAddr) -> Command {
+    let mut command = clean_env(bins.command(&bins.server));
+    command
+        .arg("--database-url")
+        .arg(url)
+        .args(["serve", "--listen", &addr.to_string()])
+        // One key sends everything: the default 1000/s per key would answer 429, and `0`
+        // would take the limiter out of the measured path. A limit no run reaches keeps it in.
+        .args(["--rate-limit-per-key", "1000000000"]);
+    command
 }
 
 /// The server's settings come from its flags only: no `APPZONE_*` or `RUST_LOG` of the caller's
