@@ -12,6 +12,7 @@ mod deny;
 mod image;
 mod msrv;
 mod process;
+mod release;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -78,8 +79,24 @@ enum Task {
     /// Validate the Kubernetes manifests in deploy/kubernetes offline against the Kubernetes
     /// schemas (kubernetes-validate, from PyPI)
     DeployCheck,
-    /// Everything CI runs: fmt, clippy, tests, docs, openapi --check, api-compat, instructions,
-    /// lint-spec, clients, browser, image --check, deploy-check, deny, msrv
+    /// Run the client scenario of each released version (release/*/openapi.json), built from
+    /// its release commit, against a fresh server built from this tree
+    ///
+    /// The scenario is crates/client/examples/compat_scenario.rs of the release's tree,
+    /// extracted with `git archive` under target/compat/<version>/.
+    ///
+    /// The release commit of a version is the commit that added its release/<version>/openapi.json
+    /// (APPZONE_RELEASE_COMMIT_<VERSION> overrides it, such as APPZONE_RELEASE_COMMIT_V1_0_0).
+    OldClient(release::OldClientArgs),
+    /// Check with cargo-semver-checks that appzone-contract and appzone-client keep the public
+    /// API of the newest release (skipped with a notice when the tool is not installed)
+    ///
+    /// The baseline is the release commit of the newest release/<version>/openapi.json (the
+    /// commit that added it; APPZONE_RELEASE_COMMIT_<VERSION> overrides it).
+    SemverChecks(release::SemverArgs),
+    /// Everything CI runs: fmt, clippy, tests, docs, openapi --check, api-compat,
+    /// semver-checks, old-client, instructions, lint-spec, clients, browser, image --check,
+    /// deploy-check, deny, msrv
     Ci,
 }
 
@@ -113,6 +130,8 @@ fn run_task(task: Task) -> Result<()> {
         Task::Instructions => bench::instruction_guard(),
         Task::Image(args) => image::run_task(args),
         Task::DeployCheck => image::deploy_check(),
+        Task::OldClient(args) => release::old_client(args),
+        Task::SemverChecks(args) => release::semver_checks(args),
         Task::Ci => ci(),
     }
 }
@@ -227,6 +246,8 @@ fn ci() -> Result<()> {
         .env("RUSTDOCFLAGS", "-D warnings"))?;
     openapi(true)?;
     compat::run()?;
+    release::semver_checks(release::SemverArgs::default())?;
+    release::old_client(release::OldClientArgs::default())?;
     bench::instruction_guard()?;
     lint_spec()?;
     clients::run()?;
@@ -280,6 +301,11 @@ mod tests {
             &["image"],
             &["image", "--check"],
             &["deploy-check"],
+            &["old-client"],
+            &["old-client", "--baseline-rev", "HEAD"],
+            &["old-client", "--baseline-dir", "/tmp/oldclient"],
+            &["semver-checks"],
+            &["semver-checks", "--baseline-rev", "HEAD"],
             &["bench"],
             &["bench", "--quick"],
             &["bench", "--scale"],

@@ -11,6 +11,7 @@ use appzone_contract::{
 use http::header::{ACCEPT, USER_AGENT};
 use http::{HeaderValue, Method, StatusCode};
 
+use crate::conditional::{self, Conditional, ExtraHeader};
 use crate::deprecation::{self, DeprecationNotice};
 use crate::error::{ApiError, DecodeError, DisplayDuration};
 use crate::retry::{is_retryable_status, retry_after};
@@ -275,6 +276,17 @@ impl Client {
 
     /// Sends one call, retrying as the policy and the method allow, and reads the final answer.
     async fn call(&self, method: Method, path: &str) -> Result<Answer, Error> {
+        self.call_with(method, path, None).await
+    }
+
+    /// [`call`](Client::call) with one extra request header on every attempt (the
+    /// `If-None-Match` of a conditional listing).
+    async fn call_with(
+        &self,
+        method: Method,
+        path: &str,
+        extra: Option<&ExtraHeader>,
+    ) -> Result<Answer, Error> {
         let url = format!("{}{}", self.inner.base_url, path);
         let request_id = request_id::generate();
         let request_id_value =
@@ -283,7 +295,7 @@ impl Client {
         let mut attempt = 1;
         loop {
             let result = self
-                .attempt(&method, &url, &request_id, &request_id_value)
+                .attempt(&method, &url, &request_id, &request_id_value, extra)
                 .await;
             let may_retry = match &result {
                 Err(Error::Connect { .. }) => true,
@@ -320,6 +332,7 @@ impl Client {
         url: &str,
         request_id: &str,
         request_id_value: &HeaderValue,
+        extra: Option<&ExtraHeader>,
     ) -> Result<Answer, Error> {
         let inner = &self.inner;
         let failed = |source: reqwest::Error| {
@@ -358,6 +371,7 @@ impl Client {
             .header(REQUEST_ID, request_id_value.clone())
             .header(USER_AGENT, inner.user_agent.clone())
             .header(ACCEPT, HeaderValue::from_static("application/json"))
+            .headers(conditional::extra_headers(extra))
             .timeout(inner.timeout)
             .send()
             .await
@@ -387,6 +401,7 @@ impl Client {
             status,
             retry_after: retry_after(&headers),
             deprecation: deprecation::read(&headers),
+            etag: conditional::etag_of(&headers),
             request_id: answered_id,
             body,
             truncated,
@@ -397,7 +412,7 @@ impl Client {
 
 /// A listing body: the provider, region and zone lists, which share one envelope and are read
 /// by [`Client::get_listing`].
-trait Listing: Sized {
+pub(crate) trait Listing: Sized {
     /// What the body is, in a decode error's reason: `not a zone list: ...`.
     const NAME: &'static str;
 
@@ -436,6 +451,8 @@ struct Answer {
     retry_after: Option<Duration>,
     /// The `Deprecation` and `Sunset` headers, when the operation is deprecated.
     deprecation: Option<(String, Option<String>)>,
+    /// The `ETag`, for a conditional listing.
+    etag: Option<String>,
     request_id: String,
     body: Vec<u8>,
     truncated: bool,
@@ -643,6 +660,41 @@ impl fmt::Display for Client {
             DisplayDuration(self.inner.timeout),
             self.inner.retry.max_attempts()
         )
+    }
+}
+
+// The conditional listings (see crate::conditional): the part that needs the call machinery.
+impl Client {
+    /// `GET`s a listing at `path` with `If-None-Match: etag` when `etag` is `Some`: 304 is
+    /// [`Conditional::NotModified`], 2xx is decoded as [`get_listing`](Client::get_listing)
+    /// does, any other status is an [`Error::Api`].
+    pub(crate) async fn get_listing_if_changed<T: Listing>(
+        &self,
+        path: &str,
+        etag: Option<&str>,
+    ) -> Result<Conditional<T>, Error> {
+        let extra = etag.map(conditional::if_none_match).transpose()?;
+        let answer = self.call_with(Method::GET, path, extra.as_ref()).await?;
+        self.inner
+            .deprecations
+            .note(T::OPERATION, answer.deprecation.as_ref());
+        if answer.status == StatusCode::NOT_MODIFIED {
+            return Ok(Conditional::NotModified);
+        }
+        if !answer.status.is_success() {
+            return Err(answer.into_api_error());
+        }
+        if answer.truncated {
+            let reason = format!("the body is longer than {MAX_BODY_BYTES} bytes");
+            return Err(answer.into_decode_error(reason));
+        }
+        match T::decode(&answer.body) {
+            Ok(listing) => Ok(Conditional::Modified {
+                listing,
+                etag: answer.etag,
+            }),
+            Err(e) => Err(answer.into_decode_error(format!("not a {}: {e}", T::NAME))),
+        }
     }
 }
 

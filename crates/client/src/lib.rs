@@ -65,6 +65,14 @@
 //! defaults are 3 attempts, a 30 s timeout per attempt and a 5 s connect timeout; see
 //! [`RetryPolicy`] and [`ClientBuilder`].
 //!
+//! # Conditional listings
+//!
+//! The server answers each listing with a weak `ETag`. [`Client::list_providers_if_changed`],
+//! [`Client::list_regions_if_changed`] and [`Client::list_zones_if_changed`] send a tag kept
+//! from an earlier answer in `If-None-Match` and return a [`Conditional`]: the listing with its
+//! new tag, or [`Conditional::NotModified`] when the server answered `304 Not Modified` (no
+//! body; not an error).
+//!
 //! # Tolerant reading
 //!
 //! A listing ([`ProviderList`], [`RegionList`], [`ZoneList`]) missing `id`, `message` or
@@ -102,6 +110,7 @@
 
 mod args;
 mod client;
+mod conditional;
 mod deprecation;
 mod error;
 mod request_id;
@@ -115,6 +124,7 @@ pub use args::{IntoApiKey, IntoId};
 pub use client::{
     Client, ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,
 };
+pub use conditional::Conditional;
 pub use deprecation::DeprecationNotice;
 pub use error::{ApiError, DecodeError, Error};
 pub use retry::RetryPolicy;

@@ -2,13 +2,15 @@
 //! (`retries`), key redaction (`secrets`) and the `appzone` command line (`cli`, run as a child
 //! process by `run`), all against a scripted server on 127.0.0.1 (`support`); and end to end
 //! against the real `appzone-server` started in-process over a fresh SQLite database by the
-//! server's own test harness, `appzone-test-support` (`real_server`).
+//! server's own test harness, `appzone-test-support` (`real_server`, and the conditional
+//! listings in `conditional`, which also checks the wire against the scripted server).
 
 // Tests may panic on anything unexpected; that is how they fail.
 #![allow(clippy::unwrap_used)]
 
 mod api;
 mod cli;
+mod conditional;
 mod deprecation;
 mod real_server;
 mod retries;

@@ -34,6 +34,9 @@ const RUN_BY: &[(&str, &str)] = &[
     ("cargo xtask instructions", "xtask:ci"),
     ("cargo xtask image", "xtask:ci"),
     ("cargo xtask deploy-check", "xtask:ci"),
+    ("cargo xtask api-compat", "xtask:ci"),
+    ("cargo xtask semver-checks", "xtask:ci"),
+    ("cargo xtask old-client", "xtask:ci"),
     ("podman ", "xtask:image"),
     ("cargo test", "xtask:ci"),
     (
@@ -43,6 +46,7 @@ const RUN_BY: &[(&str, &str)] = &[
     ("cargo install --locked --path crates/server", "ci-setup:"),
     ("cargo install --locked --path crates/client", "ci-setup:"),
     ("cargo install --locked cargo-deny", "xtask:deny"),
+    ("cargo install --locked cargo-semver-checks", "ci-setup:"),
     ("rustup ", "ci-setup:"),
     ("sudo apt-get install", "ci-setup:"),
     ("python3 -m pip install", "ci-setup:"),

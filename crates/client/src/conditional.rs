@@ -1,0 +1,202 @@
+//! Conditional listings: `If-None-Match` with the `ETag` of an earlier answer, and `304 Not
+//! Modified` as an answer rather than an error.
+//!
+//! The server answers the three listings with a weak `ETag` computed over what the listing
+//! holds (not over the per-request `id`), so the same tag comes back for as long as the listing
+//! is unchanged; sent back in `If-None-Match`, it makes the server answer 304 with no body.
+
+use appzone_contract::{paths, ProviderId, ProviderList, RegionId, RegionList, ZoneList};
+use http::header::{ETAG, IF_NONE_MATCH};
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::{Client, Error, IntoId};
+
+/// The answer of a conditional listing ([`Client::list_providers_if_changed`],
+/// [`Client::list_regions_if_changed`], [`Client::list_zones_if_changed`]).
+///
+/// A `304 Not Modified` is not an error: it is [`Conditional::NotModified`], and the listing
+/// the caller kept from the answer that gave the `ETag` is still current. Every other answer
+/// reads as the plain listing does (a non-2xx answer is an [`Error::Api`]).
+///
+/// ```no_run
+/// use appzone_client::{Client, Conditional, ZoneList};
+///
+/// # async fn run(client: Client) -> Result<(), appzone_client::Error> {
+/// // Keep the listing and its ETag; ask again with the ETag.
+/// let mut cached: Option<(ZoneList, Option<String>)> = None;
+/// for _ in 0..3 {
+///     let etag = cached.as_ref().and_then(|(_, etag)| etag.as_deref());
+///     match client.list_zones_if_changed("aws", "us-east-1", etag).await? {
+///         Conditional::Modified { listing, etag } => {
+///             println!("zones: {}", listing.data.join(", "));
+///             cached = Some((listing, etag));
+///         }
+///         Conditional::NotModified => println!("zones unchanged"),
+///         // The enum is non-exhaustive: later versions may add variants.
+///         _ => {}
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Conditional<T> {
+    /// The server sent the listing (200): the first call, or the listing changed since the
+    /// `ETag` that was sent (or that tag was not the server's).
+    Modified {
+        /// The listing, read as the plain listing methods read it.
+        listing: T,
+        /// The answer's `ETag` as sent (the server's are weak, such as `W/"0a1b2c..."`): pass
+        /// it unchanged to the next conditional call. `None` when the answer had none (another
+        /// implementation of the interface), and then every call gets the whole listing.
+        etag: Option<String>,
+    },
+    /// The server answered `304 Not Modified`: the `ETag` sent is still the listing's, and the
+    /// listing it came with is still current. No body was sent.
+    NotModified,
+}
+
+impl<T> Conditional<T> {
+    /// The listing, when the server sent one.
+    pub fn listing(&self) -> Option<&T> {
+        match self {
+            Conditional::Modified { listing, .. } => Some(listing),
+            Conditional::NotModified => None,
+        }
+    }
+
+    /// The new `ETag`, when the server sent a listing with one.
+    pub fn etag(&self) -> Option<&str> {
+        match self {
+            Conditional::Modified { etag, .. } => etag.as_deref(),
+            Conditional::NotModified => None,
+        }
+    }
+
+    /// Whether the answer was `304 Not Modified`.
+    pub fn is_not_modified(&self) -> bool {
+        matches!(self, Conditional::NotModified)
+    }
+}
+
+impl Client {
+    /// Lists the providers (`GET /api/v1/providers`) unless they are unchanged since `etag`.
+    ///
+    /// With `etag` `Some`, it is sent unchanged in `If-None-Match`, and a `304 Not Modified`
+    /// answer is [`Conditional::NotModified`]; with `None` this is
+    /// [`list_providers`](Client::list_providers) that also returns the answer's `ETag`.
+    ///
+    /// Retries and errors are those of [`list_providers`](Client::list_providers); an `etag`
+    /// that cannot be sent in an HTTP header is an [`Error::InvalidArgument`], refused before
+    /// sending. See [`Conditional`] for an example.
+    pub async fn list_providers_if_changed(
+        &self,
+        etag: Option<&str>,
+    ) -> Result<Conditional<ProviderList>, Error> {
+        self.get_listing_if_changed(paths::LIST_PROVIDERS, etag)
+            .await
+    }
+
+    /// Lists the regions of `provider` unless they are unchanged since `etag`.
+    ///
+    /// As [`list_regions`](Client::list_regions), with `etag` sent in `If-None-Match` as
+    /// [`list_providers_if_changed`](Client::list_providers_if_changed) describes. An unknown
+    /// provider is still 400 `invalid_provider` ([`Error::Api`]), whatever the `etag`.
+    pub async fn list_regions_if_changed(
+        &self,
+        provider: impl IntoId<ProviderId>,
+        etag: Option<&str>,
+    ) -> Result<Conditional<RegionList>, Error> {
+        let provider = provider
+            .into_id()
+            .map_err(|e| Error::invalid("argument", e))?;
+        self.get_listing_if_changed(&paths::list_regions(&provider), etag)
+            .await
+    }
+
+    /// Lists the zones of `region` of `provider` unless they are unchanged since `etag`.
+    ///
+    /// As [`list_zones`](Client::list_zones), with `etag` sent in `If-None-Match` as
+    /// [`list_providers_if_changed`](Client::list_providers_if_changed) describes. An unknown
+    /// region is still 404 `region_not_found` ([`Error::is_not_found`]), whatever the `etag`.
+    pub async fn list_zones_if_changed(
+        &self,
+        provider: impl IntoId<ProviderId>,
+        region: impl IntoId<RegionId>,
+        etag: Option<&str>,
+    ) -> Result<Conditional<ZoneList>, Error> {
+        let provider = provider
+            .into_id()
+            .map_err(|e| Error::invalid("argument", e))?;
+        let region = region
+            .into_id()
+            .map_err(|e| Error::invalid("argument", e))?;
+        self.get_listing_if_changed(&paths::list_zones(&provider, &region), etag)
+            .await
+    }
+}
+
+/// One extra request header of a call (the `If-None-Match` of a conditional listing).
+pub(crate) type ExtraHeader = (HeaderName, HeaderValue);
+
+/// The `If-None-Match` header carrying `etag` unchanged; an [`Error::InvalidArgument`] when it
+/// cannot be sent in a header (a line break, say), before anything is sent.
+pub(crate) fn if_none_match(etag: &str) -> Result<ExtraHeader, Error> {
+    let value = HeaderValue::from_str(etag).map_err(|_| {
+        Error::invalid(
+            "ETag",
+            "it contains characters that cannot be sent in an HTTP header",
+        )
+    })?;
+    Ok((IF_NONE_MATCH, value))
+}
+
+/// The extra header of a call as a map to add to the request; empty for a plain call (an empty
+/// `HeaderMap` does not allocate).
+pub(crate) fn extra_headers(extra: Option<&ExtraHeader>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    if let Some((name, value)) = extra {
+        headers.insert(name.clone(), value.clone());
+    }
+    headers
+}
+
+/// The `ETag` of an answer, when it has one that is text.
+pub(crate) fn etag_of(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(ETAG)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_etag_is_sent_unchanged_or_refused_before_sending() {
+        let (name, value) = if_none_match("W/\"0a1b\"").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(name, IF_NONE_MATCH);
+        assert_eq!(value, "W/\"0a1b\"");
+        let error = if_none_match("W/\"a\"\nX-Evil: 1").err();
+        assert!(
+            matches!(
+                error,
+                Some(Error::InvalidArgument {
+                    argument: "ETag",
+                    ..
+                })
+            ),
+            "{error:?}"
+        );
+        assert!(extra_headers(None).is_empty());
+        let extra = if_none_match("*").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            extra_headers(Some(&extra))
+                .get(IF_NONE_MATCH)
+                .map(|v| v.as_bytes()),
+            Some(&b"*"[..])
+        );
+    }
+}

@@ -1,0 +1,769 @@
+//! `cargo xtask old-client` and `cargo xtask semver-checks`: the released versions of the
+//! library crates against the current tree.
+//!
+//! A released version lives in the repository as `release/<version>/openapi.json` (such as
+//! `release/v1.0.0/openapi.json`, which `cargo xtask api-compat` also holds the document to).
+//! Its **release commit** is the commit that added that file: `git log --diff-filter=A` finds
+//! it in any full clone, also when the tags were not fetched. A shallow clone cannot tell (its
+//! oldest commit "adds" every file), so it is refused.
+//!
+//! - `old-client` extracts each release commit's tree (`git archive`) under
+//!   `target/compat/<version>/`, builds that tree's `compat_scenario` example of
+//!   `appzone-client` (in `target/compat-target/<commit>/`, kept for the next run; not in the
+//!   main target directory, see [`build_scenario`]), then runs it against the **current**
+//!   `appzone-server` on a fresh SQLite database, provisioned with the operator CLI: the
+//!   released client must keep working against today's server.
+//! - `semver-checks` runs `cargo semver-checks check-release` on `appzone-contract` and
+//!   `appzone-client` with the newest release commit as the baseline.
+//!
+//! For trying them out before a release exists or is committed, the release commit of
+//! `<version>` may be given in `APPZONE_RELEASE_COMMIT_<VERSION>` (the version upper-cased,
+//! every character other than a letter or digit replaced by `_`: `APPZONE_RELEASE_COMMIT_V1_0_0`),
+//! and both tasks take `--baseline-rev <rev>` (any git revision, instead of the releases);
+//! `old-client` also takes `--baseline-dir <dir>` (a copy of an old checkout).
+//!
+//! The scenario takes the server and the fixture from the environment: `APPZONE_BASE_URL`,
+//! `APPZONE_ADMIN_KEY`, `APPZONE_MEMBER_KEY` and `APPZONE_DELETABLE_PROFILE`. Released
+//! scenarios read these names, so they must not change.
+//!
+//! Every command runs under a time limit and is killed past it; the server dies on drop.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, ensure, Context, Result};
+
+use crate::process::{cargo, output_with, run_bounded, show, skip, stdout_of, version};
+
+/// A build of a whole tree (the old one compiles its server too, as a dev-dependency).
+const BUILD_TIMEOUT: Duration = Duration::from_secs(45 * 60);
+/// `git` questions, `git archive` and `tar`.
+const GIT_TIMEOUT: Duration = Duration::from_secs(120);
+/// One operator command (`org create`, `key create`, ...).
+const OPERATOR_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the server may take to say where it listens.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// One scenario run (the program also gives up by itself after 60 s).
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
+/// `cargo semver-checks`: it builds the rustdoc JSON of both versions of both crates.
+const SEMVER_TIMEOUT: Duration = Duration::from_secs(45 * 60);
+
+/// The old client's scenario, in every tree that can be checked.
+const SCENARIO: &str = "crates/client/examples/compat_scenario.rs";
+
+/// Options of `cargo xtask old-client`; the default checks every release.
+#[derive(Debug, Default, clap::Args)]
+pub struct OldClientArgs {
+    /// Check the scenario of this git revision instead of the releases' (to try the task
+    /// before a release is committed)
+    #[arg(long, value_name = "REV", conflicts_with = "baseline_dir")]
+    baseline_rev: Option<String>,
+    /// Check the scenario of the tree in this directory (a copy of an old checkout) instead of
+    /// the releases'
+    #[arg(long, value_name = "DIR")]
+    baseline_dir: Option<PathBuf>,
+}
+
+/// Options of `cargo xtask semver-checks`; the default compares with the newest release.
+#[derive(Debug, Default, clap::Args)]
+pub struct SemverArgs {
+    /// Compare with this git revision instead of the newest release commit
+    #[arg(long, value_name = "REV")]
+    baseline_rev: Option<String>,
+}
+
+/// One old tree to check, and what to call it in the output and under `target/compat/`.
+#[derive(Debug)]
+struct Baseline {
+    label: String,
+    source: Source,
+}
+
+#[derive(Debug)]
+enum Source {
+    /// A commit, extracted with `git archive`.
+    Commit(String),
+    /// A directory holding the tree.
+    Dir(PathBuf),
+}
+
+// ---------------------------------------------------------------------------------------------
+// old-client
+
+/// `cargo xtask old-client`.
+pub fn old_client(args: OldClientArgs) -> Result<()> {
+    let root = crate::root();
+    let baselines = match (args.baseline_dir, args.baseline_rev) {
+        (Some(dir), _) => {
+            ensure!(
+                dir.is_dir(),
+                "--baseline-dir {}: no such directory",
+                dir.display()
+            );
+            let label = dir
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "baseline-dir".to_owned());
+            vec![Baseline {
+                label,
+                source: Source::Dir(dir),
+            }]
+        }
+        (None, Some(rev)) => vec![Baseline {
+            source: Source::Commit(resolve(&root, &rev)?),
+            label: rev,
+        }],
+        (None, None) => {
+            let mut baselines = Vec::new();
+            for version in releases(&root)? {
+                baselines.push(Baseline {
+                    source: Source::Commit(release_commit(&root, &version)?),
+                    label: version,
+                });
+            }
+            ensure!(
+                !baselines.is_empty(),
+                "no release under release/*/openapi.json"
+            );
+            baselines
+        }
+    };
+
+    // Every old scenario is built before the server, so a release that cannot be checked
+    // fails at once.
+    let mut scenarios = Vec::new();
+    for baseline in &baselines {
+        let scenario = build_scenario(&root, baseline)
+            .with_context(|| format!("old-client {}", baseline.label))?;
+        scenarios.push((baseline, scenario));
+    }
+    let server = build_server()?;
+    for (baseline, scenario) in &scenarios {
+        eprintln!("old-client: --- the scenario of {} ---", baseline.label);
+        run_scenario(&server, scenario, &baseline.label)
+            .with_context(|| format!("old-client {}", baseline.label))?;
+    }
+    let labels: Vec<&str> = baselines.iter().map(|b| b.label.as_str()).collect();
+    eprintln!(
+        "old-client: the client scenario of {} passed against the current server",
+        labels.join(", ")
+    );
+    Ok(())
+}
+
+/// Extracts (for a commit) and builds the old tree's scenario; the path of its executable.
+///
+/// Each old tree builds in a target directory of its own, not in the main one: cargo names the
+/// artifacts of the workspace's own crates after their path *relative to the workspace root*
+/// and version, which an old tree shares with the current one, and judges them fresh by the
+/// sources' modification times, which `git archive` sets to the (older) commit time. In a
+/// shared target directory the "old" client would silently be the current one (tried: a
+/// changed old tree was not rebuilt), and an old build would overwrite the current tree's
+/// artifacts. So the dependencies are built once per release commit, and later runs reuse
+/// them: the directory is named after the commit, whose tree never changes.
+fn build_scenario(root: &Path, baseline: &Baseline) -> Result<PathBuf> {
+    let targets = crate::target_dir().join("compat-target");
+    let (tree, target) = match &baseline.source {
+        Source::Dir(dir) => {
+            // A checkout: its modification times are real, as in any cargo build.
+            let dir = dir
+                .canonicalize()
+                .with_context(|| format!("cannot read {}", dir.display()))?;
+            let target = targets.join(format!("dir{}", path_safe(&dir.display().to_string())));
+            (dir, target)
+        }
+        Source::Commit(commit) => {
+            let tree = crate::target_dir()
+                .join("compat")
+                .join(path_safe(&baseline.label));
+            extract(root, commit, &tree)?;
+            (tree, targets.join(commit))
+        }
+    };
+    if !tree.join(SCENARIO).is_file() {
+        let which = match &baseline.source {
+            Source::Commit(commit) => format!("commit {commit}"),
+            Source::Dir(dir) => format!("directory {}", dir.display()),
+        };
+        bail!(
+            "{} ({which}) has no {SCENARIO}: the old-client scenario was added after it, so \
+             this version cannot be checked",
+            baseline.label
+        );
+    }
+    run_bounded(
+        cargo()
+            .args([
+                "build",
+                "--locked",
+                "-p",
+                "appzone-client",
+                "--example",
+                "compat_scenario",
+            ])
+            .current_dir(&tree)
+            .env("CARGO_TARGET_DIR", &target),
+        BUILD_TIMEOUT,
+    )?;
+    let executable = target
+        .join("debug")
+        .join("examples")
+        .join("compat_scenario");
+    ensure!(
+        executable.is_file(),
+        "the build made no {}",
+        executable.display()
+    );
+    Ok(executable)
+}
+
+/// `git archive <commit> | tar -x` into a fresh `dir` (through a file: both are bounded).
+fn extract(root: &Path, commit: &str, dir: &Path) -> Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // Beside the directory, not `with_extension` (which would eat the `.0` of `v1.0.0`).
+    let mut archive = dir.as_os_str().to_owned();
+    archive.push(".tar");
+    let archive = PathBuf::from(archive);
+    run_bounded(
+        Command::new("git")
+            .args(["archive", "--format=tar", "--output"])
+            .arg(&archive)
+            .arg(commit)
+            .current_dir(root),
+        GIT_TIMEOUT,
+    )?;
+    let extracted = run_bounded(
+        Command::new("tar")
+            .arg("-xf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(dir),
+        GIT_TIMEOUT,
+    );
+    let _ = std::fs::remove_file(&archive);
+    extracted
+}
+
+/// Builds the current server (debug, locked) and returns its path.
+fn build_server() -> Result<PathBuf> {
+    run_bounded(
+        cargo().args(["build", "--locked", "-p", "appzone-server"]),
+        BUILD_TIMEOUT,
+    )?;
+    Ok(crate::target_dir().join("debug").join("appzone-server"))
+}
+
+/// Starts the current server on a fresh database and runs `scenario` against it.
+fn run_scenario(server: &Path, scenario: &Path, label: &str) -> Result<()> {
+    let server = ScenarioServer::start(server)?;
+    eprintln!("old-client: current server at {}", server.base_url);
+    let mut command = Command::new(scenario);
+    command
+        .env("APPZONE_BASE_URL", &server.base_url)
+        .env("APPZONE_ADMIN_KEY", &server.admin_key)
+        .env("APPZONE_MEMBER_KEY", &server.member_key)
+        .env("APPZONE_DELETABLE_PROFILE", &server.profile);
+    let shown = show(&command);
+    eprintln!(
+        "$ {shown}   (APPZONE_BASE_URL={}, the keys and the profile in the environment)",
+        server.base_url
+    );
+    let tag = format!("{label} client");
+    let out = output_with(&mut command, SCENARIO_TIMEOUT, move |line| {
+        println!("  [{tag}] {line}");
+    })?;
+    for line in out.stderr.lines() {
+        eprintln!("  [{label} client stderr] {line}");
+    }
+    if out.status.success() {
+        return Ok(());
+    }
+    // The server's side of the failure.
+    for line in server.log.try_iter() {
+        eprintln!("  [appzone-server] {line}");
+    }
+    let failure = out
+        .stderr
+        .lines()
+        .find(|line| line.starts_with("FAILED"))
+        .unwrap_or(out.stderr.trim());
+    bail!(
+        "the released client failed against the current server ({}): {failure}",
+        out.status
+    )
+}
+
+/// The current `appzone-server` on a fresh SQLite file in its own temporary directory, with an
+/// organization, an admin key, a member key and a profile made with the operator CLI. Killed,
+/// and its directory removed, on drop.
+#[derive(Debug)]
+struct ScenarioServer {
+    child: Child,
+    /// Removed after the server is killed (fields drop after `Drop::drop`).
+    _dir: RemoveOnDrop,
+    /// `http://127.0.0.1:<port>`.
+    base_url: String,
+    admin_key: String,
+    member_key: String,
+    profile: String,
+    /// The server's log lines after the one saying where it listens.
+    log: Receiver<String>,
+}
+
+impl ScenarioServer {
+    fn start(binary: &Path) -> Result<Self> {
+        let dir = std::env::temp_dir().join(format!("appzone-old-client-{}", std::process::id()));
+        // A leftover of a killed run with the same pid would not be fresh.
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        // Removes the directory whether the server starts or not.
+        let dir = RemoveOnDrop(dir);
+        let database_url = format!("sqlite://{}", dir.0.join("appzone.db").display());
+        let operator = |args: &[&str]| -> Result<String> {
+            let mut command = Command::new(binary);
+            command.arg("--database-url").arg(&database_url).args(args);
+            eprintln!("$ {}", show(&command));
+            let printed = stdout_of(&mut command, OPERATOR_TIMEOUT)?;
+            Ok(printed.lines().last().unwrap_or_default().trim().to_owned())
+        };
+        operator(&["migrate"])?;
+        operator(&["org", "create", "compat", "--name", "Old client scenario"])?;
+        let key = |role: &str| -> Result<String> {
+            let key = operator(&[
+                "key", "create", "--org", "compat", "--role", role, "--name", role,
+            ])?;
+            ensure!(!key.is_empty(), "`key create --role {role}` printed no key");
+            Ok(key)
+        };
+        let admin_key = key("admin")?;
+        let member_key = key("member")?;
+        let profile = operator(&["profile", "create", "--org", "compat", "--name", "old"])?;
+        ensure!(!profile.is_empty(), "`profile create` printed no id");
+
+        // Port 0: the kernel picks a free port, and the server's log says which.
+        let mut command = Command::new(binary);
+        command
+            .arg("--database-url")
+            .arg(&database_url)
+            .args(["--log-format", "json", "serve", "--listen", "127.0.0.1:0"])
+            // The line saying where it listens is logged at info.
+            .env("APPZONE_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        eprintln!("$ {}", show(&command));
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("cannot start {}", binary.display()))?;
+        let Some(stderr) = child.stderr.take() else {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("no stderr from the server");
+        };
+        let (tx, rx) = mpsc::channel();
+        // The server keeps stderr open; read it on a thread so a silent server cannot hang us.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = ScenarioServer {
+            child,
+            _dir: dir,
+            base_url: String::new(),
+            admin_key,
+            member_key,
+            profile,
+            log: rx,
+        };
+        server.base_url = format!("http://{}", server.listening_on()?);
+        Ok(server)
+    }
+
+    /// Waits for the log line saying where the server listens; its address.
+    fn listening_on(&self) -> Result<String> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(line) = self.log.recv_timeout(left) else {
+                bail!(
+                    "the server did not say where it listens within {} s; its log:\n{}",
+                    START_TIMEOUT.as_secs(),
+                    seen.join("\n")
+                );
+            };
+            let addr = serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .filter(|entry| entry["fields"]["message"] == "appzone-server listening")
+                .and_then(|entry| entry["fields"]["addr"].as_str().map(str::to_owned));
+            if let Some(addr) = addr {
+                return Ok(addr);
+            }
+            seen.push(line);
+        }
+    }
+}
+
+impl Drop for ScenarioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A directory removed on drop.
+#[derive(Debug)]
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// semver-checks
+
+/// `cargo xtask semver-checks`.
+pub fn semver_checks(args: SemverArgs) -> Result<()> {
+    let root = crate::root();
+    // The baseline first: a repository without a release is an error even where the tool is
+    // missing.
+    let (label, commit) = match args.baseline_rev {
+        Some(rev) => {
+            let commit = resolve(&root, &rev)?;
+            (rev, commit)
+        }
+        None => {
+            let newest = releases(&root)?
+                .pop()
+                .ok_or_else(|| anyhow!("no release under release/*/openapi.json"))?;
+            let commit = release_commit(&root, &newest)?;
+            (newest, commit)
+        }
+    };
+    let Some(tool) = version(cargo().args(["semver-checks", "--version"])) else {
+        return skip(
+            "semver-checks: SKIPPED (cargo-semver-checks is not installed: `cargo install \
+             --locked cargo-semver-checks`)",
+        );
+    };
+    eprintln!("semver-checks: {tool}; baseline {label} (commit {commit})");
+    // `check-release` compares what changed with what the version numbers allow, so the
+    // versions decide how much is checked: say so, a run that checks nothing must not pass
+    // unnoticed.
+    let baseline_toml = stdout_of(
+        git(&root).args(["show", &format!("{commit}:Cargo.toml")]),
+        GIT_TIMEOUT,
+    )?;
+    let current_toml =
+        std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read Cargo.toml")?;
+    let versions = (
+        workspace_version(&baseline_toml),
+        workspace_version(&current_toml),
+    );
+    if let (Some(baseline), Some(current)) = versions {
+        eprintln!("semver-checks: {}", version_note(baseline, current));
+    }
+    run_bounded(
+        cargo().args([
+            "semver-checks",
+            "check-release",
+            "-p",
+            "appzone-contract",
+            "-p",
+            "appzone-client",
+            "--baseline-rev",
+            &commit,
+        ]),
+        SEMVER_TIMEOUT,
+    )?;
+    eprintln!("semver-checks: appzone-contract and appzone-client passed against {label}");
+    Ok(())
+}
+
+/// The `version` of `[workspace.package]` in a workspace's Cargo.toml (the crates inherit it).
+fn workspace_version(manifest: &str) -> Option<&str> {
+    let mut in_package = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_package = line == "[workspace.package]";
+        } else if let Some(value) = line.strip_prefix("version").filter(|_| in_package) {
+            let value = value.trim_start().strip_prefix('=')?.trim();
+            return value.strip_prefix('"')?.split('"').next();
+        }
+    }
+    None
+}
+
+/// What `check-release` will hold the crates to, going from `baseline` to `current`.
+///
+/// Verified with cargo-semver-checks 0.51: the same version is checked as a patch release
+/// ("no change; assume patch"): every breaking change fails, and so do the changes that need
+/// a minor release (a newly deprecated item, say). A major change ("0.1.0 -> 1.0.0") skips
+/// every check.
+fn version_note(baseline: &str, current: &str) -> String {
+    let numbers = |v: &str| -> Vec<u64> {
+        let core = v.split(['-', '+']).next().unwrap_or(v);
+        core.split('.').map(|n| n.parse().unwrap_or(0)).collect()
+    };
+    let (b, c) = (numbers(baseline), numbers(current));
+    let part = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+    // Cargo's rule: the first non-zero number is the "major" one.
+    let major = |v: &[u64]| match (part(v, 0), part(v, 1)) {
+        (0, 0) => (0, 0, part(v, 2)),
+        (0, minor) => (0, minor, 0),
+        (major, _) => (major, 0, 0),
+    };
+    if baseline == current {
+        format!(
+            "the version is still {current}: checked as a patch release, so any breaking \
+             change and any change that needs a minor release fails"
+        )
+    } else if major(&b) != major(&c) {
+        format!(
+            "{baseline} -> {current} is a major change: cargo-semver-checks allows every \
+             breaking change and checks nothing"
+        )
+    } else {
+        format!("{baseline} -> {current}: breaking changes fail")
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Releases and their commits
+
+/// The released versions (`release/<version>/openapi.json`), oldest first.
+fn releases(root: &Path) -> Result<Vec<String>> {
+    let dir = root.join("release");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(err).with_context(|| format!("cannot read {}", dir.display())),
+    };
+    let mut versions = Vec::new();
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot read {}", dir.display()))?;
+        if entry.path().join("openapi.json").is_file() {
+            versions.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    versions.sort_by_cached_key(|version| version_key(version));
+    Ok(versions)
+}
+
+/// Orders versions such as `v1.10.0` after `v1.9.0`, and `v2.0.0-rc.1` before `v2.0.0`.
+fn version_key(version: &str) -> (Vec<u64>, bool, String) {
+    let version = version.strip_prefix('v').unwrap_or(version);
+    let (core, pre) = match version.split_once('-') {
+        Some((core, pre)) => (core, Some(pre)),
+        None => (version, None),
+    };
+    let numbers = core.split('.').map(|n| n.parse().unwrap_or(0)).collect();
+    (numbers, pre.is_none(), pre.unwrap_or_default().to_owned())
+}
+
+/// The variable that overrides the release commit of `version`.
+fn commit_variable(version: &str) -> String {
+    let name: String = version
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("APPZONE_RELEASE_COMMIT_{name}")
+}
+
+/// The commit of a release: `APPZONE_RELEASE_COMMIT_<VERSION>` when set, else the commit that
+/// added `release/<version>/openapi.json`.
+fn release_commit(root: &Path, version: &str) -> Result<String> {
+    let variable = commit_variable(version);
+    if let Some(rev) = std::env::var(&variable).ok().filter(|rev| !rev.is_empty()) {
+        eprintln!("release {version}: commit from {variable}={rev}");
+        return resolve(root, &rev);
+    }
+    let shallow = stdout_of(
+        git(root).args(["rev-parse", "--is-shallow-repository"]),
+        GIT_TIMEOUT,
+    )?;
+    ensure!(
+        shallow.trim() != "true",
+        "this is a shallow clone, where the commit that added release/{version}/openapi.json \
+         cannot be told: `git fetch --unshallow` first"
+    );
+    let file = format!("release/{version}/openapi.json");
+    let added = stdout_of(
+        git(root).args(["log", "--diff-filter=A", "--format=%H", "--", &file]),
+        GIT_TIMEOUT,
+    )?;
+    // Newest first: the last line is the commit that first added it.
+    match added.lines().map(str::trim).rfind(|line| !line.is_empty()) {
+        Some(commit) => Ok(commit.to_owned()),
+        None => bail!(
+            "{file} is not committed, so release {version} has no release commit (the commit \
+             that added it); commit it, or set {variable} to the release's commit (or pass --baseline-rev)"
+        ),
+    }
+}
+
+/// The full hash of the commit `rev` names.
+fn resolve(root: &Path, rev: &str) -> Result<String> {
+    let out = stdout_of(
+        git(root).args([
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ]),
+        GIT_TIMEOUT,
+    )
+    .with_context(|| format!("{rev:?} names no commit of this repository"))?;
+    let commit = out.trim();
+    ensure!(
+        !commit.is_empty(),
+        "{rev:?} names no commit of this repository"
+    );
+    Ok(commit.to_owned())
+}
+
+fn git(root: &Path) -> Command {
+    let mut command = Command::new("git");
+    command.current_dir(root);
+    command
+}
+
+/// `label` as one path component: letters, digits, `.`, `-` and `_` kept, the rest `_`.
+fn path_safe(label: &str) -> String {
+    let safe: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match safe.trim_matches('.') {
+        "" => "_".to_owned(),
+        _ => safe,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn versions_sort_by_number_with_pre_releases_first() {
+        let mut versions = vec!["v1.10.0", "v1.9.0", "v2.0.0", "v2.0.0-rc.1", "v1.0.0"];
+        versions.sort_by_cached_key(|v| version_key(v));
+        assert_eq!(
+            versions,
+            ["v1.0.0", "v1.9.0", "v1.10.0", "v2.0.0-rc.1", "v2.0.0"]
+        );
+    }
+
+    #[test]
+    fn the_override_variable_and_the_directory_are_named_after_the_version() {
+        assert_eq!(commit_variable("v1.0.0"), "APPZONE_RELEASE_COMMIT_V1_0_0");
+        assert_eq!(
+            commit_variable("v0.0.0-test"),
+            "APPZONE_RELEASE_COMMIT_V0_0_0_TEST"
+        );
+        assert_eq!(path_safe("v1.0.0"), "v1.0.0");
+        assert_eq!(path_safe("HEAD~1"), "HEAD_1");
+        assert_eq!(path_safe("origin/main"), "origin_main");
+        assert_eq!(path_safe(".."), "_");
+    }
+
+    #[test]
+    fn the_note_says_what_the_versions_let_semver_checks_hold() {
+        let manifest = "[workspace]\nmembers = []\n\n[workspace.package]\nversion = \"1.2.3\"\n\
+                        edition = \"2021\"\n[package]\nversion = \"9.9.9\"\n";
+        assert_eq!(workspace_version(manifest), Some("1.2.3"));
+        assert_eq!(workspace_version("[package]\nversion = \"1.0.0\"\n"), None);
+        assert!(version_note("1.0.0", "1.0.0").contains("patch release"));
+        assert!(version_note("0.1.0", "1.0.0").contains("checks nothing"));
+        assert!(version_note("0.1.0", "0.2.0").contains("checks nothing"));
+        assert!(version_note("1.0.0", "1.1.0").contains("breaking changes fail"));
+        assert!(version_note("0.1.0", "0.1.1").contains("breaking changes fail"));
+    }
+
+    /// A scratch repository: the release commit is the one that added the document, not a
+    /// later one that changed it, and an uncommitted release has none.
+    #[test]
+    fn the_release_commit_is_the_one_that_added_the_document() {
+        let root = std::env::temp_dir().join(format!("xtask-release-git-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("release/v1.0.0")).unwrap();
+        let git_ok = |args: &[&str]| {
+            let status = git(&root)
+                .args([
+                    "-c",
+                    "user.name=xtask",
+                    "-c",
+                    "user.email=xtask@example.invalid",
+                ])
+                .args(["-c", "commit.gpgsign=false"])
+                .args(args)
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        let head = || resolve(&root, "HEAD").unwrap();
+        git_ok(&["init", "-q"]);
+        std::fs::write(root.join("README"), "before").unwrap();
+        git_ok(&["add", "README"]);
+        git_ok(&["commit", "-q", "-m", "before the release"]);
+        std::fs::write(root.join("release/v1.0.0/openapi.json"), "{}").unwrap();
+        let uncommitted = release_commit(&root, "v1.0.0").unwrap_err().to_string();
+        assert!(uncommitted.contains("is not committed"), "{uncommitted}");
+        assert!(
+            uncommitted.contains("APPZONE_RELEASE_COMMIT_V1_0_0"),
+            "{uncommitted}"
+        );
+        git_ok(&["add", "release"]);
+        git_ok(&["commit", "-q", "-m", "release v1.0.0"]);
+        let release = head();
+        std::fs::write(root.join("release/v1.0.0/openapi.json"), "{ }").unwrap();
+        git_ok(&["commit", "-q", "-a", "-m", "an edit after the release"]);
+        assert_ne!(head(), release);
+        assert_eq!(release_commit(&root, "v1.0.0").unwrap(), release);
+        assert_eq!(release.len(), 40);
+        assert!(resolve(&root, "no-such-rev").is_err());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn releases_are_the_directories_with_an_openapi_json() {
+        let root = std::env::temp_dir().join(format!("xtask-releases-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        assert!(releases(&root).unwrap().is_empty());
+        for (dir, with_document) in [("v1.10.0", true), ("v1.9.0", true), ("notes", false)] {
+            let dir = root.join("release").join(dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            if with_document {
+                std::fs::write(dir.join("openapi.json"), "{}").unwrap();
+            }
+        }
+        assert_eq!(releases(&root).unwrap(), ["v1.9.0", "v1.10.0"]);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
