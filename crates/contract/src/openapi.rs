@@ -72,7 +72,6 @@ pub fn document_json_with(deprecations: &[Deprecation]) -> String {
 #[openapi(
     info(
         title = "appzone API",
-        version = "1.0.0",
         description = "List the zones of a cloud provider's region, and delete an organization's \
 application profiles. To find the ids to ask for, list the providers (`GET /api/v1/providers`), \
 then a provider's regions (`GET /api/v1/providers/{providerId}/regions`).\n\n\

@@ -538,7 +538,7 @@ const LEAKS: [&str; 24] = [
     "/tmp",
     "/work",
     "target/",
-    "0.1.0",
+    env!("CARGO_PKG_VERSION"),
     "axum",
     "hyper",
     "tokio",
