@@ -221,26 +221,14 @@ impl Client {
             .await
     }
 
-    /// `GET`s a listing at `path` and decodes it as `T`: the shared code of the three listings.
-    ///
-    /// A non-2xx answer is an [`Error::Api`]; a 2xx body longer than [`MAX_BODY_BYTES`] or not
-    /// decodable as `T` is an [`Error::Decode`] (reason `not a <T::NAME>: ...`).
+    /// `GET`s a listing at `path` and decodes it as `T` ([`read_listing`]): the shared code of
+    /// the three listings.
     async fn get_listing<T: Listing>(&self, path: &str) -> Result<T, Error> {
         let answer = self.call(Method::GET, path).await?;
         self.inner
             .deprecations
             .note(T::OPERATION, answer.deprecation.as_ref());
-        if !answer.status.is_success() {
-            return Err(answer.into_api_error());
-        }
-        if answer.truncated {
-            let reason = format!("the body is longer than {MAX_BODY_BYTES} bytes");
-            return Err(answer.into_decode_error(reason));
-        }
-        match T::decode(&answer.body) {
-            Ok(list) => Ok(list),
-            Err(e) => Err(answer.into_decode_error(format!("not a {}: {e}", T::NAME))),
-        }
+        read_listing(answer).map(|(listing, _etag)| listing)
     }
 
     /// Deletes the application profile `id` (`DELETE`). `Ok(())` means the server answered 2xx
@@ -681,20 +669,24 @@ impl Client {
         if answer.status == StatusCode::NOT_MODIFIED {
             return Ok(Conditional::NotModified);
         }
-        if !answer.status.is_success() {
-            return Err(answer.into_api_error());
-        }
-        if answer.truncated {
-            let reason = format!("the body is longer than {MAX_BODY_BYTES} bytes");
-            return Err(answer.into_decode_error(reason));
-        }
-        match T::decode(&answer.body) {
-            Ok(listing) => Ok(Conditional::Modified {
-                listing,
-                etag: answer.etag,
-            }),
-            Err(e) => Err(answer.into_decode_error(format!("not a {}: {e}", T::NAME))),
-        }
+        read_listing(answer).map(|(listing, etag)| Conditional::Modified { listing, etag })
+    }
+}
+
+/// A listing's answer as the listing and its `ETag`: a non-2xx answer is an [`Error::Api`]; a
+/// 2xx body longer than [`MAX_BODY_BYTES`] or not decodable as `T` is an [`Error::Decode`]
+/// (reason `not a <T::NAME>: ...`).
+fn read_listing<T: Listing>(answer: Answer) -> Result<(T, Option<String>), Error> {
+    if !answer.status.is_success() {
+        return Err(answer.into_api_error());
+    }
+    if answer.truncated {
+        let reason = format!("the body is longer than {MAX_BODY_BYTES} bytes");
+        return Err(answer.into_decode_error(reason));
+    }
+    match T::decode(&answer.body) {
+        Ok(listing) => Ok((listing, answer.etag)),
+        Err(e) => Err(answer.into_decode_error(format!("not a {}: {e}", T::NAME))),
     }
 }
 
