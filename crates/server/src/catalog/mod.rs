@@ -200,6 +200,13 @@ impl Snapshot {
     }
 }
 
+/// The pause a reload takes after every [`storage::REGIONS_PER_PAUSE`] regions it reads: a
+/// reload of 100 times the built-in catalog then spreads over about a second instead of
+/// taking its CPU from the listings at once (BENCHMARKS.md, "Scale").
+///
+/// [`storage::REGIONS_PER_PAUSE`]: crate::storage::REGIONS_PER_PAUSE
+const RELOAD_PAUSE: Duration = Duration::from_millis(20);
+
 /// The current snapshot, shared by all requests.
 #[derive(Debug, Clone)]
 pub struct Catalog {
@@ -227,7 +234,8 @@ impl Catalog {
             return Ok(false);
         }
         let started = std::time::Instant::now();
-        let (version, file) = store.load_catalog().await?;
+        // Paced: the requests being served matter more than how soon the new catalog is seen.
+        let (version, file) = store.load_catalog_paced(RELOAD_PAUSE).await?;
         let loaded = started.elapsed();
         // Building a snapshot takes time proportional to the catalog: on the blocking pool,
         // not on a worker that serves requests. Requests keep the old snapshot until the swap.

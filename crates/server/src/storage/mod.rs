@@ -17,6 +17,7 @@ use std::sync::Once;
 use std::time::Duration;
 
 use appzone_contract::{ApiKey, ProfileId};
+use futures_util::TryStreamExt;
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyConnection, AnyPool, Connection, Executor, Row};
 
@@ -511,8 +512,18 @@ impl Store {
 
     /// The whole catalog with its version, read in one transaction.
     pub async fn load_catalog(&self) -> Result<(i64, CatalogFile), StoreError> {
+        self.load_catalog_paced(Duration::ZERO).await
+    }
+
+    /// [`load_catalog`](Self::load_catalog) as background work: a pause of `pause` after every
+    /// [`REGIONS_PER_PAUSE`] regions read, so a replica's reload of a large catalog spreads its
+    /// CPU over a longer time instead of taking it from the requests being served at once.
+    pub async fn load_catalog_paced(
+        &self,
+        pause: Duration,
+    ) -> Result<(i64, CatalogFile), StoreError> {
         let mut tx = self.pool.begin().await.classify()?;
-        let catalog = read_catalog(&mut tx, self.backend).await?;
+        let catalog = read_catalog(&mut tx, self.backend, pause).await?;
         tx.commit().await.classify()?;
         Ok(catalog)
     }
@@ -532,7 +543,7 @@ impl Store {
             .execute(&mut *tx)
             .await
             .classify()?;
-        let (version, current) = read_catalog(&mut tx, self.backend).await?;
+        let (version, current) = read_catalog(&mut tx, self.backend, Duration::ZERO).await?;
         let changes = current.changes_to(catalog);
         if changes.removes_anything() && !prune {
             tx.rollback().await.classify()?;
@@ -622,6 +633,7 @@ async fn is_migrated(conn: &mut AnyConnection, backend: Backend) -> Result<bool,
 async fn read_catalog(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     backend: Backend,
+    pause: Duration,
 ) -> Result<(i64, CatalogFile), StoreError> {
     let version: i64 = sqlx::query("SELECT version FROM catalog_meta WHERE singleton = 1")
         .fetch_one(&mut **tx)
@@ -640,15 +652,22 @@ async fn read_catalog(
         Backend::Postgres => "string_agg",
     };
     let zones = format!("{aggregate}(z.zone, '{ZONE_SEPARATOR}' ORDER BY z.position)");
-    let regions = sqlx::query(sqlx::AssertSqlSafe(format!(
+    let query = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT r.provider_id, r.id, r.name, \
          (SELECT {zones} FROM catalog_zones z \
           WHERE z.provider_id = r.provider_id AND z.region_id = r.id) AS zones \
          FROM catalog_regions r ORDER BY r.provider_id, r.position"
-    )))
-    .fetch_all(&mut **tx)
-    .await
-    .classify()?;
+    )));
+    let mut regions = Vec::new();
+    let mut rows = query.fetch(&mut **tx);
+    while let Some(row) = rows.try_next().await.classify()? {
+        regions.push(row);
+        // The database produces rows only as they are taken, so pausing here paces it too.
+        if !pause.is_zero() && regions.len() % REGIONS_PER_PAUSE == 0 {
+            tokio::time::sleep(pause).await;
+        }
+    }
+    drop(rows);
     Ok((version, assemble_catalog(&providers, &regions)?))
 }
 
@@ -762,6 +781,9 @@ async fn execute<'q>(
 ) -> Result<(), StoreError> {
     query.execute(&mut **tx).await.classify().map(drop)
 }
+
+/// How many regions a paced catalog read takes between two pauses.
+pub const REGIONS_PER_PAUSE: usize = 256;
 
 /// What [`read_catalog`] joins a region's zones with: zone ids are lowercase letters, digits and
 /// hyphens (validated on import), so a space cannot be part of one.

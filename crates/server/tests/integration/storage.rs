@@ -216,3 +216,37 @@ async fn catalog_load_and_export_grow_linearly_with_the_catalog() {
         );
     }
 }
+
+/// A replica's reload is background work: it pauses after every `REGIONS_PER_PAUSE` regions
+/// it reads, so its CPU is spread out instead of taken from the listings at once, and it reads
+/// the same catalog as an unpaced read.
+#[tokio::test]
+async fn a_paced_catalog_read_pauses_between_chunks_and_reads_the_same_catalog() {
+    use appzone_server::storage::REGIONS_PER_PAUSE;
+    use std::time::{Duration, Instant};
+
+    let app = TestApp::sqlite().await;
+    let catalog = scaled_catalog(10);
+    app.store.replace_catalog(&catalog).await.unwrap();
+    let regions: usize = catalog.providers.iter().map(|p| p.regions.len()).sum();
+    let pauses = u32::try_from(regions / REGIONS_PER_PAUSE).unwrap();
+    assert!(pauses >= 3, "{regions} regions");
+
+    let pause = Duration::from_millis(50);
+    let started = Instant::now();
+    let (_, paced) = app.store.load_catalog_paced(pause).await.unwrap();
+    let took = started.elapsed();
+    assert_eq!(paced, catalog);
+    assert!(
+        took >= pause * pauses,
+        "{pauses} pauses of {pause:?} took {took:?}"
+    );
+
+    let started = Instant::now();
+    let (_, unpaced) = app.store.load_catalog().await.unwrap();
+    assert_eq!(unpaced, catalog);
+    assert!(
+        started.elapsed() < took,
+        "an operator's read does not pause"
+    );
+}
