@@ -545,7 +545,7 @@ fn version_note(baseline: &str, current: &str) -> String {
 // Releases and their commits
 
 /// The released versions (`release/<version>/openapi.json`), oldest first.
-fn releases(root: &Path) -> Result<Vec<String>> {
+pub(crate) fn releases(root: &Path) -> Result<Vec<String>> {
     let dir = root.join("release");
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,

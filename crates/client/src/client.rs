@@ -188,10 +188,7 @@ impl Client {
         &self,
         provider: impl IntoId<ProviderId>,
     ) -> Result<RegionList, Error> {
-        let provider = provider
-            .into_id()
-            .map_err(|e| Error::invalid("argument", e))?;
-        self.get_listing(&paths::list_regions(&provider)).await
+        self.get_listing(&regions_path(provider)?).await
     }
 
     /// Lists the zones of `region` of `provider`, in catalog order (`GET`).
@@ -211,24 +208,28 @@ impl Client {
         provider: impl IntoId<ProviderId>,
         region: impl IntoId<RegionId>,
     ) -> Result<ZoneList, Error> {
-        let provider = provider
-            .into_id()
-            .map_err(|e| Error::invalid("argument", e))?;
-        let region = region
-            .into_id()
-            .map_err(|e| Error::invalid("argument", e))?;
-        self.get_listing(&paths::list_zones(&provider, &region))
-            .await
+        self.get_listing(&zones_path(provider, region)?).await
     }
 
     /// `GET`s a listing at `path` and decodes it as `T` ([`read_listing`]): the shared code of
     /// the three listings.
     async fn get_listing<T: Listing>(&self, path: &str) -> Result<T, Error> {
-        let answer = self.call(Method::GET, path).await?;
+        let answer = self.listing_answer::<T>(path, None).await?;
+        read_listing(answer).map(|(listing, _etag)| listing)
+    }
+
+    /// The answer to a `GET` of listing `T` at `path` (with `extra`, a conditional listing's
+    /// `If-None-Match`), its deprecation headers noted.
+    async fn listing_answer<T: Listing>(
+        &self,
+        path: &str,
+        extra: Option<&ExtraHeader>,
+    ) -> Result<Answer, Error> {
+        let answer = self.call_with(Method::GET, path, extra).await?;
         self.inner
             .deprecations
             .note(T::OPERATION, answer.deprecation.as_ref());
-        read_listing(answer).map(|(listing, _etag)| listing)
+        Ok(answer)
     }
 
     /// Deletes the application profile `id` (`DELETE`). `Ok(())` means the server answered 2xx
@@ -662,15 +663,35 @@ impl Client {
         etag: Option<&str>,
     ) -> Result<Conditional<T>, Error> {
         let extra = etag.map(conditional::if_none_match).transpose()?;
-        let answer = self.call_with(Method::GET, path, extra.as_ref()).await?;
-        self.inner
-            .deprecations
-            .note(T::OPERATION, answer.deprecation.as_ref());
+        let answer = self.listing_answer::<T>(path, extra.as_ref()).await?;
         if answer.status == StatusCode::NOT_MODIFIED {
             return Ok(Conditional::NotModified);
         }
         read_listing(answer).map(|(listing, etag)| Conditional::Modified { listing, etag })
     }
+}
+
+/// The path of `provider`'s region listing; a malformed id is an [`Error::InvalidArgument`].
+pub(crate) fn regions_path(provider: impl IntoId<ProviderId>) -> Result<String, Error> {
+    let provider = provider
+        .into_id()
+        .map_err(|e| Error::invalid("argument", e))?;
+    Ok(paths::list_regions(&provider))
+}
+
+/// The path of the zone listing of `region` of `provider`; a malformed id is an
+/// [`Error::InvalidArgument`].
+pub(crate) fn zones_path(
+    provider: impl IntoId<ProviderId>,
+    region: impl IntoId<RegionId>,
+) -> Result<String, Error> {
+    let provider = provider
+        .into_id()
+        .map_err(|e| Error::invalid("argument", e))?;
+    let region = region
+        .into_id()
+        .map_err(|e| Error::invalid("argument", e))?;
+    Ok(paths::list_zones(&provider, &region))
 }
 
 /// A listing's answer as the listing and its `ETag`: a non-2xx answer is an [`Error::Api`]; a

@@ -9,6 +9,7 @@ use appzone_contract::{paths, ProviderId, ProviderList, RegionId, RegionList, Zo
 use http::header::{ETAG, IF_NONE_MATCH};
 use http::{HeaderMap, HeaderName, HeaderValue};
 
+use crate::client::{regions_path, zones_path};
 use crate::{Client, Error, IntoId};
 
 /// The answer of a conditional listing ([`Client::list_providers_if_changed`],
@@ -108,10 +109,7 @@ impl Client {
         provider: impl IntoId<ProviderId>,
         etag: Option<&str>,
     ) -> Result<Conditional<RegionList>, Error> {
-        let provider = provider
-            .into_id()
-            .map_err(|e| Error::invalid("argument", e))?;
-        self.get_listing_if_changed(&paths::list_regions(&provider), etag)
+        self.get_listing_if_changed(&regions_path(provider)?, etag)
             .await
     }
 
@@ -126,13 +124,7 @@ impl Client {
         region: impl IntoId<RegionId>,
         etag: Option<&str>,
     ) -> Result<Conditional<ZoneList>, Error> {
-        let provider = provider
-            .into_id()
-            .map_err(|e| Error::invalid("argument", e))?;
-        let region = region
-            .into_id()
-            .map_err(|e| Error::invalid("argument", e))?;
-        self.get_listing_if_changed(&paths::list_zones(&provider, &region), etag)
+        self.get_listing_if_changed(&zones_path(provider, region)?, etag)
             .await
     }
 }

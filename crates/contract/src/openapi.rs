@@ -428,19 +428,23 @@ pub fn mark_deprecated(doc: &mut Value, deprecations: &[Deprecation]) {
         else {
             continue;
         };
-        let mut headers = json!({"Deprecation": {
+        let mut headers = Map::new();
+        headers.insert("Deprecation".to_owned(), json!({
             "schema": {"type": "string", "pattern": "^@[0-9]+$"},
             "description": "When the operation was deprecated (RFC 9745): `@` and seconds since the Unix epoch.",
             "example": deprecation.deprecation_header().to_str().unwrap_or_default(),
             "required": true
-        }});
+        }));
         if let Some(sunset) = deprecation.sunset_header() {
-            headers["Sunset"] = json!({
-                "schema": {"type": "string"},
-                "description": "When the operation stops answering (RFC 8594), an HTTP-date.",
-                "example": sunset.to_str().unwrap_or_default(),
-                "required": true
-            });
+            headers.insert(
+                "Sunset".to_owned(),
+                json!({
+                    "schema": {"type": "string"},
+                    "description": "When the operation stops answering (RFC 8594), an HTTP-date.",
+                    "example": sunset.to_str().unwrap_or_default(),
+                    "required": true
+                }),
+            );
         }
         let description = operation["description"].as_str().unwrap_or_default();
         operation["description"] =
@@ -452,15 +456,10 @@ pub fn mark_deprecated(doc: &mut Value, deprecations: &[Deprecation]) {
             .into_iter()
             .flat_map(Map::values_mut);
         for response in responses {
-            if let (Some(declared), Some(new)) = (
-                response
-                    .as_object_mut()
-                    .map(|r| r.entry("headers").or_insert_with(|| json!({}))),
-                headers.as_object(),
-            ) {
-                if let Some(declared) = declared.as_object_mut() {
-                    declared.extend(new.clone());
-                }
+            let declared = response["headers"].as_object_mut();
+            match declared {
+                Some(declared) => declared.extend(headers.clone()),
+                None => response["headers"] = Value::Object(headers.clone()),
             }
         }
     }

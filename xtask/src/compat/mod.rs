@@ -160,26 +160,13 @@ fn run_in(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Every `release/*/openapi.json` under `root`, sorted.
+/// Every `release/<version>/openapi.json` under `root`, oldest release first (the releases
+/// `cargo xtask old-client` and `semver-checks` find too).
 fn baselines(root: &Path) -> Result<Vec<PathBuf>> {
-    let dir = root.join("release");
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => return Err(err).with_context(|| format!("cannot read {}", dir.display())),
-    };
-    let mut found = Vec::new();
-    for entry in entries {
-        let path = entry
-            .with_context(|| format!("cannot read {}", dir.display()))?
-            .path()
-            .join("openapi.json");
-        if path.is_file() {
-            found.push(path);
-        }
-    }
-    found.sort();
-    Ok(found)
+    Ok(crate::release::releases(root)?
+        .into_iter()
+        .map(|version| root.join("release").join(version).join("openapi.json"))
+        .collect())
 }
 
 fn read_json(path: &Path) -> Result<Value> {

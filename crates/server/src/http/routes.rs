@@ -53,16 +53,18 @@ impl RouteLabel {
         ROUTES[self.0]
     }
 
-    /// The route and method of the document's operation `operation_id`; `None` for an id the
-    /// document does not have.
+    /// The route and method of the document's operation `operation_id`, read from the
+    /// contract's document (a path template matches its own route); `None` for an id the
+    /// document does not have. Builds the document: for start-up, not for requests.
     pub fn of_operation(operation_id: &str) -> Option<(Self, http::Method)> {
-        match operation_id {
-            "listZones" => Some((Self::LIST_ZONES, http::Method::GET)),
-            "deleteApplicationProfile" => Some((Self::DELETE_PROFILE, http::Method::DELETE)),
-            "listProviders" => Some((Self::LIST_PROVIDERS, http::Method::GET)),
-            "listRegions" => Some((Self::LIST_REGIONS, http::Method::GET)),
-            _ => None,
-        }
+        let doc = appzone_contract::openapi::document();
+        doc["paths"].as_object()?.iter().find_map(|(path, item)| {
+            let (method, _) = item
+                .as_object()?
+                .iter()
+                .find(|(_, operation)| operation["operationId"] == operation_id)?;
+            Some((label(path), method.to_uppercase().parse().ok()?))
+        })
     }
 
     pub(super) fn index(self) -> usize {

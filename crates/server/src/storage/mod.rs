@@ -802,24 +802,24 @@ enum Cell<'a> {
     Int(i64),
 }
 
-/// Inserts `rows` into `into` (a table and its column list) in multi-row statements.
+/// Inserts `rows` into `into` (a table and its column list) in multi-row statements. Not
+/// sqlx's `QueryBuilder::push_values`: for the `Any` driver it writes `?` placeholders, which
+/// PostgreSQL refuses.
 async fn insert_rows<const N: usize>(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     into: &'static str,
     rows: &[[Cell<'_>; N]],
 ) -> Result<(), StoreError> {
     for chunk in rows.chunks(ROWS_PER_INSERT) {
-        let mut sql = format!("INSERT INTO {into} VALUES ");
-        let mut placeholder = 0;
-        for (i, _) in chunk.iter().enumerate() {
-            sql.push_str(if i == 0 { "(" } else { ", (" });
-            for column in 0..N {
-                placeholder += 1;
-                let sep = if column == 0 { "" } else { ", " };
-                sql.push_str(&format!("{sep}${placeholder}"));
-            }
-            sql.push(')');
-        }
+        // `($1, $2, ...), ($N+1, ...), ...`: one group of N placeholders per row.
+        let groups = (0..chunk.len()).map(|row| {
+            let columns = (1..=N).map(|column| format!("${}", row * N + column));
+            format!("({})", columns.collect::<Vec<_>>().join(", "))
+        });
+        let sql = format!(
+            "INSERT INTO {into} VALUES {}",
+            groups.collect::<Vec<_>>().join(", ")
+        );
         // Only this function's own text goes into `sql`: the table and columns are constants
         // of this module (`'static`), the values are bound.
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
