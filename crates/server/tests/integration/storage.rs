@@ -60,6 +60,67 @@ both_backends! {
         let (_, read) = app.store.load_catalog().await.unwrap();
         assert_eq!(read, catalog);
     }
+
+    async fn an_import_rewrites_only_the_providers_it_changes_and_reads_back_as_imported(app: TestApp) {
+        // An import's writes follow the change, not the catalog's size: zone rows of providers
+        // the import leaves alone keep their identity (SQLite's rowid, PostgreSQL's ctid, both
+        // new for a rewritten row), while every step reads back exactly as imported.
+        let identity = match app.store.backend() {
+            appzone_server::storage::Backend::Sqlite => "CAST(rowid AS TEXT)",
+            appzone_server::storage::Backend::Postgres => "CAST(ctid AS TEXT)",
+        };
+        let rows = |provider: String| {
+            let sql = format!(
+                "SELECT {identity} FROM catalog_zones WHERE provider_id = $1 ORDER BY region_id, position"
+            );
+            let pool = app.store.pool().clone();
+            async move {
+                let rows: Vec<(String,)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .bind(provider)
+                    .fetch_all(&pool)
+                    .await
+                    .unwrap();
+                rows
+            }
+        };
+        let mut catalog = scaled_catalog(3);
+        app.store.replace_catalog(&catalog).await.unwrap();
+        let ids: Vec<String> = catalog.providers.iter().map(|p| p.id.as_str().to_owned()).collect();
+        let (changed, untouched) = (ids[1].clone(), ids[4].clone());
+        let before = (rows(changed.clone()).await, rows(untouched.clone()).await);
+
+        // One zone more in one provider.
+        catalog.providers[1].regions[0].zones.push("scale-extra-1".to_owned());
+        let imported = app.store.import_catalog(&catalog, true).await.unwrap();
+        assert_eq!(imported.changes.added.zones, 1);
+        assert_eq!(app.store.load_catalog().await.unwrap().1, catalog);
+        let after = (rows(changed.clone()).await, rows(untouched.clone()).await);
+        assert_eq!(after.1, before.1, "a provider the import did not change was rewritten");
+        assert!(
+            after.0.iter().all(|row| !before.0.contains(row)),
+            "the changed provider keeps old rows: {:?} then {:?}", before.0, after.0
+        );
+
+        // Reordered, renamed, removed and added providers.
+        catalog.providers.swap(0, 5);
+        catalog.providers[2].name = "Renamed".to_owned();
+        catalog.providers.pop();
+        let mut added = catalog.providers[0].clone();
+        added.id = "added-provider".parse().unwrap();
+        catalog.providers.insert(1, added);
+        assert_eq!(catalog.providers[5].id.as_str(), untouched, "moved from 4 to 5");
+        app.store.import_catalog(&catalog, true).await.unwrap();
+        assert_eq!(app.store.load_catalog().await.unwrap().1, catalog);
+        assert_eq!(rows(untouched).await, before.1, "a provider that only moved was rewritten");
+
+        // Everything different at once, then back to the built-in catalog.
+        let other = scaled_catalog(2);
+        app.store.import_catalog(&other, true).await.unwrap();
+        assert_eq!(app.store.load_catalog().await.unwrap().1, other);
+        let builtin = appzone_server::catalog::file::CatalogFile::builtin();
+        app.store.import_catalog(&builtin, true).await.unwrap();
+        assert_eq!(app.store.load_catalog().await.unwrap().1, builtin);
+    }
 }
 
 #[tokio::test]
