@@ -156,6 +156,8 @@ pub struct CatalogChanges {
     pub changed: Counts,
     /// Providers, regions and zones whose id is gone: their listings stop answering 200.
     pub removed: Counts,
+    /// Whether the providers kept are listed in another order.
+    pub providers_reordered: bool,
 }
 
 /// Numbers of providers, regions and zones.
@@ -195,7 +197,10 @@ impl fmt::Display for Counts {
 impl CatalogChanges {
     /// Whether the two catalogs are the same.
     pub fn is_empty(&self) -> bool {
-        self.added.is_zero() && self.changed.is_zero() && self.removed.is_zero()
+        self.added.is_zero()
+            && self.changed.is_zero()
+            && self.removed.is_zero()
+            && !self.providers_reordered
     }
 
     /// Whether anything a client can list today would stop being listed.
@@ -213,7 +218,11 @@ impl fmt::Display for CatalogChanges {
             f,
             "added {}; changed {}; removed {}",
             self.added, self.changed, self.removed
-        )
+        )?;
+        if self.providers_reordered {
+            f.write_str("; providers in another order")?;
+        }
+        Ok(())
     }
 }
 
@@ -224,6 +233,10 @@ impl CatalogFile {
         let old_providers: HashMap<&str, &ProviderEntry> =
             self.providers.iter().map(|p| (p.id.as_str(), p)).collect();
         let new_ids: HashSet<&str> = new.providers.iter().map(|p| p.id.as_str()).collect();
+        let old_ids: HashSet<&str> = old_providers.keys().copied().collect();
+        changes.providers_reordered =
+            kept_in_order(self.providers.iter().map(|p| p.id.as_str()), &new_ids)
+                != kept_in_order(new.providers.iter().map(|p| p.id.as_str()), &old_ids);
         for old in &self.providers {
             if !new_ids.contains(old.id.as_str()) {
                 changes.removed.providers += 1;
@@ -340,6 +353,34 @@ mod tests {
                 zones: 4
             }
         );
+    }
+
+    #[test]
+    fn providers_listed_in_another_order_are_a_change() {
+        let old = catalog(
+            r#"{"providers":[
+              {"id":"a","name":"A","regions":[]},
+              {"id":"b","name":"B","regions":[]},
+              {"id":"c","name":"C","regions":[]}]}"#,
+        );
+        let reordered = catalog(
+            r#"{"providers":[
+              {"id":"b","name":"B","regions":[]},
+              {"id":"a","name":"A","regions":[]},
+              {"id":"c","name":"C","regions":[]}]}"#,
+        );
+        let changes = old.changes_to(&reordered);
+        assert!(!changes.is_empty());
+        assert_eq!(
+            changes.to_string(),
+            "added 0 providers, 0 regions, 0 zones; changed 0 providers, 0 regions, 0 zones; \
+             removed 0 providers, 0 regions, 0 zones; providers in another order"
+        );
+        // Removing one provider keeps the others' order: not a reordering.
+        let removed = catalog(
+            r#"{"providers":[{"id":"a","name":"A","regions":[]},{"id":"c","name":"C","regions":[]}]}"#,
+        );
+        assert!(!old.changes_to(&removed).providers_reordered);
     }
 
     #[test]

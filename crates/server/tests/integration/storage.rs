@@ -113,6 +113,12 @@ both_backends! {
         assert_eq!(app.store.load_catalog().await.unwrap().1, catalog);
         assert_eq!(rows(untouched).await, before.1, "a provider that only moved was rewritten");
 
+        // Only the order of the providers: a change of its own, read back as imported.
+        catalog.providers.swap(0, 1);
+        let imported = app.store.import_catalog(&catalog, true).await.unwrap();
+        assert!(imported.changes.providers_reordered, "{}", imported.changes);
+        assert_eq!(app.store.load_catalog().await.unwrap().1, catalog);
+
         // Everything different at once, then back to the built-in catalog.
         let other = scaled_catalog(2);
         app.store.import_catalog(&other, true).await.unwrap();
