@@ -1,5 +1,5 @@
-//! A minimal HTTP/1.1 GET over 127.0.0.1, for readiness and for capturing the answer a
-//! baseline replays: std alone, so xtask needs no HTTP client.
+//! A minimal HTTP/1.1 client over 127.0.0.1, for readiness, for capturing the answer a baseline
+//! replays and for the scale run's single requests: std alone, so xtask needs no HTTP client.
 
 use std::fmt::Write as _;
 use std::io::{Read, Write};
@@ -24,12 +24,22 @@ impl HttpResponse {
 }
 
 pub(super) fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Result<HttpResponse> {
+    request(addr, "GET", path, headers)
+}
+
+/// One request without a body, on a connection of its own (`Connection: close`).
+pub(super) fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> Result<HttpResponse> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))
         .with_context(|| format!("connect {addr}"))?;
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .context("set a read timeout")?;
-    let mut head = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (name, value) in headers {
         let _ = write!(head, "{name}: {value}\r\n");
     }

@@ -101,6 +101,33 @@ pub(super) fn callgrind_per_request(
     load: &Load<'_>,
     start: impl FnOnce(&Binaries) -> Result<Server>,
 ) -> Result<f64> {
+    let warm_up = |server: &Server| wrk.lasting(WARMUP_SECONDS).run(server, load).map(drop);
+    let counted = |server: &Server| {
+        let run = wrk.lasting(COUNTED_SECONDS).run(server, load)?;
+        Ok(run.requests)
+    };
+    match callgrind_steps(bins, work, name, start, warm_up, vec![Box::new(counted)])?[..] {
+        [per_request] => Ok(per_request),
+        _ => bail!("callgrind counted {name} more than once"),
+    }
+}
+
+/// A counted step of [`callgrind_steps`]: it makes requests to the server and says how many.
+pub(super) type Step<'a> = Box<dyn FnOnce(&Server) -> Result<u64> + 'a>;
+
+/// User-space instructions per request of each of `steps`, all on one server `start` starts
+/// under callgrind: `warm_up` (not counted), then for each step the counters zeroed, the step
+/// run and the counters dumped, to `<name>.out.<n>` in the work directory for the n-th step.
+/// The whole process is counted, its background tasks too, so a step should make enough
+/// requests that what they do between requests is small beside them.
+pub(super) fn callgrind_steps(
+    bins: &Binaries,
+    work: &WorkDir,
+    name: &str,
+    start: impl FnOnce(&Binaries) -> Result<Server>,
+    warm_up: impl FnOnce(&Server) -> Result<()>,
+    steps: Vec<Step<'_>>,
+) -> Result<Vec<f64>> {
     eprintln!("bench: callgrind: {name}");
     let out_file = work.path.join(format!("{name}.out"));
     let bins = bins.under(vec![
@@ -109,20 +136,24 @@ pub(super) fn callgrind_per_request(
         format!("--callgrind-out-file={}", out_file.display()),
     ]);
     let server = start(&bins)?;
-    wrk.lasting(WARMUP_SECONDS).run(&server, load)?;
-    callgrind_control("-z", &server)?;
-    let run = wrk.lasting(COUNTED_SECONDS).run(&server, load)?;
-    callgrind_control("-d", &server)?;
-    // The dump after zeroing is the first numbered part: `<out>.1`.
-    let dump = work.path.join(format!("{name}.out.1"));
-    let text = std::fs::read_to_string(&dump)
-        .with_context(|| format!("cannot read {}", dump.display()))?;
-    let total: u64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("summary:"))
-        .and_then(|v| v.trim().parse().ok())
-        .with_context(|| format!("no summary line in {}", dump.display()))?;
-    Ok(total as f64 / run.requests.max(1) as f64)
+    warm_up(&server)?;
+    let mut per_request = Vec::new();
+    for (step, run) in steps.into_iter().enumerate() {
+        callgrind_control("-z", &server)?;
+        let requests = run(&server)?;
+        callgrind_control("-d", &server)?;
+        // Each dump is the next numbered part: `<out>.1`, `<out>.2`, ...
+        let dump = work.path.join(format!("{name}.out.{}", step + 1));
+        let text = std::fs::read_to_string(&dump)
+            .with_context(|| format!("cannot read {}", dump.display()))?;
+        let total: u64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("summary:"))
+            .and_then(|v| v.trim().parse().ok())
+            .with_context(|| format!("no summary line in {}", dump.display()))?;
+        per_request.push(total as f64 / requests.max(1) as f64);
+    }
+    Ok(per_request)
 }
 
 /// `callgrind_control <action> PID`: `-z` zeroes the counters, `-d` dumps them.

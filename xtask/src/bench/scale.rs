@@ -7,8 +7,9 @@
 //!    `catalog export`, instructions per zone listing under callgrind (1× and 10×, when valgrind
 //!    is installed), and zone listing throughput while one 100× import runs against without;
 //! 2. 10 against 1,000,000 API keys: the first request with a key not yet cached, which looks
-//!    the key id up in the database;
-//! 3. 1,000 against 10,000,000 profiles: deletes, each of a distinct profile;
+//!    the key id up in the database, timed and counted under callgrind;
+//! 3. 1,000 against 10,000,000 profiles: deletes, each of a distinct profile, timed under load
+//!    and counted one at a time under callgrind;
 //! 4. 0 against 5,000 idle keep-alive connections: the server's RSS, and after they close;
 //! 5. a flood of about 600,000 requests with wrong keys of random key ids: the server's RSS
 //!    before, right after, and 5 s later (a negative cache entry lives at most 2 s).
@@ -46,7 +47,7 @@ const CLI_TIMEOUT: Duration = Duration::from_secs(300);
 /// without an import, one with), and when in its window the import starts.
 const LISTING_CONNECTIONS: usize = 64;
 const WINDOW_SECS: u64 = 8;
-const WINDOW_PAIRS: usize = 2;
+const WINDOW_PAIRS: usize = 4;
 const IMPORT_DELAY: Duration = Duration::from_secs(1);
 /// How often the server's counters are read during a window.
 const SAMPLE_EVERY: Duration = Duration::from_millis(100);
@@ -70,6 +71,8 @@ const DELETES_PER_BURST: u64 = 900;
 const DELETE_BURSTS: u64 = 10;
 /// wrk's `-d` for a burst: an upper bound, since wrk waits it out even after its thread stops.
 const BURST_SECS: u64 = 1;
+/// Deletes counted under callgrind per table, one at a time.
+const COUNTED_DELETES: u64 = 200;
 
 /// Idle connections, and the file descriptors left to everything else when the limit is low.
 const IDLE_CONNECTIONS: usize = 5_000;
@@ -261,14 +264,18 @@ fn method() -> String {
   both also holding the {MEASURED_KEYS} measured keys made with `key create`. Each measured \
   key's first request (a new connection, a cache miss, one lookup by key id) and then its \
   second (cached) are timed client-side, the two servers taking turns by batches of \
-  {KEY_BATCH} keys (A B A B).
+  {KEY_BATCH} keys (A B A B). Instructions: each table's server started again under callgrind, \
+  20 requests with the cached admin key to warm it up, then the counters zeroed around the \
+  measured keys' first requests, and again around their second ones.
 - **Profiles**: profiles `bench-1` up inserted with the sqlite3 CLI. wrk deletes, \
   {DELETE_CONNECTIONS} connections, each request a distinct profile, in bursts that stop after \
   {DELETES_PER_BURST} answers (1 warm-up burst, {DELETE_BURSTS} counted; medians over the \
   bursts); the small table is restored with SQL after each burst so it never runs out, the \
   large one is deleted from at {delete_places} places spread over it. wrk waits out its whole \
   `-d` ({BURST_SECS} s) even after its thread stops, so throughput is derived from the closed \
-  loop: connections / mean latency.
+  loop: connections / mean latency. Instructions: each table's server started again under \
+  callgrind, {warm_deletes} deletes to warm it up, then {COUNTED_DELETES} counted, one \
+  connection each, one at a time, of profiles not deleted before.
 - **Idle connections**: a server with `--header-read-timeout-secs 600`; each connection sends \
   one `GET /healthz` with keep-alive, reads the answer, and stays open and silent. RSS is \
   `VmRSS` {settle} s after the connections opened (and 2 s and 10 s after they all closed).
@@ -282,6 +289,7 @@ fn method() -> String {
         sample_ms = SAMPLE_EVERY.as_millis(),
         large_keys = thousands(LARGE_KEYS),
         settle = SETTLE.as_secs(),
+        warm_deletes = COUNTED_DELETES / 10,
     )
 }
 
@@ -483,12 +491,7 @@ fn listing_instructions(
         small.label(),
         large.label()
     );
-    // Whether it starts at all, as the CI guard asks (instructions.rs).
-    if output(Command::new("valgrind").arg("--version"), PROBE_TIMEOUT).is_err() {
-        report.skipped(
-            what,
-            "valgrind is not installed (Debian: `apt-get install valgrind`)",
-        );
+    if skipped_without_valgrind(&what, report) {
         return Ok(());
     }
     let mut counts = Vec::new();
@@ -510,6 +513,19 @@ fn listing_instructions(
         _ => bail!("callgrind counted {} servers, not 2", counts.len()),
     }
     Ok(())
+}
+
+/// Whether valgrind is missing, in which case the row `what` is reported skipped. Whether it
+/// starts at all, as the CI guard asks (instructions.rs).
+fn skipped_without_valgrind(what: &str, report: &mut ScaleReport) -> bool {
+    let missing = output(Command::new("valgrind").arg("--version"), PROBE_TIMEOUT).is_err();
+    if missing {
+        report.skipped(
+            what.to_owned(),
+            "valgrind is not installed (Debian: `apt-get install valgrind`)",
+        );
+    }
+    missing
 }
 
 /// A reading of the server's counters during a window, `at` seconds into it.
@@ -539,13 +555,19 @@ impl Window {
         (seconds > 0.0).then(|| last.listings.saturating_sub(first.listings) as f64 / seconds)
     }
 
+    /// Seconds into the window when the server first served a newer catalog than at its start,
+    /// when it did within the samples.
+    fn refreshed_at(&self) -> Option<f64> {
+        let before = self.samples.first()?.catalog_version;
+        let refreshed = self.samples.iter().find(|s| s.catalog_version > before)?;
+        Some(refreshed.at)
+    }
+
     /// Seconds from the end of the import until the server served a newer catalog, when it did
     /// within the samples.
     fn refreshed_after_import(&self) -> Option<f64> {
         let (_, ended) = self.import?;
-        let before = self.samples.first()?.catalog_version;
-        let refreshed = self.samples.iter().find(|s| s.catalog_version > before)?;
-        Some(refreshed.at - ended)
+        Some(self.refreshed_at()? - ended)
     }
 }
 
@@ -612,6 +634,24 @@ fn listing_during_import(
             w.counted_rate(start, end)
         })
         .collect();
+    // From the import's start until the server served the new catalog: the import's whole
+    // course as the listings see it, the replica's reload included; the windows without an
+    // import are read over the same span from the same moment.
+    let courses: Vec<f64> = busy
+        .iter()
+        .filter_map(|w| Some(w.refreshed_at()? - w.import?.0))
+        .collect();
+    let busy_course: Vec<f64> = busy
+        .iter()
+        .filter_map(|w| w.counted_rate(w.import?.0, w.refreshed_at()?))
+        .collect();
+    let quiet_course: Vec<f64> = quiet
+        .iter()
+        .filter_map(|w| {
+            let from = IMPORT_DELAY.as_secs_f64();
+            w.counted_rate(from, from + middle(&courses))
+        })
+        .collect();
     let conns = format!("wrk, {LISTING_CONNECTIONS} connections");
     report.row(
         format!(
@@ -626,6 +666,15 @@ fn listing_during_import(
          without vs with"
             .to_owned(),
         (middle(&quiet_counted), middle(&busy_counted)),
+        per_second,
+    );
+    report.row(
+        format!(
+            "zone listing req/s from the 100× import's start until the server served its catalog \
+             ({} s; server's request counter), without vs with",
+            join(&courses, |secs| format!("{secs:.1}"))
+        ),
+        (middle(&quiet_course), middle(&busy_course)),
         per_second,
     );
     report.row(
@@ -804,10 +853,10 @@ fn keys(bins: &Binaries, work: &WorkDir, report: &mut ScaleReport) -> Result<()>
     let small_keys = count(&small_db)?.saturating_sub(measured);
     let large_keys = count(&large_db)?.saturating_sub(measured);
 
-    let small = Server::appzone(bins, work, "appzone-keys-small", &small_url, None)?;
+    let small_server = Server::appzone(bins, work, "appzone-keys-small", &small_url, None)?;
     let large_url = sqlite_url(&large_db);
-    let large = Server::appzone(bins, work, "appzone-keys-large", &large_url, None)?;
-    let [small, large] = key_requests([&small, &large], &admin, &keys)?;
+    let large_server = Server::appzone(bins, work, "appzone-keys-large", &large_url, None)?;
+    let [small, large] = key_requests([&small_server, &large_server], &admin, &keys)?;
     let sizes = format!(
         "{} vs {} keys",
         thousands(small_keys),
@@ -836,6 +885,56 @@ fn keys(bins: &Binaries, work: &WorkDir, report: &mut ScaleReport) -> Result<()>
          connection (`Connection: close`), timed from connect to the end of the answer; the \
          bulk keys went in with one sqlite3 statement in {bulk_secs:.1} s."
     ));
+    drop((small_server, large_server));
+
+    let what = |request: &str| {
+        format!("instructions per {request} (callgrind, user space, whole process), {sizes}")
+    };
+    let first = what("first request with a new key (cache miss)");
+    if skipped_without_valgrind(&first, report) {
+        return Ok(());
+    }
+    let mut counts = Vec::new();
+    for (label, url) in [("small", &small_url), ("large", &large_url)] {
+        let name = format!("callgrind-keys-{label}");
+        let warm_up = |server: &Server| {
+            (0..20).try_for_each(|_| timed_listing(server.addr, &admin).map(drop))
+        };
+        // Each key's first request, then each key's second: two counted steps.
+        let requests = |server: &Server| -> Result<u64> {
+            for key in &keys {
+                timed_listing(server.addr, key)?;
+            }
+            Ok(keys.len() as u64)
+        };
+        counts.push(instructions::callgrind_steps(
+            bins,
+            work,
+            &name,
+            |bins| Server::appzone(bins, work, &name, url, None),
+            warm_up,
+            vec![Box::new(requests), Box::new(requests)],
+        )?);
+    }
+    let [small, large] = &counts[..] else {
+        bail!("callgrind counted {} key tables, not 2", counts.len());
+    };
+    let (&[small_first, small_second], &[large_first, large_second]) = (&small[..], &large[..])
+    else {
+        bail!("callgrind counted other than 2 steps per key table");
+    };
+    let count = |n: f64| thousands(n.round() as u64);
+    report.row(first, (small_first, large_first), count);
+    report.row(
+        what("second request with the same key (cached)"),
+        (small_second, large_second),
+        count,
+    );
+    report.row(
+        what("lookup: first − second request"),
+        (small_first - small_second, large_first - large_second),
+        count,
+    );
     Ok(())
 }
 
@@ -921,10 +1020,12 @@ fn timed_listing(addr: SocketAddr, key: &str) -> Result<f64> {
 // ---------------------------------------------------------------------------------------------
 // 3. Profiles
 
-/// The counted delete bursts on one table.
+/// The counted delete bursts on one table, and the table's database.
 struct Deletes {
     profiles: u64,
     runs: Vec<RunResult>,
+    url: String,
+    key: String,
 }
 
 impl Deletes {
@@ -1004,7 +1105,12 @@ fn profiles(
                 String::new()
             }
         ));
-        tables.push(Deletes { profiles, runs });
+        tables.push(Deletes {
+            profiles,
+            runs,
+            url,
+            key,
+        });
     }
     let [small, large] = &tables[..] else {
         bail!("measured {} profile tables, not 2", tables.len());
@@ -1030,7 +1136,64 @@ fn profiles(
         (small.rate(), large.rate()),
         per_second,
     );
+
+    let what = format!(
+        "instructions per delete (callgrind, user space, whole process; one connection per \
+         delete, one at a time), {sizes}"
+    );
+    if skipped_without_valgrind(&what, report) {
+        return Ok(());
+    }
+    let counts = [small, large]
+        .into_iter()
+        .map(|table| delete_instructions(bins, work, table))
+        .collect::<Result<Vec<_>>>()?;
+    match counts[..] {
+        [small, large] => report.row(what, (small, large), |n| thousands(n.round() as u64)),
+        _ => bail!("callgrind counted {} profile tables, not 2", counts.len()),
+    }
     Ok(())
+}
+
+/// Instructions per delete of a profile on `table`'s database under callgrind: a warm-up of
+/// [`COUNTED_DELETES`] / 10 deletes, then [`COUNTED_DELETES`] counted, each of a profile not
+/// deleted before (the small table was restored after its last burst; the large one is
+/// deleted from halfway between two of its bursts' places).
+fn delete_instructions(bins: &Binaries, work: &WorkDir, table: &Deletes) -> Result<f64> {
+    let restored = table.profiles < DELETES_PER_BURST * (DELETE_BURSTS + 1);
+    let first = if restored {
+        1
+    } else {
+        table.profiles / (DELETE_BURSTS + 1) / 2
+    };
+    let warm_up = COUNTED_DELETES / 10;
+    let delete = |server: &Server, ids: std::ops::Range<u64>| -> Result<u64> {
+        for n in ids.clone() {
+            let path = format!("/api/v1/applications/profiles/bench-{n}");
+            let answer = http::request(server.addr, "DELETE", &path, &[("X-API-KEY", &table.key)])?;
+            ensure!(
+                answer.status == 204,
+                "deleting bench-{n} answered {}, not 204",
+                answer.status
+            );
+        }
+        Ok(ids.end - ids.start)
+    };
+    let name = format!("callgrind-deletes-{}", table.profiles);
+    let counted = instructions::callgrind_steps(
+        bins,
+        work,
+        &name,
+        |bins| Server::appzone(bins, work, &name, &table.url, None),
+        |server| delete(server, first..first + warm_up).map(drop),
+        vec![Box::new(|server: &Server| {
+            delete(server, first + warm_up..first + warm_up + COUNTED_DELETES)
+        })],
+    )?;
+    match counted[..] {
+        [per_delete] => Ok(per_delete),
+        _ => bail!("callgrind counted {name} more than once"),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
