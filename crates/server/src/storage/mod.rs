@@ -532,35 +532,48 @@ impl Store {
     /// Replaces the catalog with `catalog` in one transaction and says what changed. Refused,
     /// changing nothing, when it would remove a provider, region or zone and `prune` is not
     /// set; an identical catalog is not written (its version stays, replicas reload nothing).
+    ///
+    /// The stored catalog is read and compared before the write lock is taken, and the write
+    /// goes ahead only if the version is still the one read: the lock (on SQLite, the one
+    /// writer every delete also waits for) is held for the write alone, not for the read and
+    /// the comparison, which take most of a large import's time. An import that loses a race
+    /// with another reads again.
     pub async fn import_catalog(
         &self,
         catalog: &CatalogFile,
         prune: bool,
     ) -> Result<CatalogImport, StoreError> {
-        let mut tx = self.pool.begin().await.classify()?;
-        // Take the catalog's write lock before reading it, so the changes reported are against
-        // the catalog this import replaces even when two imports race.
-        sqlx::query("UPDATE catalog_meta SET updated_at = updated_at WHERE singleton = 1")
+        loop {
+            let (version, current) = self.load_catalog().await?;
+            let changes = current.changes_to(catalog);
+            if changes.removes_anything() && !prune {
+                return Err(StoreError::Invalid(format!(
+                    "the import would remove {}, whose listings would stop answering 200; \
+                     nothing was changed (pass --prune to remove them)",
+                    changes.removed
+                )));
+            }
+            if changes.is_empty() {
+                return Ok(CatalogImport { changes, version });
+            }
+            let mut tx = self.pool.begin().await.classify()?;
+            let unchanged = sqlx::query(
+                "UPDATE catalog_meta SET updated_at = updated_at \
+                 WHERE singleton = 1 AND version = $1",
+            )
+            .bind(version)
             .execute(&mut *tx)
             .await
             .classify()?;
-        let (version, current) = read_catalog(&mut tx, self.backend, Duration::ZERO).await?;
-        let changes = current.changes_to(catalog);
-        if changes.removes_anything() && !prune {
-            tx.rollback().await.classify()?;
-            return Err(StoreError::Invalid(format!(
-                "the import would remove {}, whose listings would stop answering 200; \
-                 nothing was changed (pass --prune to remove them)",
-                changes.removed
-            )));
+            if unchanged.rows_affected() == 0 {
+                // Another import committed since the read: compare with its catalog instead.
+                tx.rollback().await.classify()?;
+                continue;
+            }
+            let version = write_catalog_in(&mut tx, self.backend, Some(&current), catalog).await?;
+            tx.commit().await.classify()?;
+            return Ok(CatalogImport { changes, version });
         }
-        let version = if changes.is_empty() {
-            version
-        } else {
-            write_catalog_in(&mut tx, self.backend, Some(&current), catalog).await?
-        };
-        tx.commit().await.classify()?;
-        Ok(CatalogImport { changes, version })
     }
 
     /// Replaces the whole catalog atomically and bumps its version.

@@ -61,6 +61,43 @@ both_backends! {
         assert_eq!(read, catalog);
     }
 
+    async fn an_import_that_loses_a_race_compares_again_with_the_catalog_that_won(app: TestApp) {
+        // An import reads and compares before it takes the write lock. Here another writer holds
+        // that lock while the import reads, then removes a provider and commits: the import must
+        // see that the version moved, read again and write the whole of its catalog, the removed
+        // provider included, instead of writing its changes against what it read first.
+        let catalog = scaled_catalog(2);
+        app.store.replace_catalog(&catalog).await.unwrap();
+        let removed = catalog.providers[1].id.as_str().to_owned();
+        let mut imported = catalog.clone();
+        imported.providers[0].regions[0].zones.push("scale-extra-1".to_owned());
+
+        let mut other = app.store.pool().begin().await.unwrap();
+        sqlx::query("UPDATE catalog_meta SET version = version + 1 WHERE singleton = 1")
+            .execute(&mut *other)
+            .await
+            .unwrap();
+        let store = app.store.clone();
+        let import = {
+            let imported = imported.clone();
+            tokio::spawn(async move { store.import_catalog(&imported, true).await })
+        };
+        // Long enough for the import to read the catalog and wait for the lock.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        for sql in [
+            "DELETE FROM catalog_zones WHERE provider_id = $1",
+            "DELETE FROM catalog_regions WHERE provider_id = $1",
+            "DELETE FROM catalog_providers WHERE id = $1",
+        ] {
+            sqlx::query(sql).bind(&removed).execute(&mut *other).await.unwrap();
+        }
+        other.commit().await.unwrap();
+
+        let result = import.await.unwrap().unwrap();
+        assert_eq!(result.changes.added.providers, 1, "{}", result.changes);
+        assert_eq!(app.store.load_catalog().await.unwrap(), (result.version, imported));
+    }
+
     async fn an_import_rewrites_only_the_providers_it_changes_and_reads_back_as_imported(app: TestApp) {
         // An import's writes follow the change, not the catalog's size: zone rows of providers
         // the import leaves alone keep their identity (SQLite's rowid, PostgreSQL's ctid, both
