@@ -253,9 +253,9 @@ fn method() -> String {
   5 ms); `catalog export` is the CLI's wall time. Instructions per zone listing: callgrind, 8 \
   connections, a warm-up, counters zeroed, a counted run (as `cargo xtask instructions`). \
   Listing throughput: wrk, {LISTING_CONNECTIONS} connections, windows of {WINDOW_SECS} s on the \
-  100× database, alternately without an import and with one `catalog import --prune` of the \
-  100× catalog plus one new zone (so it writes, and the server refreshes) started \
-  {import_delay} s in; the server's own request counter (`/metrics`, read every {sample_ms} ms) \
+  100× database, in turn without an import, with one `catalog import --prune` of the 100× \
+  catalog plus one new zone (so it writes, and the server refreshes) started {import_delay} s \
+  in, and with the same import run under `nice -n 19`; the server's own request counter (`/metrics`, read every {sample_ms} ms) \
   gives the listings answered while the import ran. The same kind of import, timed once with \
   the server idle before the windows, is what the imports under load are compared with.
 - **API keys**: {SMALL_KEYS} keys (the admin key of `org create`/`key create`, the others \
@@ -590,30 +590,44 @@ fn listing_during_import(
     );
     let window = wrk.lasting(WINDOW_SECS);
     // Each import is of the 100× catalog with another extra zone, so each one writes.
-    let import = |n: usize| -> Result<Command> {
+    // Under `nice -n 19` when `niced`: as an operator would run a batch job beside a server.
+    let import = |n: usize, niced: bool| -> Result<Command> {
         let file = work.path.join(format!("catalog-100x-extra-{n}.json"));
         write(&file, &with_extra_zone(catalog, n)?.to_string())?;
-        let mut command = bins.server_cli(&size.url);
+        let mut command = if niced {
+            let mut nice = super::servers::clean_env(Command::new("nice"));
+            nice.args(["-n", "19"]).arg(&bins.server);
+            nice.arg("--database-url").arg(&size.url);
+            nice
+        } else {
+            bins.server_cli(&size.url)
+        };
         command.args(["catalog", "import", "--prune", &arg(&file)]);
         Ok(command)
     };
     // The same import with the server idle: what the imports under load are compared with (the
     // import into an empty catalog above writes the same rows but deletes none).
     let version = scrape(server.addr, Instant::now())?.catalog_version;
-    let (idle_import, _) = timed(|| stdout_of(&mut import(0)?, CLI_TIMEOUT))?;
+    let (idle_import, _) = timed(|| stdout_of(&mut import(0, false)?, CLI_TIMEOUT))?;
     wait_for_catalog_version(server.addr, version + 1)?;
     // Warm-up: connections, caches, allocator arenas.
     wrk.lasting(2).run(&server, &load)?;
-    let (mut quiet, mut busy) = (Vec::new(), Vec::new());
+    let (mut quiet, mut busy, mut niced) = (Vec::new(), Vec::new(), Vec::new());
     for pair in 1..=WINDOW_PAIRS {
         eprintln!("bench: scale: listing window {pair}/{WINDOW_PAIRS} without an import");
         quiet.push(listing_window(&server, &window, &load, None)?);
-        eprintln!("bench: scale: listing window {pair}/{WINDOW_PAIRS} with a 100× import");
-        let measured = listing_window(&server, &window, &load, Some(import(pair)?))?;
-        // The next window must not catch this import's refresh.
-        let before = measured.samples.first().map_or(0, |s| s.catalog_version);
-        wait_for_catalog_version(server.addr, before + 1)?;
-        busy.push(measured);
+        for (nice, windows) in [(false, &mut busy), (true, &mut niced)] {
+            eprintln!(
+                "bench: scale: listing window {pair}/{WINDOW_PAIRS} with a 100× import{}",
+                if nice { " under nice -n 19" } else { "" }
+            );
+            let n = 2 * pair + usize::from(nice);
+            let measured = listing_window(&server, &window, &load, Some(import(n, nice)?))?;
+            // The next window must not catch this import's refresh.
+            let before = measured.samples.first().map_or(0, |s| s.catalog_version);
+            wait_for_catalog_version(server.addr, before + 1)?;
+            windows.push(measured);
+        }
     }
 
     let rps = |windows: &[Window]| -> Vec<f64> { windows.iter().map(|w| w.run.rps()).collect() };
@@ -627,24 +641,13 @@ fn listing_during_import(
         .iter()
         .filter_map(|w| w.counted_rate(IMPORT_DELAY.as_secs_f64(), window_secs - 1.0))
         .collect();
-    let busy_counted: Vec<f64> = busy
-        .iter()
-        .filter_map(|w| {
-            let (start, end) = w.import?;
-            w.counted_rate(start, end)
-        })
-        .collect();
-    // From the import's start until the server served the new catalog: the import's whole
-    // course as the listings see it, the replica's reload included; the windows without an
-    // import are read over the same span from the same moment.
-    let courses: Vec<f64> = busy
-        .iter()
-        .filter_map(|w| Some(w.refreshed_at()? - w.import?.0))
-        .collect();
-    let busy_course: Vec<f64> = busy
-        .iter()
-        .filter_map(|w| w.counted_rate(w.import?.0, w.refreshed_at()?))
-        .collect();
+    let ImportRates {
+        counted: busy_counted,
+        course: busy_course,
+        courses,
+    } = ImportRates::of(&busy);
+    let niced_rates = ImportRates::of(&niced);
+    // Windows without an import, over the same span from the moment an import would start.
     let quiet_course: Vec<f64> = quiet
         .iter()
         .filter_map(|w| {
@@ -675,6 +678,22 @@ fn listing_during_import(
             join(&courses, |secs| format!("{secs:.1}"))
         ),
         (middle(&quiet_course), middle(&busy_course)),
+        per_second,
+    );
+    report.row(
+        "zone listing req/s while the 100× import itself ran under `nice -n 19` (server's \
+         request counter), without vs with"
+            .to_owned(),
+        (middle(&quiet_counted), middle(&niced_rates.counted)),
+        per_second,
+    );
+    report.row(
+        format!(
+            "zone listing req/s from the start of the 100× import under `nice -n 19` until the \
+             server served its catalog ({} s), without vs with",
+            join(&niced_rates.courses, |secs| format!("{secs:.1}"))
+        ),
+        (middle(&quiet_course), middle(&niced_rates.course)),
         per_second,
     );
     report.row(
@@ -718,6 +737,42 @@ fn listing_during_import(
         ));
     }
     Ok(())
+}
+
+/// Listing rates of windows with an import, by the server's request counter.
+struct ImportRates {
+    /// While the import process ran.
+    counted: Vec<f64>,
+    /// From the import's start until the server served the new catalog: the import's whole
+    /// course as the listings see it, the replica's reload included.
+    course: Vec<f64>,
+    /// How long each of those courses took, in seconds.
+    courses: Vec<f64>,
+}
+
+impl ImportRates {
+    fn of(windows: &[Window]) -> Self {
+        let counted = windows
+            .iter()
+            .filter_map(|w| {
+                let (start, end) = w.import?;
+                w.counted_rate(start, end)
+            })
+            .collect();
+        let course = windows
+            .iter()
+            .filter_map(|w| w.counted_rate(w.import?.0, w.refreshed_at()?))
+            .collect();
+        let courses = windows
+            .iter()
+            .filter_map(|w| Some(w.refreshed_at()? - w.import?.0))
+            .collect();
+        Self {
+            counted,
+            course,
+            courses,
+        }
+    }
 }
 
 /// One window of `load`, the server's counters read every [`SAMPLE_EVERY`] meanwhile, with
