@@ -794,7 +794,7 @@ async fn write_catalog_in(
             Some(&(_, entry)) if entry == provider => {
                 let moved = "UPDATE catalog_providers SET position = $1 WHERE id = $2";
                 let query = sqlx::query(moved)
-                    .bind(i64::try_from(p_pos).unwrap_or(i64::MAX))
+                    .bind(position_number(p_pos))
                     .bind(provider.id.as_str());
                 execute(tx, query).await?;
                 continue;
@@ -911,7 +911,12 @@ async fn insert_rows<const N: usize>(
 }
 
 fn position(index: usize) -> Cell<'static> {
-    Cell::Int(i64::try_from(index).unwrap_or(i64::MAX))
+    Cell::Int(position_number(index))
+}
+
+/// A position column's value for the child at `index`.
+fn position_number(index: usize) -> i64 {
+    i64::try_from(index).unwrap_or(i64::MAX)
 }
 
 fn parse_digest(hex_digest: &str) -> Result<[u8; 32], StoreError> {
