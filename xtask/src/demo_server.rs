@@ -4,7 +4,6 @@
 //! [`DemoServer::start`] builds nothing: call [`build_server`] first (a debug build, shared
 //! with `cargo test`). The server is killed when the value is dropped, whatever happened.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -51,17 +50,7 @@ impl DemoServer {
             .stderr(Stdio::piped())
             .spawn()
             .with_context(|| format!("cannot start {}", binary.display()))?;
-        let stderr = child.stderr.take().context("no stderr from the server")?;
-        let (tx, rx) = std::sync::mpsc::channel();
-        // The server keeps stderr open; read it on a thread so a silent server cannot hang us.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let rx = crate::process::stderr_lines(&mut child).context("no stderr from the server")?;
         let mut server = DemoServer {
             child,
             base_url: String::new(),

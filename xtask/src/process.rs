@@ -35,6 +35,23 @@ pub(crate) fn skip(notice: &str) -> Result<()> {
 }
 
 /// A path as an argument, relative to the repository root when it is inside it.
+/// The lines `child` writes to its piped stderr, read on a thread of their own so that a silent
+/// child cannot hang the caller (which waits on the receiver with a deadline). `None` when its
+/// stderr was not piped.
+pub(crate) fn stderr_lines(child: &mut Child) -> Option<std::sync::mpsc::Receiver<String>> {
+    let stderr = child.stderr.take()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    Some(rx)
+}
+
 pub(crate) fn path_arg(path: &Path) -> String {
     path.strip_prefix(crate::root())
         .unwrap_or(path)

@@ -28,10 +28,9 @@
 //!
 //! Every command runs under a time limit and is killed past it; the server dies on drop.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
@@ -362,21 +361,11 @@ impl ScenarioServer {
         let mut child = command
             .spawn()
             .with_context(|| format!("cannot start {}", binary.display()))?;
-        let Some(stderr) = child.stderr.take() else {
+        let Some(rx) = crate::process::stderr_lines(&mut child) else {
             let _ = child.kill();
             let _ = child.wait();
             bail!("no stderr from the server");
         };
-        let (tx, rx) = mpsc::channel();
-        // The server keeps stderr open; read it on a thread so a silent server cannot hang us.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         let mut server = ScenarioServer {
             child,
             _dir: dir,

@@ -147,7 +147,7 @@ impl Binaries {
         })
     }
 
-    /// The same binaries, the servers run by `wrapper`.
+    /// The same binaries, the servers and operator commands run by `wrapper`.
     fn under(&self, wrapper: Vec<String>) -> Self {
         Self {
             wrapper,
@@ -169,7 +169,7 @@ impl Binaries {
 
     /// The operator CLI of the server on `url`, without a server running.
     fn server_cli(&self, url: &str) -> Command {
-        let mut command = servers::clean_env(Command::new(&self.server));
+        let mut command = servers::clean_env(self.command(&self.server));
         command.arg("--database-url").arg(url);
         command
     }

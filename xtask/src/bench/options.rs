@@ -75,7 +75,7 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     perf: bool,
 
-    /// Instead of the load benchmarks, the scale run (about 10 minutes after the build): catalog
+    /// Instead of the load benchmarks, the scale run (about 6 minutes after the build): catalog
     /// 1x/10x/100x, 10 vs 1,000,000 API keys, 1,000 vs 10,000,000 profiles, 0 vs 5,000 idle
     /// connections and a wrong-key flood, each small and large case in the same run with their
     /// ratio (the other flags but --output and --keep do not apply)

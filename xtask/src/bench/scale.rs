@@ -14,7 +14,7 @@
 //! 5. a flood of about 600,000 requests with wrong keys of random key ids: the server's RSS
 //!    before, right after, and 5 s later (a negative cache entry lives at most 2 s).
 //!
-//! It takes minutes (about ten on two cores after the release build), every child process is
+//! It takes minutes (about six on two cores after the release build), every child process is
 //! bounded in time, and everything talks to 127.0.0.1 only. `cargo xtask ci` does not run it.
 
 use std::fmt::Write as _;
@@ -594,14 +594,9 @@ fn listing_during_import(
     let import = |n: usize, niced: bool| -> Result<Command> {
         let file = work.path.join(format!("catalog-100x-extra-{n}.json"));
         write(&file, &with_extra_zone(catalog, n)?.to_string())?;
-        let mut command = if niced {
-            let mut nice = super::servers::clean_env(Command::new("nice"));
-            nice.args(["-n", "19"]).arg(&bins.server);
-            nice.arg("--database-url").arg(&size.url);
-            nice
-        } else {
-            bins.server_cli(&size.url)
-        };
+        let nice = ["nice", "-n", "19"].map(str::to_owned);
+        let wrapper = if niced { nice.to_vec() } else { Vec::new() };
+        let mut command = bins.under(wrapper).server_cli(&size.url);
         command.args(["catalog", "import", "--prune", &arg(&file)]);
         Ok(command)
     };

@@ -763,7 +763,8 @@ async fn write_catalog_in(
         .filter(|(id, (_, entry))| new.get(*id) != Some(entry))
         .map(|(id, _)| *id)
         .collect();
-    if current.is_none() || stale.len() == old.len() {
+    // Every provider read is stale (always so without a catalog read): empty the tables.
+    if stale.len() == old.len() {
         // Zones and regions go with their provider (ON DELETE CASCADE), but delete explicitly
         // so the statement order does not depend on foreign-key enforcement being on.
         for statement in [
