@@ -12,6 +12,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod demo;
+pub mod health;
 pub mod healthcheck;
 pub mod http;
 pub mod keys;
@@ -115,7 +116,9 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
             &config.http.deprecations,
         ))),
         store: store.clone(),
+        health: health::Health::new(),
     });
+    let watcher = tokio::spawn(health::watch_database(store.clone(), state.health.clone()));
     let expirer = tokio::spawn(expire_cached_keys(state.keys.clone()));
     let refresher = tokio::spawn(catalog.refresh_forever(store.clone(), config.catalog_refresh));
     let purger = tokio::spawn(purge_forever(
@@ -130,6 +133,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
             refresher,
             purger,
             expirer,
+            watcher,
             tokio::spawn(forget_idle_limits(limits)),
         ],
     })

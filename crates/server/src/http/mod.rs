@@ -53,6 +53,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::catalog::Catalog;
+use crate::health::Health;
 use crate::keys::KeyVerifier;
 use crate::storage::Store;
 use error::ApiError;
@@ -111,6 +112,8 @@ pub struct SharedState {
     pub openapi: OpenApiJson,
     /// Limits of the HTTP layer.
     pub http: HttpConfig,
+    /// Shutdown and database state, for `/readyz` and `/metrics`.
+    pub health: Health,
 }
 
 impl AppState {
@@ -144,14 +147,15 @@ macro_rules! from_ref {
         })*
     };
 }
-from_ref!(store: Store, catalog: Catalog, keys: KeyVerifier, metrics: Metrics, openapi: OpenApiJson);
+from_ref!(store: Store, catalog: Catalog, keys: KeyVerifier, metrics: Metrics, openapi: OpenApiJson, health: Health);
 
-impl FromRef<AppState> for (Metrics, Store, Catalog) {
+impl FromRef<AppState> for (Metrics, Store, Catalog, Health) {
     fn from_ref(state: &AppState) -> Self {
         (
             state.metrics.clone(),
             state.store.clone(),
             state.catalog.clone(),
+            state.health.clone(),
         )
     }
 }

@@ -8,7 +8,7 @@ use http::header::CONTENT_TYPE;
 use http::HeaderValue;
 
 use super::error::ApiError;
-use crate::storage::Store;
+use crate::health::{DatabaseState, Health};
 
 /// The checked-in document, served byte for byte.
 #[derive(Debug, Clone)]
@@ -19,14 +19,21 @@ pub async fn healthz() -> Response {
     json(r#"{"status":"ok"}"#)
 }
 
-/// `GET /readyz`: the database answers; 503 `unavailable` when it does not.
-pub async fn readyz(State(store): State<Store>) -> Response {
-    match store.ping().await {
-        Ok(()) => json(r#"{"status":"ready"}"#),
-        Err(err) => ApiError::new(ErrorCode::Unavailable, "database unreachable")
-            .with_internal(err)
-            .into_response(),
+/// `GET /readyz`: 200 while this replica can serve listings, with the database's state as the
+/// background check last saw it (`{"status":"ready","database":"up"}`, or `"down"`: listings
+/// are answered from memory, deletes answer 503); 503 `unavailable` once shutdown has begun,
+/// so the load balancer stops sending before the listener closes.
+pub async fn readyz(State(health): State<Health>) -> Response {
+    if health.is_draining() {
+        return ApiError::new(ErrorCode::Unavailable, "shutting down")
+            .with_retry_after(1)
+            .into_response();
     }
+    json(match health.database() {
+        DatabaseState::Up => r#"{"status":"ready","database":"up"}"#,
+        DatabaseState::Down => r#"{"status":"ready","database":"down"}"#,
+        DatabaseState::Unknown => r#"{"status":"ready","database":"unknown"}"#,
+    })
 }
 
 /// `GET /openapi.json`.

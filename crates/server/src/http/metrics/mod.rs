@@ -22,6 +22,7 @@ use prometheus_client::registry::Registry;
 use super::error::ApiError;
 use super::routes::RouteLabel;
 use crate::catalog::Catalog;
+use crate::health::{DatabaseState, Health};
 use crate::storage::Store;
 
 /// Upper bounds of the latency buckets, in seconds (an `+Inf` bucket follows).
@@ -89,6 +90,8 @@ struct Inner {
     deletes: Counter,
     pool: Family<PoolLabels, Gauge>,
     catalog_version: Gauge,
+    database_up: Gauge,
+    draining: Gauge,
     /// Listings answered past the router by `listings::Shortcut`.
     shortcut: Counter,
     /// Resolved series by method, route and status (`STATUSES`): the families' lookup hashes
@@ -143,6 +146,19 @@ impl Metrics {
             "Version of the zone catalog being served",
             catalog_version.clone(),
         );
+        let database_up = Gauge::default();
+        registry.register(
+            "database_up",
+            "1 when the last database check (every second) got an answer, 0 when it failed; \
+             listings go on while it is 0, deletes answer 503",
+            database_up.clone(),
+        );
+        let draining = Gauge::default();
+        registry.register(
+            "draining",
+            "1 once shutdown has begun (/readyz answers 503), else 0",
+            draining.clone(),
+        );
         let shortcut = Counter::default();
         registry.register(
             "listing_shortcut_answers",
@@ -158,6 +174,8 @@ impl Metrics {
             deletes,
             pool,
             catalog_version,
+            database_up,
+            draining,
             shortcut,
             series: (0..METHODS.len() * RouteLabel::COUNT * STATUSES.len())
                 .map(|_| OnceLock::new())
@@ -217,8 +235,13 @@ impl Metrics {
         &self,
         store: &Store,
         catalog: &Catalog,
+        health: &Health,
         format: Format,
     ) -> Result<String, std::fmt::Error> {
+        self.0
+            .database_up
+            .set(i64::from(health.database() == DatabaseState::Up));
+        self.0.draining.set(i64::from(health.is_draining()));
         let (open, idle) = store.pool_usage();
         let idle = i64::try_from(idle).unwrap_or(i64::MAX);
         self.0
@@ -421,11 +444,11 @@ fn text_004(openmetrics: &str) -> Result<String, std::fmt::Error> {
 
 /// `GET /metrics`, in the format `Accept` asks for.
 pub async fn serve_metrics(
-    State((metrics, store, catalog)): State<(Metrics, Store, Catalog)>,
+    State((metrics, store, catalog, health)): State<(Metrics, Store, Catalog, Health)>,
     headers: HeaderMap,
 ) -> Response {
     let format = Format::negotiate(&headers);
-    match metrics.render(&store, &catalog, format) {
+    match metrics.render(&store, &catalog, &health, format) {
         Ok(text) => (
             [
                 (
