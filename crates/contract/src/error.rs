@@ -50,8 +50,27 @@ pub enum ErrorCode {
     InternalError,
     /// 503: the database is unreachable, the server is overloaded, or the request timed out.
     Unavailable,
-    /// A code this version of the contract does not know.
+    /// A code outside this enum: one added within 1.x ([`ErrorCode::ADDED`], whose
+    /// [`status`](ErrorCode::status) is known), or one added later.
+    ///
+    /// The enum is exhaustive, so within 1.x a new code never becomes a variant (that would
+    /// break exhaustive `match`es): it arrives as `Other`, and its wire form is a constant such
+    /// as [`ErrorCode::IDEMPOTENCY_KEY_REUSED`]. Version 2.0 will make the enum
+    /// `#[non_exhaustive]` and turn those codes into variants.
     Other(String),
+}
+
+/// An error code added within 1.x: it reaches 1.x clients as [`ErrorCode::Other`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddedCode {
+    /// The wire form.
+    pub code: &'static str,
+    /// The HTTP status it comes with.
+    pub status: u16,
+    /// What it means, for the document's table.
+    pub meaning: &'static str,
+    /// The contract version that added it.
+    pub since: &'static str,
 }
 
 impl ErrorCode {
@@ -70,6 +89,48 @@ impl ErrorCode {
         ErrorCode::RateLimited,
         ErrorCode::InternalError,
         ErrorCode::Unavailable,
+    ];
+
+    /// 400: the `Idempotency-Key` header is empty, longer than 255 characters, or not visible
+    /// ASCII. Added in 1.1.0; arrives as [`ErrorCode::Other`].
+    pub const INVALID_IDEMPOTENCY_KEY: &'static str = "invalid_idempotency_key";
+    /// 409: a request with this `Idempotency-Key` is still being processed; retry later.
+    /// Added in 1.1.0; arrives as [`ErrorCode::Other`].
+    pub const IDEMPOTENCY_KEY_IN_USE: &'static str = "idempotency_key_in_use";
+    /// 422: this `Idempotency-Key` was used with another request (another profile) within
+    /// the last 24 hours. Added in 1.1.0; arrives as [`ErrorCode::Other`].
+    pub const IDEMPOTENCY_KEY_REUSED: &'static str = "idempotency_key_reused";
+
+    /// The codes added within 1.x, in the order they were added.
+    ///
+    /// ```
+    /// use appzone_contract::ErrorCode;
+    /// let code: ErrorCode = serde_json::from_str("\"idempotency_key_reused\"").unwrap();
+    /// assert_eq!(code.as_str(), ErrorCode::IDEMPOTENCY_KEY_REUSED);
+    /// assert_eq!(code.status().as_u16(), 422);
+    /// ```
+    pub const ADDED: [AddedCode; 3] = [
+        AddedCode {
+            code: ErrorCode::INVALID_IDEMPOTENCY_KEY,
+            status: 400,
+            meaning: "the Idempotency-Key header is empty, longer than 255 characters, or not \
+                      visible ASCII",
+            since: "1.1.0",
+        },
+        AddedCode {
+            code: ErrorCode::IDEMPOTENCY_KEY_IN_USE,
+            status: 409,
+            meaning: "a request with this Idempotency-Key is still being processed; retry \
+                      after Retry-After",
+            since: "1.1.0",
+        },
+        AddedCode {
+            code: ErrorCode::IDEMPOTENCY_KEY_REUSED,
+            status: 422,
+            meaning: "this Idempotency-Key was used for another request within 24 hours; use \
+                      a new key for a new request",
+            since: "1.1.0",
+        },
     ];
 
     /// The wire form of the code.
@@ -102,7 +163,8 @@ impl ErrorCode {
 
     /// The HTTP status the server answers with for this code: the one place that mapping lives.
     ///
-    /// An [`ErrorCode::Other`] has no defined status; it maps to 500.
+    /// An [`ErrorCode::Other`] maps to its status when it is one of [`ErrorCode::ADDED`], else
+    /// to 500.
     pub fn status(&self) -> StatusCode {
         match self {
             ErrorCode::InvalidProvider | ErrorCode::InvalidRegion => StatusCode::BAD_REQUEST,
@@ -114,14 +176,25 @@ impl ErrorCode {
             ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
-            ErrorCode::InternalError | ErrorCode::Other(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::Other(code) => ErrorCode::ADDED
+                .iter()
+                .find(|added| added.code == code)
+                .and_then(|added| StatusCode::from_u16(added.status).ok())
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            ErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
     /// Whether a client may retry an idempotent request that failed with this code.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, ErrorCode::RateLimited | ErrorCode::Unavailable)
+        match self {
+            ErrorCode::RateLimited | ErrorCode::Unavailable => true,
+            // The first attempt with the same key is still running: its outcome will be
+            // replayed once it ends.
+            ErrorCode::Other(code) => code == ErrorCode::IDEMPOTENCY_KEY_IN_USE,
+            _ => false,
+        }
     }
 }
 
@@ -217,10 +290,20 @@ impl PartialSchema for KnownErrorCode {
                 code.meaning()
             ));
         }
+        for added in &ErrorCode::ADDED {
+            table.push_str(&format!(
+                "| `{}` | {} | {} (since {}) |\n",
+                added.code, added.status, added.meaning, added.since
+            ));
+        }
+        let codes = ErrorCode::KNOWN
+            .iter()
+            .map(|c| c.as_str().to_owned())
+            .chain(ErrorCode::ADDED.iter().map(|added| added.code.to_owned()));
         ObjectBuilder::new()
             .schema_type(SchemaType::Type(Type::String))
             .description(Some(table))
-            .enum_values(Some(ErrorCode::KNOWN.iter().map(|c| c.as_str().to_owned())))
+            .enum_values(Some(codes))
             .into()
     }
 }

@@ -31,3 +31,41 @@ pub fn is_valid_request_id(value: &str) -> bool {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
 }
+
+/// Optional request header of `DELETE`: a key of the caller's choosing that makes retries
+/// safe (IETF draft-ietf-httpapi-idempotency-key-header). The first attempt's outcome is kept
+/// with the key, for the caller's organization, for [`IDEMPOTENCY_KEY_TTL_HOURS`] hours; a
+/// retry with the same key gets that outcome again, marked with [`IDEMPOTENT_REPLAYED`].
+pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+/// Response header `true` on an answer replayed for a repeated `Idempotency-Key`.
+pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+/// Longest `Idempotency-Key` the server accepts.
+pub const IDEMPOTENCY_KEY_MAX_LEN: usize = 255;
+
+/// How long the outcome of a request with an `Idempotency-Key` is kept.
+pub const IDEMPOTENCY_KEY_TTL_HOURS: u64 = 24;
+
+/// The key an `Idempotency-Key` header value carries, or `None` when it is not one: 1 to
+/// [`IDEMPOTENCY_KEY_MAX_LEN`] visible ASCII characters, optionally in double quotes (the
+/// draft's structured-field string form; the quotes are not part of the key).
+///
+/// ```
+/// use appzone_contract::headers::idempotency_key;
+/// assert_eq!(idempotency_key("8e03978e-40d5-43e8"), Some("8e03978e-40d5-43e8"));
+/// assert_eq!(idempotency_key("\"8e03978e\""), Some("8e03978e"));
+/// assert_eq!(idempotency_key(""), None);
+/// assert_eq!(idempotency_key("two words"), None);
+/// ```
+pub fn idempotency_key(value: &str) -> Option<&str> {
+    let key = value
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap_or(value);
+    ((1..=IDEMPOTENCY_KEY_MAX_LEN).contains(&key.len())
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\'))
+    .then_some(key)
+}

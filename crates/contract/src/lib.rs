@@ -91,6 +91,6 @@ mod zones;
 pub use api_key::{ApiKey, ApiKeyError, KeyId};
 pub use deprecation::{Deprecation, DEPRECATIONS};
 pub use discovery::{ProviderList, RegionList, MAX_PROVIDERS, MAX_REGIONS_PER_PROVIDER};
-pub use error::{ErrorBody, ErrorCode};
+pub use error::{AddedCode, ErrorBody, ErrorCode};
 pub use ids::{IdError, IdKind, ProfileId, ProviderId, RegionId};
 pub use zones::{ZoneList, MAX_ZONES_PER_REGION, STATUS_SUCCESS};

@@ -22,7 +22,7 @@ use utoipa::{Modify, OpenApi, PartialSchema};
 
 use crate::deprecation::Deprecation;
 use crate::error::KnownErrorCode;
-use crate::headers::{LISTING_CACHE_CONTROL, REQUEST_ID_MAX_LEN};
+use crate::headers::{IDEMPOTENCY_KEY_MAX_LEN, LISTING_CACHE_CONTROL, REQUEST_ID_MAX_LEN};
 use crate::zones::{ListingStatus, ZoneId};
 use crate::{
     ErrorBody, ErrorCode, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
@@ -138,7 +138,9 @@ https://appzone.example.com."
         EntityTag,
         ZoneId,
         ListingStatus,
-        ListingCacheControl
+        ListingCacheControl,
+        IdempotencyKey,
+        IdempotentReplayed
     )),
     modifiers(&SecurityAddon),
     security(("apiKey" = [])),
@@ -303,21 +305,87 @@ malformed `profileId` cannot exist and also answers 404. Then the role: a `membe
 A 204 means the deletion is committed durably. Of two concurrent deletions of one profile, \
 exactly one gets 204 and the other 404; repeating a deletion answers 404. Deleted profiles are \
 kept as tombstones for a retention period (30 days by default) during which an operator can \
-restore them; every deletion is recorded in an audit log with the key id and request id.",
+restore them; every deletion is recorded in an audit log with the key id and request id.\n\n\
+Every answer tells what happened: 204 only once the deletion is committed; a 5xx only when \
+nothing was changed (a request timeout never leaves a deletion running behind its 503). A \
+connection lost before the answer is the one case a caller cannot tell apart, and \
+`Idempotency-Key` makes that case safe to retry.\n\n\
+**Retries with `Idempotency-Key`** (IETF draft-ietf-httpapi-idempotency-key-header). Send a \
+unique key of your own (a UUID, say) with each deletion and the same key with each retry of \
+it. The outcome of the first attempt (204 or 404) is kept with the key for your organization \
+for 24 hours, and a retry with the same key gets that outcome again, with \
+`Idempotent-Replayed: true`, whatever happened in between: a retry after a lost answer learns \
+that its deletion succeeded instead of seeing 404. Answers that change nothing (401, 403, \
+429, 5xx) are not kept, so a retry runs again. The same key sent for another profile answers \
+422 `idempotency_key_reused`; sent while the first attempt is still running on this replica, \
+409 `idempotency_key_in_use` (retry after `Retry-After`). A key that is empty, longer than 255 \
+characters or not visible ASCII answers 400 `invalid_idempotency_key`, checked after the API \
+key. Without the header a deletion works as before, and a repeated one answers 404.",
     params(
         ("profileId" = ProfileId, Path, description = "Application profile identifier, for example `prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2`. Pattern `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`; a value outside it answers 404."),
-        ("X-Request-Id" = Option<RequestId>, Header, nullable = false, description = "Optional request id of your own, for example `cleanup-job-42`, echoed in the `X-Request-Id` response header and recorded in the audit log. Leave it out to get a fresh one.")
+        ("X-Request-Id" = Option<RequestId>, Header, nullable = false, description = "Optional request id of your own, for example `cleanup-job-42`, echoed in the `X-Request-Id` response header and recorded in the audit log. Leave it out to get a fresh one."),
+        ("Idempotency-Key" = Option<IdempotencyKey>, Header, nullable = false, description = "Optional key of your own, for example `8e03978e-40d5-43e8-bc93-6894a57f9324`, the same on every retry of one deletion: a retry then gets the first attempt's outcome (204 or 404) again, marked `Idempotent-Replayed: true`. Kept 24 hours per organization.")
     ),
     responses(
-        (status = 204, description = "Deleted and committed durably. No body.",),
+        (status = 204, description = "Deleted and committed durably. No body. With `Idempotent-Replayed: true`, a replay of the first attempt with the same `Idempotency-Key`, which deleted the profile.",
+            headers(
+                ("Idempotent-Replayed" = IdempotentReplayed, description = "`true` when this answer replays the outcome of an earlier request with the same `Idempotency-Key`; absent otherwise.")
+            )),
+        (status = 400, description = "`invalid_idempotency_key`: the `Idempotency-Key` header is empty, longer than 255 characters, or not visible ASCII.", body = ErrorBody,
+            example = json!({"error": "invalid Idempotency-Key: use 1 to 255 visible ASCII characters, for example a UUID", "error_code": "invalid_idempotency_key"})),
+        (status = 409, description = "`idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed. Retry after `Retry-After` seconds to get its outcome.", body = ErrorBody,
+            headers(
+                ("Retry-After" = u32, description = "Seconds to wait before retrying.")
+            ),
+            example = json!({"error": "a request with this Idempotency-Key is still being processed; retry shortly", "error_code": "idempotency_key_in_use"})),
+        (status = 422, description = "`idempotency_key_reused`: this `Idempotency-Key` was used within 24 hours for another request (another profile). Use a new key for a new request.", body = ErrorBody,
+            example = json!({"error": "this Idempotency-Key was used for another request; use a new key for each deletion", "error_code": "idempotency_key_reused"})),
         (status = 403, description = "`forbidden`: the key's role (`member`) may not delete profiles. Contact the organization admin.", body = ErrorBody,
             example = json!({"error": "your role may not delete application profiles; contact your organization admin", "error_code": "forbidden"})),
-        (status = 404, description = "`profile_not_found`: no such profile in the caller's organization (absent, already deleted, malformed id, or another organization's).", body = ErrorBody,
+        (status = 404, description = "`profile_not_found`: no such profile in the caller's organization (absent, already deleted, malformed id, or another organization's). With `Idempotent-Replayed: true`, a replay of the first attempt with the same `Idempotency-Key`, which found no profile.", body = ErrorBody,
+            headers(
+                ("Idempotent-Replayed" = IdempotentReplayed, description = "`true` when this answer replays the outcome of an earlier request with the same `Idempotency-Key`; absent otherwise.")
+            ),
             example = json!({"error": "application profile not found", "error_code": "profile_not_found"})),
     ),
     security(("apiKey" = []))
 )]
 pub fn delete_application_profile() {}
+
+/// Schema of the `Idempotency-Key` request header.
+#[derive(Debug)]
+pub struct IdempotencyKey;
+
+impl PartialSchema for IdempotencyKey {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some(
+                "A key of the caller's choosing, unique per deletion (a UUID, say): 1 to 255 \
+                 visible ASCII characters, optionally in double quotes (the draft's \
+                 structured-field form; the quotes are not part of the key).",
+            ))
+            .pattern(Some(format!(
+                "^(\"[!#-\\[\\]-~]{{1,{IDEMPOTENCY_KEY_MAX_LEN}}}\"|[!#-\\[\\]-~]{{1,{IDEMPOTENCY_KEY_MAX_LEN}}})$"
+            )))
+            .min_length(Some(1))
+            .max_length(Some(IDEMPOTENCY_KEY_MAX_LEN + 2))
+            .into()
+    }
+}
+
+/// Schema of the `Idempotent-Replayed` response header.
+#[derive(Debug)]
+pub struct IdempotentReplayed;
+
+impl PartialSchema for IdempotentReplayed {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .enum_values(Some(["true"]))
+            .into()
+    }
+}
 
 /// Schema of the `X-Request-Id` header, sent or answered.
 #[derive(Debug)]
@@ -683,6 +751,9 @@ fn add_request_id_header(operation: &mut Value) {
     }
 }
 
+/// Response headers sent on some answers of their status only.
+const OPTIONAL_RESPONSE_HEADERS: [&str; 1] = ["Idempotent-Replayed"];
+
 fn require_response_headers(operation: &mut Value) {
     let responses = operation
         .get_mut("responses")
@@ -692,8 +763,12 @@ fn require_response_headers(operation: &mut Value) {
         let headers = response
             .get_mut("headers")
             .and_then(Value::as_object_mut)
-            .map(Map::values_mut);
-        for header in headers.into_iter().flatten() {
+            .map(Map::iter_mut);
+        for (name, header) in headers.into_iter().flatten() {
+            // Sent only on some answers of its status (a replay).
+            if OPTIONAL_RESPONSE_HEADERS.contains(&name.as_str()) {
+                continue;
+            }
             if let Some(header) = header.as_object_mut() {
                 header.insert("required".to_owned(), Value::Bool(true));
             }
@@ -714,4 +789,10 @@ impl PartialSchema for ListingCacheControl {
     }
 }
 
-schema_named_after_type!(RequestId, EntityTag, ListingCacheControl);
+schema_named_after_type!(
+    RequestId,
+    EntityTag,
+    ListingCacheControl,
+    IdempotencyKey,
+    IdempotentReplayed
+);
