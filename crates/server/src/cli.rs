@@ -166,8 +166,9 @@ pub struct ServeArgs {
     /// Most database connections.
     #[arg(long, env = "APPZONE_DB_MAX_CONNECTIONS", default_value_t = 8)]
     pub db_max_connections: u32,
-    /// Milliseconds a request waits for a database connection before answering 503.
-    #[arg(long, env = "APPZONE_DB_ACQUIRE_TIMEOUT_MS", default_value_t = 3000)]
+    /// Milliseconds a request waits for a database connection before answering 503; while
+    /// the database is unreachable, every request that needs it takes this long to answer.
+    #[arg(long, env = "APPZONE_DB_ACQUIRE_TIMEOUT_MS", default_value_t = 1000)]
     pub db_acquire_timeout_ms: u64,
 }
 
@@ -366,6 +367,10 @@ async fn open_store(cli: &Cli) -> anyhow::Result<Store> {
         Command::Serve(args) => PoolSettings {
             max_connections: args.db_max_connections,
             acquire_timeout: Duration::from_millis(args.db_acquire_timeout_ms),
+            // A statement ends, rolled back, before the request that started it times out.
+            statement_timeout: Some(crate::http::write_deadline(Duration::from_secs(
+                args.request_timeout_secs.max(1),
+            ))),
         },
         _ => PoolSettings::default(),
     };

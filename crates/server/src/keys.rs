@@ -13,6 +13,15 @@
 //! A connection also remembers the last key it verified ([`KeyMemo`]): its next requests with
 //! the same key skip the cache and the digest, for no longer than the cache entry the
 //! verification came from lives, so the revocation bound is the same.
+//!
+//! While the database cannot be asked, a key whose last successful look-up is at most
+//! [`OUTAGE_GRACE`] old stays usable: the listings, served from memory, go on through an
+//! outage instead of failing once cached entries expire. A look-up that finds the key revoked
+//! or gone removes it from that memory at once; a revocation cannot happen while the database
+//! is down, so the only key this lets through is one revoked less than the cache TTL before
+//! the outage began (the same window as without an outage). A key never seen within the grace
+//! period is refused with 503 at once while the background check says the database is down,
+//! rather than after a connection attempt.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -21,6 +30,7 @@ use appzone_contract::ApiKey;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::health::{DatabaseState, Health};
 use crate::model::KeyRecord;
 use crate::storage::{Store, StoreError};
 
@@ -59,8 +69,17 @@ struct Verifier {
     cache: Option<moka::sync::Cache<String, Lookup>>,
     /// Key ids no live key has, and when that was read; `None` when the TTL is zero.
     unknown: Option<moka::sync::Cache<String, Instant>>,
+    /// Live keys as last read, kept [`OUTAGE_GRACE`] after their last successful look-up,
+    /// for when the database cannot be asked; `None` when the TTL is zero.
+    last_known: Option<moka::sync::Cache<String, Lookup>>,
+    /// Whether the database answered its last check.
+    health: Health,
     ttl: Duration,
 }
+
+/// How long after its last successful look-up a key stays usable while the database cannot be
+/// asked.
+pub const OUTAGE_GRACE: Duration = Duration::from_secs(15 * 60);
 
 /// Longest a negative answer is cached (shorter when the key cache TTL is).
 pub const NEGATIVE_TTL: Duration = Duration::from_secs(2);
@@ -96,14 +115,25 @@ pub struct Verified {
 const NO_DIGEST: [u8; 32] = [0; 32];
 
 impl KeyVerifier {
-    /// A verifier caching lookups for `ttl` (zero disables the cache).
+    /// A verifier caching lookups for `ttl` (zero disables the cache, and the outage grace
+    /// with it).
     pub fn new(store: Store, ttl: Duration) -> Self {
         Self::with_negative_capacity(store, ttl, NEGATIVE_CACHE_BYTES)
+    }
+
+    /// [`Self::new`], reading the database's state from `health` (`/readyz`'s check): while it
+    /// says the database is down, keys are not looked up there.
+    pub fn with_health(store: Store, ttl: Duration, health: Health) -> Self {
+        Self::build(store, ttl, NEGATIVE_CACHE_BYTES, health)
     }
 
     /// [`Self::new`] with another bound on the negative answers' memory, in bytes (tests use a
     /// small one).
     pub fn with_negative_capacity(store: Store, ttl: Duration, negative_bytes: u64) -> Self {
+        Self::build(store, ttl, negative_bytes, Health::new())
+    }
+
+    fn build(store: Store, ttl: Duration, negative_bytes: u64, health: Health) -> Self {
         let cache = (!ttl.is_zero()).then(|| {
             moka::sync::Cache::builder()
                 .max_capacity(100_000)
@@ -121,10 +151,18 @@ impl KeyVerifier {
                 .time_to_live(ttl.min(NEGATIVE_TTL))
                 .build()
         });
+        let last_known = (!ttl.is_zero()).then(|| {
+            moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(OUTAGE_GRACE)
+                .build()
+        });
         Self(Arc::new(Verifier {
             store,
             cache,
             unknown,
+            last_known,
+            health,
             ttl,
         }))
     }
@@ -147,6 +185,9 @@ impl KeyVerifier {
         }
         for unknown in self.0.unknown.iter() {
             unknown.run_pending_tasks();
+        }
+        for last_known in self.0.last_known.iter() {
+            last_known.run_pending_tasks();
         }
     }
 
@@ -181,16 +222,53 @@ impl KeyVerifier {
                 read_at,
             });
         }
+        let last_known = self.0.last_known.as_ref();
+        if self.0.health.database() == DatabaseState::Down {
+            // Not asked: the background check says it cannot answer, and trying would cost
+            // this request the pool's whole acquire timeout.
+            return self.during_outage(key_id, StoreError::Down);
+        }
         // Taken before the query: the entry's life counts from no later than the read.
         let read_at = Instant::now();
-        let record = self.0.store.find_active_key(key_id).await?.map(Arc::new);
+        let record = match self.0.store.find_active_key(key_id).await {
+            Ok(record) => record.map(Arc::new),
+            Err(err) if err.is_unavailable() => return self.during_outage(key_id, err),
+            Err(err) => return Err(err),
+        };
         let lookup = Lookup { record, read_at };
         match (&lookup.record, cache, unknown) {
-            (Some(_), Some(cache), _) => cache.insert(key_id.to_owned(), lookup.clone()),
-            (None, _, Some(unknown)) => unknown.insert(key_id.to_owned(), read_at),
+            (Some(_), Some(cache), _) => {
+                cache.insert(key_id.to_owned(), lookup.clone());
+                if let Some(last_known) = last_known {
+                    last_known.insert(key_id.to_owned(), lookup.clone());
+                }
+            }
+            (None, _, Some(unknown)) => {
+                unknown.insert(key_id.to_owned(), read_at);
+                // Revoked or gone: never let it through an outage.
+                if let Some(last_known) = last_known {
+                    last_known.invalidate(key_id);
+                }
+            }
             _ => {}
         }
         Ok(lookup)
+    }
+
+    /// The key as last read, when that was within [`OUTAGE_GRACE`]; else `err`.
+    fn during_outage(&self, key_id: &str, err: StoreError) -> Result<Lookup, StoreError> {
+        match self
+            .0
+            .last_known
+            .as_ref()
+            .and_then(|last_known| last_known.get(key_id))
+        {
+            // Reusable by a connection's memory until its original entry's end, long past by
+            // now: each request asks again, and the first one after the outage reads the
+            // database.
+            Some(known) => Ok(known),
+            None => Err(err),
+        }
     }
 }
 

@@ -106,8 +106,9 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
         config.auth_failures_per_minute,
         metrics.clone(),
     );
+    let health = health::Health::new();
     let state = AppState::new(SharedState {
-        keys: KeyVerifier::new(store.clone(), config.key_cache_ttl),
+        keys: KeyVerifier::with_health(store.clone(), config.key_cache_ttl, health.clone()),
         limits: limits.clone(),
         metrics,
         http: config.http.clone(),
@@ -116,7 +117,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
             &config.http.deprecations,
         ))),
         store: store.clone(),
-        health: health::Health::new(),
+        health,
     });
     let watcher = tokio::spawn(health::watch_database(store.clone(), state.health.clone()));
     let expirer = tokio::spawn(expire_cached_keys(state.keys.clone()));
@@ -169,6 +170,15 @@ async fn purge_forever(store: Store, retention: Duration, interval: Duration) {
             Ok(0) => {}
             Ok(purged) => tracing::info!(purged, "purged expired profile tombstones"),
             Err(err) => tracing::warn!(error = %err, "tombstone purge failed; will retry"),
+        }
+        let kept_ms = i64::try_from(storage::IDEMPOTENCY_TTL.as_millis()).unwrap_or(i64::MAX);
+        match store
+            .purge_idempotency_keys(model::now_ms().saturating_sub(kept_ms))
+            .await
+        {
+            Ok(0) => {}
+            Ok(purged) => tracing::info!(purged, "purged expired idempotency keys"),
+            Err(err) => tracing::warn!(error = %err, "idempotency key purge failed; will retry"),
         }
     }
 }

@@ -81,6 +81,12 @@ impl TestApp {
         Self::start(&url, db, config, ServeOptions::default()).await
     }
 
+    /// A server on the SQLite database at `url`, which the test made (on a small file system,
+    /// say) and removes itself.
+    pub async fn sqlite_at(url: &str, config: ServiceConfig) -> Self {
+        Self::start(url, Database::Elsewhere, config, ServeOptions::default()).await
+    }
+
     /// A server on a fresh SQLite file with connection-level options.
     pub async fn sqlite_serving(options: ServeOptions) -> Self {
         let (url, db) = Database::sqlite();
@@ -106,7 +112,14 @@ impl TestApp {
     /// The one way every constructor above builds its server: migrate, import the test
     /// catalog, seed the fixture (the one way to seed organizations and keys), serve.
     async fn start(url: &str, db: Database, config: ServiceConfig, options: ServeOptions) -> Self {
-        let store = Store::connect(url, &PoolSettings::default()).await.unwrap();
+        // As `appzone-server serve` sets it: a statement ends before its request times out.
+        let settings = PoolSettings {
+            statement_timeout: Some(appzone_server::http::write_deadline(
+                config.http.request_timeout,
+            )),
+            ..PoolSettings::default()
+        };
+        let store = Store::connect(url, &settings).await.unwrap();
         appzone_server::prepare(&store).await.unwrap();
         store.replace_catalog(&test_catalog()).await.unwrap();
 

@@ -10,7 +10,12 @@ pub const PG_ENV: &str = "APPZONE_TEST_POSTGRES_URL";
 #[derive(Debug)]
 pub(crate) enum Database {
     Sqlite(#[allow(dead_code)] tempfile::TempDir),
-    Postgres { admin_url: String, schema: String },
+    /// A database the test made and cleans up itself.
+    Elsewhere,
+    Postgres {
+        admin_url: String,
+        schema: String,
+    },
 }
 
 impl Database {

@@ -5,7 +5,7 @@
 //! of it); authentication fills in the caller, the handler that matched records its route.
 
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -117,11 +117,27 @@ impl Drop for Busy<'_> {
 pub struct RequestContext {
     id: HeaderValue,
     started: Instant,
+    /// Past this instant a write the request asks for is not started, and a lock wait gives
+    /// up: the request timeout's share for writes (`super::write_deadline`).
+    write_deadline: Instant,
     /// `None` for requests handed to the service in-process rather than over a socket.
     connection: Option<Arc<Connection>>,
     caller: OnceLock<Caller>,
     /// The index of the [`RouteLabel`] a handler recorded, or `NO_ROUTE`.
     route: AtomicUsize,
+    /// Whether a write was handed to storage and its outcome is not known yet.
+    writing: AtomicBool,
+}
+
+/// A write handed to storage; while it lives, the request timeout waits for the write's real
+/// outcome instead of answering 503 (see `stack.rs`).
+#[derive(Debug)]
+pub struct Writing<'a>(&'a AtomicBool);
+
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 const NO_ROUTE: usize = usize::MAX;
@@ -130,14 +146,17 @@ impl RequestContext {
     pub(super) fn new(
         id: HeaderValue,
         started: Instant,
+        write_deadline: Instant,
         connection: Option<Arc<Connection>>,
     ) -> Self {
         Self {
             id,
             started,
+            write_deadline,
             connection,
             caller: OnceLock::new(),
             route: AtomicUsize::new(NO_ROUTE),
+            writing: AtomicBool::new(false),
         }
     }
 
@@ -154,6 +173,11 @@ impl RequestContext {
     /// When the request reached the service.
     pub fn started(&self) -> Instant {
         self.started
+    }
+
+    /// The deadline of the writes this request asks for.
+    pub fn write_deadline(&self) -> Instant {
+        self.write_deadline
     }
 
     /// The client's address, when the request came over a socket.
@@ -181,6 +205,19 @@ impl RequestContext {
     /// not derive it from the path.
     pub(super) fn matched(&self, route: RouteLabel) {
         self.route.store(route.index(), Ordering::Relaxed);
+    }
+
+    /// Marks a write as handed to storage until the guard is dropped: a request timeout then
+    /// waits for its outcome, so an error answer never hides a write that committed. The
+    /// write's own deadline (lock wait, statement timeout) bounds that wait.
+    pub fn writing(&self) -> Writing<'_> {
+        self.writing.store(true, Ordering::Release);
+        Writing(&self.writing)
+    }
+
+    /// Whether a write's outcome is awaited.
+    pub(super) fn is_writing(&self) -> bool {
+        self.writing.load(Ordering::Acquire)
     }
 
     /// The route a handler recorded, if one did.

@@ -89,6 +89,12 @@ impl Default for HttpConfig {
     }
 }
 
+/// How much of a request's time a write may take: it ends (rolled back) at this point of the
+/// request timeout, leaving the rest for the answer, so a write never outlives its request.
+pub fn write_deadline(request_timeout: Duration) -> Duration {
+    request_timeout.saturating_sub(request_timeout / 10)
+}
+
 /// Everything handlers and middleware need; each extracts only its part.
 ///
 /// axum clones the state for every request, so it is one `Arc` around [`SharedState`].

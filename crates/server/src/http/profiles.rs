@@ -1,15 +1,23 @@
 //! `DELETE /api/v1/applications/profiles/{profileId}`.
 //!
-//! The precedence is the contract's: 401 (done by the auth middleware), then 404 for a profile
-//! the caller's organization does not have (so other tenants' profiles stay invisible), then 403
-//! for a member key, then 204 once the tombstone and its audit record are committed.
+//! The precedence is the contract's: 401 (done by the auth middleware), then 400 for a malformed
+//! `Idempotency-Key`, then 404 for a profile the caller's organization does not have (so other
+//! tenants' profiles stay invisible), then 403 for a member key, then 204 once the tombstone and
+//! its audit record are committed. With an `Idempotency-Key`, a kept outcome is replayed
+//! (`Idempotent-Replayed: true`), the key on another profile is 422, and the key of a request
+//! still running is 409.
+//!
+//! While the write is in storage's hands the request is marked as writing: its timeout then
+//! waits for the real outcome rather than answer 503 over a write that may still commit.
 
 use std::sync::Arc;
 
+use appzone_contract::headers::{idempotency_key, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED};
 use appzone_contract::{ErrorCode, ProfileId};
 use axum::extract::State;
+use axum::response::{IntoResponse, Response};
 use axum::Extension;
-use http::StatusCode;
+use http::{HeaderMap, HeaderValue, StatusCode};
 
 use super::context::RequestContext;
 use super::error::ApiError;
@@ -18,7 +26,7 @@ use super::path::RawParams;
 use super::routes::RouteLabel;
 use crate::keys::Caller;
 use crate::model::Role;
-use crate::storage::{DeleteOutcome, Store};
+use crate::storage::{DeleteAnswer, DeleteOutcome, DeleteRequest, Store};
 
 pub use appzone_contract::openapi::__path_delete_application_profile;
 
@@ -26,19 +34,40 @@ fn not_found() -> ApiError {
     ApiError::new(ErrorCode::ProfileNotFound, "application profile not found")
 }
 
+/// The `Idempotency-Key` of the request: `Ok(None)` without one, 400 for a malformed one.
+fn idempotency(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get(IDEMPOTENCY_KEY) else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(idempotency_key)
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::Other(ErrorCode::INVALID_IDEMPOTENCY_KEY.to_owned()),
+                "invalid Idempotency-Key: use 1 to 255 visible ASCII characters, for example a \
+                 UUID",
+            )
+        })
+}
+
 /// Deletes a profile; see the operation's description in the contract crate.
 pub async fn delete_application_profile(
     State(store): State<Store>,
     State(metrics): State<Metrics>,
     Extension(context): Extension<Arc<RequestContext>>,
+    headers: HeaderMap,
     params: RawParams,
-) -> Result<StatusCode, ApiError> {
+) -> Result<Response, ApiError> {
     context.matched(RouteLabel::DELETE_PROFILE);
     let Some(Caller { key }) = context.caller() else {
         return Err(ApiError::internal(
             "API route reached without an authenticated caller",
         ));
     };
+    let idempotency_key = idempotency(&headers)?;
     // A malformed id cannot name a profile: same answer as an absent one.
     let id: ProfileId = params
         .get(0)
@@ -60,24 +89,61 @@ pub async fn delete_application_profile(
             }
         }
         Role::Admin => {
-            let outcome = store
-                .delete_profile(&id, &key.org_id, &key.key_id, context.request_id())
-                .await
-                .map_err(ApiError::storage)?;
-            match outcome {
-                DeleteOutcome::Deleted => {
-                    metrics.deleted();
-                    tracing::info!(
-                        profile_id = id.as_str(),
-                        org_id = key.org_id.as_str(),
-                        key_id = key.key_id.as_str(),
-                        request_id = context.request_id(),
-                        "profile deleted"
-                    );
-                    Ok(StatusCode::NO_CONTENT)
+            let answer = {
+                let _writing = context.writing();
+                store
+                    .delete_profile(DeleteRequest {
+                        id: &id,
+                        org: &key.org_id,
+                        key_id: &key.key_id,
+                        request_id: context.request_id(),
+                        idempotency_key,
+                        deadline: context.write_deadline(),
+                    })
+                    .await
+                    .map_err(ApiError::storage)?
+            };
+            let (outcome, replayed) = match answer {
+                DeleteAnswer::Done(outcome) => (outcome, false),
+                DeleteAnswer::Replayed(outcome) => (outcome, true),
+                DeleteAnswer::KeyReused => {
+                    return Err(ApiError::new(
+                        ErrorCode::Other(ErrorCode::IDEMPOTENCY_KEY_REUSED.to_owned()),
+                        "this Idempotency-Key was used for another request; use a new key for \
+                         each deletion",
+                    ))
                 }
-                DeleteOutcome::NotFound => Err(not_found()),
+                DeleteAnswer::KeyInUse => {
+                    return Err(ApiError::new(
+                        ErrorCode::Other(ErrorCode::IDEMPOTENCY_KEY_IN_USE.to_owned()),
+                        "a request with this Idempotency-Key is still being processed; retry \
+                         shortly",
+                    )
+                    .with_retry_after(1))
+                }
+            };
+            let mut response = match outcome {
+                DeleteOutcome::Deleted => {
+                    if !replayed {
+                        metrics.deleted();
+                        tracing::info!(
+                            profile_id = id.as_str(),
+                            org_id = key.org_id.as_str(),
+                            key_id = key.key_id.as_str(),
+                            request_id = context.request_id(),
+                            "profile deleted"
+                        );
+                    }
+                    StatusCode::NO_CONTENT.into_response()
+                }
+                DeleteOutcome::NotFound => not_found().into_response(),
+            };
+            if replayed {
+                response
+                    .headers_mut()
+                    .insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
             }
+            Ok(response)
         }
     }
 }

@@ -65,6 +65,8 @@ struct Gate {
     metrics: Metrics,
     in_flight: InFlight,
     timeout: Duration,
+    /// The share of `timeout` a write may take (`super::write_deadline`).
+    write_timeout: Duration,
     /// The deprecation headers of each route's operation, by route label index: one
     /// index per answer, and nothing more while no operation is deprecated.
     deprecated: [Option<Deprecated>; RouteLabel::COUNT],
@@ -118,6 +120,7 @@ impl App {
             metrics,
             in_flight: InFlight::new(http.max_in_flight),
             timeout: http.request_timeout,
+            write_timeout: super::write_deadline(http.request_timeout),
             deprecated: Deprecated::table(&http.deprecations),
         });
         Self(Arc::new(Bound {
@@ -164,7 +167,12 @@ impl Bound {
         let connection = self.connection.clone();
         let started = Instant::now();
         let id = observe::request_id(request.headers());
-        let context = Arc::new(RequestContext::new(id, started, connection));
+        let context = Arc::new(RequestContext::new(
+            id,
+            started,
+            started + gate.write_timeout,
+            connection,
+        ));
         let method = request.method().clone();
         // Kept for the route label of answers no handler labelled (401, 404, 503...).
         let uri = request.uri().clone();
@@ -195,7 +203,19 @@ impl Bound {
                     Poll::Pending => {
                         let deadline = tokio::time::Instant::from_std(started) + gate.timeout;
                         // Boxed: a timer is large, and only requests that wait need one.
-                        Box::pin(tokio::time::timeout_at(deadline, inner)).await
+                        match Box::pin(tokio::time::timeout_at(deadline, inner.as_mut())).await {
+                            // A write already handed to storage is never cut off: its answer
+                            // is its real outcome (its own deadline ends it, rolled back, if it
+                            // cannot finish), where a 503 now could hide a commit.
+                            Err(_elapsed) if context.is_writing() => {
+                                tracing::debug!(
+                                    request_id = context.request_id(),
+                                    "request timeout reached during a write; awaiting its outcome"
+                                );
+                                Ok(inner.await)
+                            }
+                            other => other,
+                        }
                     }
                 };
                 match outcome {

@@ -38,6 +38,12 @@ pub enum StoreError {
     /// The group-commit writer task is gone (the store is shutting down).
     #[error("delete writer stopped")]
     WriterGone,
+    /// The database did not answer its last background check; it was not asked again.
+    #[error("the database did not answer its last check")]
+    Down,
+    /// The write's deadline passed before it started; nothing was changed.
+    #[error("the write's deadline passed before it started; nothing was changed")]
+    DeadlinePassed,
 }
 
 /// An error of the database itself as its message and code (`file is not a database (SQLite
@@ -46,7 +52,7 @@ pub enum StoreError {
 fn describe(err: &sqlx::Error) -> String {
     match err {
         sqlx::Error::Database(db) => match db.code() {
-            Some(code) if code.parse::<i32>().is_ok() => {
+            Some(code) if sqlite_code(&code).is_some() => {
                 format!("{} (SQLite code {code})", db.message())
             }
             Some(code) => format!("{} (SQLSTATE {code})", db.message()),
@@ -78,7 +84,10 @@ impl StoreError {
     /// Whether the failure is transient (the HTTP layer answers 503 and clients may retry).
     pub fn is_unavailable(&self) -> bool {
         match self {
-            StoreError::Unavailable(_) | StoreError::WriterGone => true,
+            StoreError::Unavailable(_)
+            | StoreError::WriterGone
+            | StoreError::DeadlinePassed
+            | StoreError::Down => true,
             StoreError::Batch(inner) => inner.is_unavailable(),
             _ => false,
         }
@@ -103,15 +112,28 @@ fn is_transient_db(db: &dyn DatabaseError) -> bool {
     let Some(code) = db.code() else { return false };
     // SQLite: SQLITE_BUSY (5), SQLITE_LOCKED (6) and their extended codes, SQLITE_IOERR (10),
     // SQLITE_FULL (13), SQLITE_CANTOPEN (14).
-    if let Ok(n) = code.parse::<i32>() {
+    if let Some(n) = sqlite_code(&code) {
         return matches!(n & 0xff, 5 | 6 | 10 | 13 | 14);
     }
     // PostgreSQL SQLSTATE: connection exceptions (08), insufficient resources (53), operator
-    // intervention such as shutdown (57P), serialization failure and deadlock (40).
+    // intervention such as shutdown (57P) and a statement cancelled by `statement_timeout`
+    // (57014, rolled back), a lock not available (55P03), serialization failure and
+    // deadlock (40).
     code.starts_with("08")
         || code.starts_with("53")
-        || code.starts_with("57P")
+        || code.starts_with("57")
+        || code == "55P03"
         || code.starts_with("40")
+}
+
+/// The SQLite result code `code` is, or `None` for a PostgreSQL SQLSTATE. A SQLSTATE is always
+/// five characters and many are all digits (`57014`, `08006`, `40001`); SQLite's codes,
+/// extended ones included, have at most four digits.
+fn sqlite_code(code: &str) -> Option<i32> {
+    if code.len() >= 5 {
+        return None;
+    }
+    code.parse().ok()
 }
 
 fn classify(err: sqlx::Error) -> StoreError {
@@ -163,5 +185,21 @@ pub(crate) fn found(present: bool, missing: impl FnOnce() -> String) -> Result<(
         Ok(())
     } else {
         Err(StoreError::NotFound(missing()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sqlite_code;
+
+    #[test]
+    fn all_digit_sqlstates_are_not_taken_for_sqlite_codes() {
+        // statement timeout, connection failure, serialization failure, too many connections
+        for sqlstate in ["57014", "08006", "40001", "53300"] {
+            assert_eq!(sqlite_code(sqlstate), None, "{sqlstate}");
+        }
+        assert_eq!(sqlite_code("5"), Some(5));
+        assert_eq!(sqlite_code("1544"), Some(1544));
+        assert_eq!(sqlite_code("8458"), Some(8458));
     }
 }

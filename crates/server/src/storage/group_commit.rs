@@ -4,17 +4,33 @@
 //! them queue on the database lock, where SQLite's busy handler sleeps in growing steps, and pays
 //! one WAL sync per delete. Instead, deletes are handed to one writer task, which takes every
 //! delete waiting at that moment, applies them in one transaction (each with its own conditional
-//! `UPDATE` and audit record, so exactly-once still holds), commits once, and only then answers
-//! each caller. A `204` therefore still means "committed with `synchronous=FULL`"; only the sync
-//! is shared. If the commit fails, every delete of the batch fails and none is acknowledged.
+//! `UPDATE`, audit record and kept idempotency outcome, so exactly-once still holds), commits
+//! once, and only then answers each caller. A `204` therefore still means "committed with
+//! `synchronous=FULL`"; only the sync is shared.
+//!
+//! Every caller hears its batch's real outcome. If anything of a batch fails (a full disk, a
+//! lock held past the batch's deadline, an I/O error), the transaction is rolled back, every
+//! delete of the batch gets the error and none is acknowledged. The writer then closes its
+//! connection rather than reuse one whose transaction state is unknown (a failed `COMMIT` can
+//! leave SQLite's transaction open, where the next `BEGIN` would nest into it and never
+//! commit), and opens a new one for the next batch: it recovers by itself as soon as the cause
+//! is gone.
+//!
+//! The writer has its own connection, outside the pool: it takes SQLite's write lock with
+//! `BEGIN IMMEDIATE`, waiting at most until the earliest deadline of the batch (its busy
+//! timeout is set per batch), so a lock held too long ends the batch, rolled back, before the
+//! callers' request timeout. A delete whose deadline passed while it queued is not started.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use sqlx::AnyPool;
+use appzone_contract::ProfileId;
+use sqlx::{AnyConnection, Connection, Executor};
 use tokio::sync::{mpsc, oneshot};
 
+use super::deletes::{apply_in_transaction, DeleteAnswer, DeleteRequest};
 use super::errors::ResultExt;
-use super::{apply_delete, DeleteOutcome, StoreError};
+use super::{StoreError, SQLITE_PRAGMAS};
 
 /// Most deletes applied in one transaction.
 const MAX_BATCH: usize = 256;
@@ -22,62 +38,140 @@ const MAX_BATCH: usize = 256;
 /// One delete waiting for the writer.
 #[derive(Debug)]
 pub(super) struct PendingDelete {
-    pub id: String,
-    pub org: String,
-    pub key_id: String,
-    pub request_id: String,
-    pub reply: oneshot::Sender<Result<DeleteOutcome, StoreError>>,
+    id: ProfileId,
+    org: String,
+    key_id: String,
+    request_id: String,
+    idempotency_key: Option<String>,
+    deadline: Instant,
+    reply: oneshot::Sender<Result<DeleteAnswer, StoreError>>,
 }
 
-/// Starts the writer task; it ends when every sender is dropped.
-pub(super) fn start(pool: AnyPool) -> mpsc::Sender<PendingDelete> {
+impl PendingDelete {
+    fn request(&self) -> DeleteRequest<'_> {
+        DeleteRequest {
+            id: &self.id,
+            org: &self.org,
+            key_id: &self.key_id,
+            request_id: &self.request_id,
+            idempotency_key: self.idempotency_key.as_deref(),
+            deadline: self.deadline,
+        }
+    }
+}
+
+/// Starts the writer task on its own connection to `url`; it ends when every sender is
+/// dropped.
+pub(super) fn start(url: String) -> mpsc::Sender<PendingDelete> {
     let (tx, rx) = mpsc::channel(4 * MAX_BATCH);
-    tokio::spawn(writer(pool, rx));
+    tokio::spawn(writer(url, rx));
     tx
 }
 
-async fn writer(pool: AnyPool, mut rx: mpsc::Receiver<PendingDelete>) {
+/// Hands a delete to the writer and waits for its batch's outcome.
+pub(super) async fn submit(
+    writer: &mpsc::Sender<PendingDelete>,
+    request: &DeleteRequest<'_>,
+) -> Result<DeleteAnswer, StoreError> {
+    let (reply, answer) = oneshot::channel();
+    let pending = PendingDelete {
+        id: request.id.clone(),
+        org: request.org.to_owned(),
+        key_id: request.key_id.to_owned(),
+        request_id: request.request_id.to_owned(),
+        idempotency_key: request.idempotency_key.map(str::to_owned),
+        deadline: request.deadline,
+        reply,
+    };
+    writer
+        .send(pending)
+        .await
+        .map_err(|_| StoreError::WriterGone)?;
+    answer.await.map_err(|_| StoreError::WriterGone)?
+}
+
+async fn writer(url: String, mut rx: mpsc::Receiver<PendingDelete>) {
+    let mut connection: Option<AnyConnection> = None;
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        // Callers that gave up (client gone, timeout) need no work.
+        let now = Instant::now();
+        // Callers that gave up (client gone) need no work; those past their deadline are not
+        // started, and hear so.
         batch.retain(|pending| !pending.reply.is_closed());
-        if batch.is_empty() {
-            continue;
+        let late: Vec<PendingDelete> = batch
+            .extract_if(.., |pending| pending.deadline <= now)
+            .collect();
+        for pending in late {
+            let _ = pending.reply.send(Err(StoreError::DeadlinePassed));
         }
-        match apply_batch(&pool, &batch).await {
-            Ok(outcomes) => {
-                for (pending, outcome) in batch.drain(..).zip(outcomes) {
-                    let _ = pending.reply.send(Ok(outcome));
+        let Some(earliest) = batch.iter().map(|pending| pending.deadline).min() else {
+            continue;
+        };
+        let mut conn = match connection.take() {
+            Some(conn) => conn,
+            None => match open(&url).await {
+                Ok(conn) => conn,
+                Err(err) => {
+                    answer_all(&mut batch, err);
+                    continue;
+                }
+            },
+        };
+        match apply_batch(&mut conn, &batch, earliest.saturating_duration_since(now)).await {
+            Ok(answers) => {
+                connection = Some(conn);
+                for (pending, answer) in batch.drain(..).zip(answers) {
+                    let _ = pending.reply.send(Ok(answer));
                 }
             }
             Err(err) => {
-                let err = Arc::new(err);
-                for pending in batch.drain(..) {
-                    let _ = pending.reply.send(Err(StoreError::Batch(err.clone())));
-                }
+                tracing::warn!(
+                    error = %err,
+                    deletes = batch.len(),
+                    "group commit failed and was rolled back; its deletes were answered with \
+                     the error and the writer reconnects"
+                );
+                // Rolled back explicitly where SQLite has not done it already, then closed:
+                // closing a connection also rolls back whatever is still open on it.
+                let _ = conn.execute("ROLLBACK").await;
+                let _ = conn.close().await;
+                answer_all(&mut batch, err);
             }
         }
     }
 }
 
-async fn apply_batch(
-    pool: &AnyPool,
-    batch: &[PendingDelete],
-) -> Result<Vec<DeleteOutcome>, StoreError> {
-    let mut tx = pool.begin().await.classify()?;
-    let mut outcomes = Vec::with_capacity(batch.len());
-    for pending in batch {
-        outcomes.push(
-            apply_delete(
-                &mut tx,
-                &pending.id,
-                &pending.org,
-                &pending.key_id,
-                &pending.request_id,
-            )
-            .await?,
-        );
+fn answer_all(batch: &mut Vec<PendingDelete>, err: StoreError) {
+    let err = Arc::new(err);
+    for pending in batch.drain(..) {
+        let _ = pending.reply.send(Err(StoreError::Batch(Arc::clone(&err))));
     }
-    tx.commit().await.classify()?;
-    Ok(outcomes)
+}
+
+async fn open(url: &str) -> Result<AnyConnection, StoreError> {
+    let mut conn = AnyConnection::connect(url).await.classify()?;
+    conn.execute(SQLITE_PRAGMAS).await.classify()?;
+    Ok(conn)
+}
+
+/// Applies the batch in one transaction, waiting at most `wait` for SQLite's write lock.
+async fn apply_batch(
+    conn: &mut AnyConnection,
+    batch: &[PendingDelete],
+    wait: Duration,
+) -> Result<Vec<DeleteAnswer>, StoreError> {
+    // A PRAGMA takes no bound parameter; the text holds one integer computed here.
+    let busy_ms = wait.as_millis().clamp(1, 60_000);
+    conn.execute(sqlx::AssertSqlSafe(format!(
+        "PRAGMA busy_timeout = {busy_ms}"
+    )))
+    .await
+    .classify()?;
+    conn.execute("BEGIN IMMEDIATE").await.classify()?;
+    let mut answers = Vec::with_capacity(batch.len());
+    for pending in batch {
+        answers.push(apply_in_transaction(conn, &pending.request()).await?);
+    }
+    conn.execute("COMMIT").await.classify()?;
+    Ok(answers)
 }

@@ -10,6 +10,7 @@
 //!
 //! Architecture invariant: this module knows nothing about HTTP.
 
+mod deletes;
 mod errors;
 mod group_commit;
 
@@ -25,6 +26,7 @@ use sqlx::{AnyConnection, AnyPool, Connection, Executor, Row};
 use crate::catalog::file::{CatalogChanges, CatalogFile, ProviderEntry, RegionEntry};
 use crate::keys::digest_hex;
 use crate::model::{check_display_name, now_ms, KeyInfo, KeyRecord, OrgId, ProfileInfo, Role};
+pub use deletes::{DeleteAnswer, DeleteOutcome, DeleteRequest, IDEMPOTENCY_TTL};
 pub use errors::StoreError;
 use errors::{found, ResultExt};
 
@@ -33,7 +35,7 @@ static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations
 
 /// Set on every SQLite connection. `journal_mode=WAL` is persistent but cheap to restate;
 /// `synchronous=FULL` makes every commit durable before we answer 204.
-const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+pub(super) const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
                               PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;";
 
 /// Which database a [`Store`] talks to.
@@ -51,14 +53,21 @@ pub struct PoolSettings {
     /// Most connections held open.
     pub max_connections: u32,
     /// How long a query waits for a connection before the database counts as unavailable.
+    /// sqlx's pool keeps trying to connect for all of it when the database is down, so this
+    /// is how fast a request that needs the database answers 503 during an outage.
     pub acquire_timeout: Duration,
+    /// PostgreSQL only: the longest any statement may run, lock waits included, before the
+    /// server cancels it and rolls it back (`statement_timeout`). The server sets it below its
+    /// request timeout, so a write never outlives its request; `None` keeps the server's own.
+    pub statement_timeout: Option<Duration>,
 }
 
 impl Default for PoolSettings {
     fn default() -> Self {
         Self {
             max_connections: 8,
-            acquire_timeout: Duration::from_secs(3),
+            acquire_timeout: Duration::from_secs(1),
+            statement_timeout: None,
         }
     }
 }
@@ -72,15 +81,6 @@ pub struct CatalogImport {
     pub version: i64,
 }
 
-/// Result of a delete attempt by an admin key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeleteOutcome {
-    /// The profile was live in the caller's organization and is now a committed tombstone.
-    Deleted,
-    /// Absent, already deleted, or another organization's.
-    NotFound,
-}
-
 /// Handle on the database. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -88,6 +88,8 @@ pub struct Store {
     backend: Backend,
     /// SQLite only: the group-commit writer for deletes.
     deletes: Option<tokio::sync::mpsc::Sender<group_commit::PendingDelete>>,
+    /// The idempotency keys of the deletes running in this process.
+    keys_in_flight: deletes::KeysInFlight,
 }
 
 impl Store {
@@ -133,18 +135,32 @@ impl Store {
             .min_connections(0)
             .acquire_timeout(settings.acquire_timeout)
             .idle_timeout(Duration::from_secs(300));
-        let options = match backend {
-            Backend::Sqlite => options.after_connect(|conn, _meta| {
+        let statement_timeout = settings
+            .statement_timeout
+            .map(|timeout| format!("{}ms", timeout.as_millis().max(1)));
+        let options = match (backend, statement_timeout) {
+            (Backend::Sqlite, _) => options.after_connect(|conn, _meta| {
                 Box::pin(async move { conn.execute(SQLITE_PRAGMAS).await.map(|_| ()) })
             }),
-            Backend::Postgres => options,
+            (Backend::Postgres, Some(timeout)) => options.after_connect(move |conn, _meta| {
+                let timeout = timeout.clone();
+                Box::pin(async move {
+                    sqlx::query("SELECT set_config('statement_timeout', $1, false)")
+                        .bind(timeout)
+                        .execute(conn)
+                        .await
+                        .map(|_| ())
+                })
+            }),
+            (Backend::Postgres, None) => options,
         };
         let pool = options.connect(&url).await.map_err(StoreError::connect)?;
-        let deletes = (backend == Backend::Sqlite).then(|| group_commit::start(pool.clone()));
+        let deletes = (backend == Backend::Sqlite).then(|| group_commit::start(url.clone()));
         Ok(Self {
             pool,
             backend,
             deletes,
+            keys_in_flight: deletes::KeysInFlight::default(),
         })
     }
 
@@ -396,57 +412,6 @@ impl Store {
         Ok(row.is_some())
     }
 
-    /// Turns a live profile of `org` into a tombstone and writes the audit record, committed
-    /// before this returns. Of concurrent calls for one profile exactly one sees `Deleted`: the
-    /// conditional `UPDATE` is the arbiter on both backends. On SQLite the commit is shared with
-    /// concurrent deletes (see `group_commit`).
-    pub async fn delete_profile(
-        &self,
-        id: &ProfileId,
-        org: &str,
-        key_id: &str,
-        request_id: &str,
-    ) -> Result<DeleteOutcome, StoreError> {
-        if let Some(writer) = &self.deletes {
-            let (reply, answer) = tokio::sync::oneshot::channel();
-            let pending = group_commit::PendingDelete {
-                id: id.as_str().to_owned(),
-                org: org.to_owned(),
-                key_id: key_id.to_owned(),
-                request_id: request_id.to_owned(),
-                reply,
-            };
-            writer
-                .send(pending)
-                .await
-                .map_err(|_| StoreError::WriterGone)?;
-            return answer.await.map_err(|_| StoreError::WriterGone)?;
-        }
-        // PostgreSQL: the tombstone and its audit record in one statement, which commits as one
-        // transaction before the server answers: one round trip instead of four (BEGIN, UPDATE,
-        // INSERT, COMMIT). SQLite has no data-modifying WITH; its deletes take the branch above.
-        let done = sqlx::query(
-            "WITH deleted AS ( \
-                 UPDATE profiles SET deleted_at = $1 \
-                 WHERE id = $2 AND org_id = $3 AND deleted_at IS NULL \
-                 RETURNING id, org_id) \
-             INSERT INTO profile_audit (profile_id, org_id, action, key_id, request_id, at) \
-             SELECT id, org_id, 'delete', $4, $5, $1 FROM deleted",
-        )
-        .bind(now_ms())
-        .bind(id.as_str())
-        .bind(org)
-        .bind(key_id)
-        .bind(request_id)
-        .execute(&self.pool)
-        .await
-        .classify()?;
-        Ok(match done.rows_affected() {
-            0 => DeleteOutcome::NotFound,
-            _ => DeleteOutcome::Deleted,
-        })
-    }
-
     /// Restores a tombstone. [`StoreError::NotFound`] when `id` is not a deleted profile.
     pub async fn restore_profile(&self, id: &ProfileId) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await.classify()?;
@@ -687,33 +652,8 @@ async fn read_catalog(
 
 /// One delete inside a caller's transaction: the conditional `UPDATE`, then the audit record
 /// when it changed a row.
-async fn apply_delete(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    id: &str,
-    org: &str,
-    key_id: &str,
-    request_id: &str,
-) -> Result<DeleteOutcome, StoreError> {
-    let now = now_ms();
-    let done = sqlx::query(
-        "UPDATE profiles SET deleted_at = $1 \
-         WHERE id = $2 AND org_id = $3 AND deleted_at IS NULL",
-    )
-    .bind(now)
-    .bind(id)
-    .bind(org)
-    .execute(&mut **tx)
-    .await
-    .classify()?;
-    if done.rows_affected() != 1 {
-        return Ok(DeleteOutcome::NotFound);
-    }
-    audit(tx, id, org, "delete", key_id, request_id, now).await?;
-    Ok(DeleteOutcome::Deleted)
-}
-
 async fn audit(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    conn: &mut AnyConnection,
     profile_id: &str,
     org: &str,
     action: &str,
@@ -731,7 +671,7 @@ async fn audit(
     .bind(key_id)
     .bind(request_id)
     .bind(at)
-    .execute(&mut **tx)
+    .execute(&mut *conn)
     .await
     .classify()?;
     Ok(())

@@ -127,7 +127,10 @@ async fn every_documented_response_header_is_sent_with_its_status() {
         &'a [(&'a str, &'a str)],
         u16,
     );
-    let cases: [Case; 10] = [
+    let missing = TestApp::profile_path("prof_missing");
+    let key1 = [("idempotency-key", "spec-key-1")];
+    let key2 = [("idempotency-key", "spec-key-2")];
+    let cases: [Case; 15] = [
         (Method::GET, LIST_ZONES, zones.clone(), member, &[], 200),
         (Method::HEAD, LIST_ZONES, zones.clone(), member, &[], 200),
         (
@@ -168,7 +171,16 @@ async fn every_documented_response_header_is_sent_with_its_status() {
             DELETE_PROFILE,
             profile.clone(),
             admin,
-            &[],
+            &key1,
+            204,
+        ),
+        // The same key again: the first answer, replayed.
+        (
+            Method::DELETE,
+            DELETE_PROFILE,
+            profile.clone(),
+            admin,
+            &key1,
             204,
         ),
         (
@@ -179,8 +191,43 @@ async fn every_documented_response_header_is_sent_with_its_status() {
             &[],
             404,
         ),
+        (
+            Method::DELETE,
+            DELETE_PROFILE,
+            missing.clone(),
+            admin,
+            &key2,
+            404,
+        ),
+        (
+            Method::DELETE,
+            DELETE_PROFILE,
+            missing.clone(),
+            admin,
+            &key2,
+            404,
+        ),
+        // key1 belongs to another profile's deletion.
+        (
+            Method::DELETE,
+            DELETE_PROFILE,
+            missing.clone(),
+            admin,
+            &key1,
+            422,
+        ),
+        (
+            Method::DELETE,
+            DELETE_PROFILE,
+            missing,
+            admin,
+            &[("idempotency-key", "two words")],
+            400,
+        ),
         (Method::DELETE, DELETE_PROFILE, profile, None, &[], 401),
     ];
+    // Headers sent on some answers of their status only: each must be seen on at least one.
+    let mut optional_seen: std::collections::BTreeMap<String, bool> = Default::default();
     for (method, template, path, key, headers, status) in cases {
         let resp = app.send(method.clone(), &path, key, headers).await;
         assert_eq!(resp.status, status, "{method} {path}: {}", resp.body);
@@ -189,16 +236,21 @@ async fn every_documented_response_header_is_sent_with_its_status() {
             .as_object()
             .unwrap_or_else(|| panic!("{method} {template} documents no headers for {status}"));
         for (name, header) in declared {
-            assert_eq!(
-                header["required"], true,
-                "{method} {template} {status} {name}"
-            );
-            assert!(
-                resp.header(name).is_some(),
-                "{method} {path} answered {status} without {name}"
-            );
+            if header["required"] == true {
+                assert!(
+                    resp.header(name).is_some(),
+                    "{method} {path} answered {status} without {name}"
+                );
+            } else {
+                *optional_seen.entry(name.clone()).or_default() |= resp.header(name).is_some();
+            }
         }
     }
+    assert_eq!(
+        optional_seen,
+        [("Idempotent-Replayed".to_owned(), true)].into(),
+        "the optional headers the document declares, and whether an answer carried each"
+    );
 }
 
 /// Every error example of the document is what the server answers to the request it
@@ -238,6 +290,12 @@ async fn documented_error_examples_are_the_servers_answers() {
                 Some(app.admin_key.as_str()),
                 delete,
             ),
+            // Answered by `idempotency_example` below, which needs request headers.
+            ("deleteApplicationProfile", "400" | "409" | "422", "") => (
+                TestApp::profile_path("prof_missing"),
+                Some(app.admin_key.as_str()),
+                delete,
+            ),
             _ => return None,
         })
     };
@@ -271,7 +329,12 @@ async fn documented_error_examples_are_the_servers_answers() {
                         unmapped.push(format!("{op} {status} {name:?}"));
                         continue;
                     };
-                    let resp = app.send(method, &path, key, &[]).await;
+                    let resp = match (op, status.as_str()) {
+                        ("deleteApplicationProfile", "400" | "409" | "422") => {
+                            idempotency_example(&app, status).await
+                        }
+                        _ => app.send(method, &path, key, &[]).await,
+                    };
                     assert_eq!(
                         resp.status.to_string(),
                         *status,
@@ -290,4 +353,46 @@ async fn documented_error_examples_are_the_servers_answers() {
     );
     eprintln!("{checked} documented error examples are the server's answers");
     assert!(checked >= 15, "{checked}");
+}
+
+/// The answers of the `Idempotency-Key` errors: 400 for a malformed key, 422 for a key used on
+/// another profile, and 409 for a key whose first request is still running (held in the
+/// writer by another connection's write lock).
+async fn idempotency_example(app: &TestApp, status: &str) -> appzone_test_support::Resp {
+    let admin = Some(app.admin_key.as_str());
+    let missing = TestApp::profile_path("prof_missing");
+    let delete = reqwest::Method::DELETE;
+    match status {
+        "400" => {
+            app.send(delete, &missing, admin, &[("idempotency-key", "two words")])
+                .await
+        }
+        "422" => {
+            let other = TestApp::profile_path("prof_other_missing");
+            let key = [("idempotency-key", "example-422")];
+            assert_eq!(
+                app.send(delete.clone(), &other, admin, &key).await.status,
+                404
+            );
+            app.send(delete, &missing, admin, &key).await
+        }
+        _ => {
+            let mut lock = app.store.pool().acquire().await.unwrap();
+            sqlx::query("BEGIN EXCLUSIVE")
+                .execute(&mut *lock)
+                .await
+                .unwrap();
+            let key = [("idempotency-key", "example-409")];
+            let first = app.send(delete.clone(), &missing, admin, &key);
+            let second = async {
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                let resp = app.send(delete.clone(), &missing, admin, &key).await;
+                sqlx::query("ROLLBACK").execute(&mut *lock).await.unwrap();
+                resp
+            };
+            let (first, second) = tokio::join!(first, second);
+            assert_eq!(first.status, 404, "{}", first.body);
+            second
+        }
+    }
 }

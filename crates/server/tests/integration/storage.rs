@@ -5,7 +5,7 @@ use appzone_test_support::{both_backends, TestApp};
 both_backends! {
     async fn applied_migrations_keep_the_checksums_earlier_releases_recorded(app: TestApp) {
         // sqlx refuses to start on a database whose applied migration's checksum differs from
-        // the binary's. These are the checksums the first release (sqlx 0.8) wrote: an edited
+        // the binary's. These are the checksums the releases (sqlx 0.8) wrote: an edited
         // migration, or a sqlx that hashes differently, would lock every existing deployment out.
         let expected = match app.store.backend() {
             appzone_server::storage::Backend::Sqlite => {
@@ -24,7 +24,15 @@ both_backends! {
             .into_iter()
             .map(|(version, description, checksum, success)| (version, description, hex::encode(checksum), success))
             .collect();
-        assert_eq!(rows, [(1, "initial".to_owned(), expected.to_owned(), 1)]);
+        // Added in 1.1.0, the same text on both backends.
+        let idempotency_keys = "760e2b9de72db13fd7f614ecb4fc4ee3bcb1b712a71955cdfb8181c83b32c7c4d67509168d4006e503f21869bf34113f";
+        assert_eq!(
+            rows,
+            [
+                (1, "initial".to_owned(), expected.to_owned(), 1),
+                (2, "idempotency keys".to_owned(), idempotency_keys.to_owned(), 1),
+            ]
+        );
     }
 
     async fn database_holds_no_api_key_in_plain_text(app: TestApp) {

@@ -1,4 +1,5 @@
 //! Reliability, one module per concern: acknowledged deletes surviving SIGKILL (`durability`),
+//! answers that tell the truth under a full disk, a held lock and a database outage (`faults`),
 //! exactly one `204` under concurrent deletes (`concurrent_deletes`), generated hostile requests
 //! and identifiers (`hostile_input`), idle and stalled connections (`idle_connections`), and
 //! sustained load (`soak`).
@@ -9,6 +10,7 @@
 
 mod concurrent_deletes;
 mod durability;
+mod faults;
 mod hostile_input;
 mod idle_connections;
 mod soak;

@@ -1,0 +1,343 @@
+//! Profile deletes, and the outcomes kept for their `Idempotency-Key`s.
+//!
+//! Every delete's answer is the truth about the data: `Deleted` only once the tombstone, its
+//! audit record and (with a key) the kept outcome are committed together; an error only when
+//! nothing was changed. Each delete carries a deadline: past it, a delete not yet started is
+//! not started at all, and a lock wait gives up (SQLite's busy timeout, PostgreSQL's statement
+//! timeout) and rolls back. So a request timeout never leaves a write running behind a 503.
+//!
+//! An `Idempotency-Key` makes a retry learn the first attempt's outcome: the outcome (deleted or
+//! not found) is written in the delete's own transaction, and a later request of the same
+//! organization with the same key gets it back ([`DeleteAnswer::Replayed`]) for
+//! [`IDEMPOTENCY_TTL`], or [`DeleteAnswer::KeyReused`] when it names another profile. While a
+//! request with a key runs, another with the same key in this process gets
+//! [`DeleteAnswer::KeyInUse`]; on another replica (PostgreSQL) it waits for the first one's row
+//! lock and then gets the replay.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use appzone_contract::headers::IDEMPOTENCY_KEY_TTL_HOURS;
+use appzone_contract::ProfileId;
+use sqlx::{AnyConnection, Row};
+
+use super::errors::ResultExt;
+use super::{audit, group_commit, Store, StoreError};
+use crate::model::now_ms;
+
+/// How long the outcome of a delete sent with an `Idempotency-Key` is kept.
+pub const IDEMPOTENCY_TTL: Duration = Duration::from_secs(IDEMPOTENCY_KEY_TTL_HOURS * 3600);
+
+/// One delete, as the HTTP layer asks for it.
+#[derive(Debug, Clone, Copy)]
+pub struct DeleteRequest<'a> {
+    /// The profile.
+    pub id: &'a ProfileId,
+    /// The caller's organization: only its profiles can be deleted.
+    pub org: &'a str,
+    /// The caller's key id, for the audit record.
+    pub key_id: &'a str,
+    /// The request id, for the audit record.
+    pub request_id: &'a str,
+    /// The caller's `Idempotency-Key`, already checked against the contract's rules.
+    pub idempotency_key: Option<&'a str>,
+    /// Past this instant the delete is not started, and a lock wait gives up (rolled back).
+    pub deadline: Instant,
+}
+
+/// What a delete did to a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    /// The profile was live in the caller's organization and is now a committed tombstone.
+    Deleted,
+    /// Absent, already deleted, or another organization's.
+    NotFound,
+}
+
+impl DeleteOutcome {
+    /// The HTTP status kept with an idempotency key (storage stores the number, not its meaning).
+    fn kept_status(self) -> i64 {
+        match self {
+            DeleteOutcome::Deleted => 204,
+            DeleteOutcome::NotFound => 404,
+        }
+    }
+
+    fn from_kept_status(status: i64) -> Result<Self, StoreError> {
+        match status {
+            204 => Ok(DeleteOutcome::Deleted),
+            404 => Ok(DeleteOutcome::NotFound),
+            other => Err(StoreError::Corrupt(format!(
+                "idempotency record with status {other}"
+            ))),
+        }
+    }
+}
+
+/// The answer to a delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteAnswer {
+    /// This request's own outcome, committed.
+    Done(DeleteOutcome),
+    /// The outcome of the first request with the same `Idempotency-Key`; nothing was changed now.
+    Replayed(DeleteOutcome),
+    /// The `Idempotency-Key` was used for another profile within [`IDEMPOTENCY_TTL`]; nothing
+    /// was changed.
+    KeyReused,
+    /// A request with the same `Idempotency-Key` is still running in this process; nothing was
+    /// changed.
+    KeyInUse,
+}
+
+/// The `(organization, key)` pairs of the deletes running in this process.
+#[derive(Debug, Clone, Default)]
+pub(super) struct KeysInFlight(Arc<Mutex<HashSet<(String, String)>>>);
+
+/// A claimed key; released when dropped.
+pub(super) struct Claim {
+    keys: KeysInFlight,
+    pair: (String, String),
+}
+
+impl KeysInFlight {
+    fn claim(&self, org: &str, key: &str) -> Option<Claim> {
+        let pair = (org.to_owned(), key.to_owned());
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        held.insert(pair.clone()).then(|| Claim {
+            keys: self.clone(),
+            pair,
+        })
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let mut held = self.keys.0.lock().unwrap_or_else(PoisonError::into_inner);
+        held.remove(&self.pair);
+    }
+}
+
+impl Store {
+    /// Turns a live profile of the caller's organization into a tombstone and writes its audit
+    /// record (and, with an `Idempotency-Key`, the kept outcome), committed before this
+    /// returns; or replays the outcome kept for the key. Of concurrent calls for one profile
+    /// exactly one sees `Deleted`: the conditional `UPDATE` is the arbiter on both backends. On
+    /// SQLite the commit is shared with concurrent deletes (see `group_commit`).
+    ///
+    /// An error means nothing was changed: [`StoreError::is_unavailable`] errors (the
+    /// deadline passed, a lock was held too long, the database is unreachable or full) are
+    /// worth a retry.
+    pub async fn delete_profile(
+        &self,
+        request: DeleteRequest<'_>,
+    ) -> Result<DeleteAnswer, StoreError> {
+        let _claim = match request.idempotency_key {
+            Some(key) => match self.keys_in_flight.claim(request.org, key) {
+                Some(claim) => Some(claim),
+                None => return Ok(DeleteAnswer::KeyInUse),
+            },
+            None => None,
+        };
+        if Instant::now() >= request.deadline {
+            return Err(StoreError::DeadlinePassed);
+        }
+        if self.pool.is_closed() {
+            // The writer has a connection of its own; a closed store writes nothing more.
+            return Err(StoreError::Unavailable(sqlx::Error::PoolClosed));
+        }
+        match &self.deletes {
+            Some(writer) => group_commit::submit(writer, &request).await,
+            None => self.delete_on_postgres(&request).await,
+        }
+    }
+
+    async fn delete_on_postgres(
+        &self,
+        request: &DeleteRequest<'_>,
+    ) -> Result<DeleteAnswer, StoreError> {
+        let mut conn = self.pool.acquire().await.classify()?;
+        let Some(key) = request.idempotency_key else {
+            // The tombstone and its audit record in one statement, which commits as one
+            // transaction: one round trip instead of four (BEGIN, UPDATE, INSERT, COMMIT).
+            // SQLite has no data-modifying WITH; its deletes go through the group commit.
+            let done = sqlx::query(
+                "WITH deleted AS ( \
+                     UPDATE profiles SET deleted_at = $1 \
+                     WHERE id = $2 AND org_id = $3 AND deleted_at IS NULL \
+                     RETURNING id, org_id) \
+                 INSERT INTO profile_audit (profile_id, org_id, action, key_id, request_id, at) \
+                 SELECT id, org_id, 'delete', $4, $5, $1 FROM deleted",
+            )
+            .bind(now_ms())
+            .bind(request.id.as_str())
+            .bind(request.org)
+            .bind(request.key_id)
+            .bind(request.request_id)
+            .execute(&mut *conn)
+            .await
+            .classify()?;
+            return Ok(DeleteAnswer::Done(match done.rows_affected() {
+                0 => DeleteOutcome::NotFound,
+                _ => DeleteOutcome::Deleted,
+            }));
+        };
+        // A request with the same key on another replica may commit its outcome between the
+        // look-up and the write; the write then fails on the key's primary key, changing
+        // nothing, and the second look-up finds that outcome.
+        for _ in 0..2 {
+            let now = now_ms();
+            if let Some(answer) = kept_answer(&mut conn, request, key, now).await? {
+                return Ok(answer);
+            }
+            // Tombstone, audit record and kept outcome in one statement, one transaction.
+            let written = sqlx::query(
+                "WITH deleted AS ( \
+                     UPDATE profiles SET deleted_at = $1 \
+                     WHERE id = $2 AND org_id = $3 AND deleted_at IS NULL \
+                     RETURNING id, org_id), \
+                 audit AS ( \
+                     INSERT INTO profile_audit (profile_id, org_id, action, key_id, request_id, at) \
+                     SELECT id, org_id, 'delete', $4, $5, $1 FROM deleted), \
+                 kept AS ( \
+                     INSERT INTO idempotency_keys \
+                         (org_id, idem_key, profile_id, status, request_id, created_at) \
+                     SELECT $3, $6, $2, \
+                         CASE WHEN EXISTS (SELECT 1 FROM deleted) THEN 204 ELSE 404 END, $5, $1) \
+                 SELECT count(*) AS deleted FROM deleted",
+            )
+            .bind(now)
+            .bind(request.id.as_str())
+            .bind(request.org)
+            .bind(request.key_id)
+            .bind(request.request_id)
+            .bind(key)
+            .fetch_one(&mut *conn)
+            .await;
+            match written {
+                Ok(row) => {
+                    let deleted: i64 = row.try_get("deleted").classify()?;
+                    return Ok(DeleteAnswer::Done(if deleted > 0 {
+                        DeleteOutcome::Deleted
+                    } else {
+                        DeleteOutcome::NotFound
+                    }));
+                }
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => continue,
+                Err(err) => return Err(err).classify(),
+            }
+        }
+        Err(StoreError::Corrupt(
+            "an idempotency key's outcome was neither found nor writable".to_owned(),
+        ))
+    }
+
+    /// Removes the outcomes kept for idempotency keys older than `cutoff_ms`; returns how many.
+    pub async fn purge_idempotency_keys(&self, cutoff_ms: i64) -> Result<u64, StoreError> {
+        let done = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
+            .bind(cutoff_ms)
+            .execute(&self.pool)
+            .await
+            .classify()?;
+        Ok(done.rows_affected())
+    }
+}
+
+/// Applies one delete on SQLite inside the writer's open transaction: the kept answer for its
+/// key if there is one, else the delete itself and (with a key) its kept outcome.
+pub(super) async fn apply_in_transaction(
+    conn: &mut AnyConnection,
+    request: &DeleteRequest<'_>,
+) -> Result<DeleteAnswer, StoreError> {
+    let now = now_ms();
+    if let Some(key) = request.idempotency_key {
+        if let Some(answer) = kept_answer(conn, request, key, now).await? {
+            return Ok(answer);
+        }
+    }
+    let done = sqlx::query(
+        "UPDATE profiles SET deleted_at = $1 \
+         WHERE id = $2 AND org_id = $3 AND deleted_at IS NULL",
+    )
+    .bind(now)
+    .bind(request.id.as_str())
+    .bind(request.org)
+    .execute(&mut *conn)
+    .await
+    .classify()?;
+    let outcome = if done.rows_affected() == 1 {
+        audit(
+            conn,
+            request.id.as_str(),
+            request.org,
+            "delete",
+            request.key_id,
+            request.request_id,
+            now,
+        )
+        .await?;
+        DeleteOutcome::Deleted
+    } else {
+        DeleteOutcome::NotFound
+    };
+    if let Some(key) = request.idempotency_key {
+        sqlx::query(
+            "INSERT INTO idempotency_keys \
+                 (org_id, idem_key, profile_id, status, request_id, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(request.org)
+        .bind(key)
+        .bind(request.id.as_str())
+        .bind(outcome.kept_status())
+        .bind(request.request_id)
+        .bind(now)
+        .execute(&mut *conn)
+        .await
+        .classify()?;
+    }
+    Ok(DeleteAnswer::Done(outcome))
+}
+
+/// The answer kept for `key` in the caller's organization, if a live one exists; an expired
+/// one is removed, so the key can be used again.
+async fn kept_answer(
+    conn: &mut AnyConnection,
+    request: &DeleteRequest<'_>,
+    key: &str,
+    now: i64,
+) -> Result<Option<DeleteAnswer>, StoreError> {
+    let row = sqlx::query(
+        "SELECT profile_id, status, created_at FROM idempotency_keys \
+         WHERE org_id = $1 AND idem_key = $2",
+    )
+    .bind(request.org)
+    .bind(key)
+    .fetch_optional(&mut *conn)
+    .await
+    .classify()?;
+    let Some(row) = row else { return Ok(None) };
+    let created_at: i64 = row.try_get("created_at").classify()?;
+    let ttl_ms = i64::try_from(IDEMPOTENCY_TTL.as_millis()).unwrap_or(i64::MAX);
+    if created_at < now.saturating_sub(ttl_ms) {
+        sqlx::query(
+            "DELETE FROM idempotency_keys \
+             WHERE org_id = $1 AND idem_key = $2 AND created_at = $3",
+        )
+        .bind(request.org)
+        .bind(key)
+        .bind(created_at)
+        .execute(&mut *conn)
+        .await
+        .classify()?;
+        return Ok(None);
+    }
+    let profile: String = row.try_get("profile_id").classify()?;
+    if profile != request.id.as_str() {
+        return Ok(Some(DeleteAnswer::KeyReused));
+    }
+    let status: i64 = row.try_get("status").classify()?;
+    Ok(Some(DeleteAnswer::Replayed(
+        DeleteOutcome::from_kept_status(status)?,
+    )))
+}
