@@ -26,6 +26,11 @@ use super::StoreError;
 /// and the rollback journal (used before the database is switched to WAL).
 const COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
 
+/// Less free space than this beside the database, after SQLite failed to open or migrate it,
+/// counts as a full disk: more than SQLite's first `-shm` region (32 KiB) and a few pages of
+/// `-wal`.
+const ROOM_TO_START: usize = 64 * 1024;
+
 /// A SQLite database file, named by its URL.
 #[derive(Debug, Clone)]
 pub(super) struct SqliteFile {
@@ -90,6 +95,14 @@ impl SqliteFile {
     /// it is one of the file's (full disk, permissions); other errors are returned unchanged.
     pub(super) fn explain(&self, err: StoreError) -> StoreError {
         let Some(code) = sqlite_code(&err) else {
+            // The pool retries a connection whose set-up fails until its acquire timeout and
+            // then says only that; at start, on a disk with a little space left (less than
+            // the `-shm`'s first 32 KiB), that is how a full disk shows.
+            if matches!(err, StoreError::Unavailable(sqlx::Error::PoolTimedOut))
+                && self.dir_is_full()
+            {
+                return self.disk_full();
+            }
             return err;
         };
         match code & 0xff {
@@ -209,7 +222,7 @@ impl SqliteFile {
         }
     }
 
-    /// Whether a small write beside the database fails for lack of space.
+    /// Whether a write of [`ROOM_TO_START`] beside the database fails for lack of space.
     fn dir_is_full(&self) -> bool {
         let probe = self.probe_path();
         let Ok(mut file) = OpenOptions::new()
@@ -220,7 +233,9 @@ impl SqliteFile {
         else {
             return false;
         };
-        let written = file.write_all(&[0; 4096]).and_then(|()| file.sync_all());
+        let written = file
+            .write_all(&[0; ROOM_TO_START])
+            .and_then(|()| file.sync_all());
         drop::<File>(file);
         let _ = std::fs::remove_file(&probe);
         matches!(written, Err(err) if err.kind() == ErrorKind::StorageFull)
