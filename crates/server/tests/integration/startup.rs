@@ -38,8 +38,12 @@ fn root_or_skip(test: &str) -> bool {
     false
 }
 
-fn mode(path: &Path) -> u32 {
-    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+/// The file's permission bits in octal, as `ls` and `chmod` spell them (`0600`).
+fn mode(path: &Path) -> String {
+    format!(
+        "{:04o}",
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+    )
 }
 
 fn chmod(path: &Path, mode: u32) {
@@ -300,13 +304,13 @@ async fn new_database_files_are_private_under_umask_022() {
         .arg(BIN)
         .args(["--database-url", &url, "migrate"]);
     assert!(bounded(migrate).status.success());
-    assert_eq!(mode(&db), 0o600, "{}", db.display());
+    assert_eq!(mode(&db), "0600", "{}", db.display());
     // The `-wal` and `-shm` exist while the server runs.
     let mut server = ServerProcess::start_wrapped(&umask_022, &url, &[], "info").await;
     let made: Vec<PathBuf> = companions(&db).into_iter().filter(|p| p.exists()).collect();
     assert!(made.len() >= 2, "{made:?}");
     for file in made.iter().chain([&db]) {
-        assert_eq!(mode(file), 0o600, "{}", file.display());
+        assert_eq!(mode(file), "0600", "{}", file.display());
     }
     assert!(server.terminate().await.success());
 }
@@ -320,7 +324,7 @@ fn an_existing_database_file_keeps_its_mode() {
     chmod(&db, 0o640);
     place.ok(&url, &["migrate"]);
     place.ok(&url, &["org", "create", "acme"]);
-    assert_eq!(mode(&db), 0o640);
+    assert_eq!(mode(&db), "0640");
 }
 
 /// A small tmpfs mounted for one test, unmounted (lazily, so a process still in it cannot stop
