@@ -19,7 +19,9 @@ use crate::http::HttpConfig;
 pub use crate::logging::LogFormat;
 use crate::model::{format_ms, OrgId, Role};
 use crate::serve::{serve, shutdown_signal, ServeOptions};
-use crate::storage::{redact_url, sqlite_file, PoolSettings, Store, StoreError};
+use crate::storage::{
+    explain_open_error, redact_url, sqlite_file, PoolSettings, Store, StoreError,
+};
 use crate::ServiceConfig;
 
 const EXAMPLES: &str = "\
@@ -346,15 +348,9 @@ async fn open_store(cli: &Cli) -> anyhow::Result<Store> {
     let url = &cli.database_url;
     let shown = redact_url(url);
     let creates = matches!(cli.command, Command::Serve(_) | Command::Migrate);
+    // What else keeps a SQLite file from opening (its directory, modes, a full disk) is named
+    // by the store itself.
     if let Some(file) = sqlite_file(url) {
-        if let Some(dir) = file.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-            if !dir.is_dir() {
-                bail!(
-                    "cannot open the database {shown}: the directory {} does not exist",
-                    dir.display()
-                );
-            }
-        }
         if !creates && !file.exists() {
             bail!(
                 "the database file {} does not exist (check --database-url or \
@@ -389,7 +385,7 @@ async fn open_store(cli: &Cli) -> anyhow::Result<Store> {
     if creates {
         crate::prepare(&store)
             .await
-            .map_err(|err| anyhow!("database {shown}: {err}"))?;
+            .map_err(|err| anyhow!("database {shown}: {}", explain_open_error(url, err)))?;
     }
     Ok(store)
 }

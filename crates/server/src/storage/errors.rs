@@ -26,6 +26,10 @@ pub enum StoreError {
     /// The database's schema is missing or older than this program's (migrations pending).
     #[error("the database is not set up, or needs migrations")]
     NotMigrated,
+    /// The SQLite database's files cannot be used as they are (permissions, a missing
+    /// directory, a full disk); the message names the path and what to do.
+    #[error("{0}")]
+    File(String),
     /// Migrations failed.
     #[error("database migration failed: {0}")]
     Migrate(sqlx::migrate::MigrateError),

@@ -13,6 +13,7 @@
 mod deletes;
 mod errors;
 mod group_commit;
+mod sqlite_file;
 
 use std::collections::HashMap;
 use std::sync::Once;
@@ -29,6 +30,7 @@ use crate::model::{check_display_name, now_ms, KeyInfo, KeyRecord, OrgId, Profil
 pub use deletes::{DeleteAnswer, DeleteOutcome, DeleteRequest, IDEMPOTENCY_TTL};
 pub use errors::StoreError;
 use errors::{found, ResultExt};
+pub use sqlite_file::explain_open_error;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
@@ -111,10 +113,29 @@ impl Store {
         DRIVERS.call_once(sqlx::any::install_default_drivers);
 
         let (backend, url) = normalize_url(url, create)?;
+        // SQLite names neither the file nor the cause of what stops it opening one.
+        let file = sqlite_file::SqliteFile::of(&url);
+        if let Some(file) = &file {
+            file.check(create)?;
+        }
+        Self::open_checked(backend, &url, settings, create)
+            .await
+            .map_err(|err| match &file {
+                Some(file) => file.explain(err),
+                None => err,
+            })
+    }
+
+    async fn open_checked(
+        backend: Backend,
+        url: &str,
+        settings: &PoolSettings,
+        create: bool,
+    ) -> Result<Self, StoreError> {
         // The pool retries a connection that fails, or whose set-up statements fail, until its
         // acquire timeout, and then reports only "pool timed out". One direct connection first
         // reports the real cause ("file is not a database", "connection refused") at once.
-        let mut probe = AnyConnection::connect(&url)
+        let mut probe = AnyConnection::connect(url)
             .await
             .map_err(StoreError::connect)?;
         // Checked before the pragmas, which would turn an empty file into a database.
@@ -154,8 +175,8 @@ impl Store {
             }),
             (Backend::Postgres, None) => options,
         };
-        let pool = options.connect(&url).await.map_err(StoreError::connect)?;
-        let deletes = (backend == Backend::Sqlite).then(|| group_commit::start(url.clone()));
+        let pool = options.connect(url).await.map_err(StoreError::connect)?;
+        let deletes = (backend == Backend::Sqlite).then(|| group_commit::start(url.to_owned()));
         Ok(Self {
             pool,
             backend,

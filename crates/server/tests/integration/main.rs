@@ -21,6 +21,7 @@ mod reliability;
 mod security;
 mod server_process;
 mod spec;
+mod startup;
 mod storage;
 mod timing;
 
