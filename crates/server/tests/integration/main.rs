@@ -15,6 +15,7 @@ mod cli;
 mod deploy;
 mod deprecation;
 mod discovery;
+mod idempotency;
 mod ops;
 mod readme;
 mod reliability;
