@@ -87,6 +87,12 @@ impl TestApp {
         Self::start(url, Database::Elsewhere, config, ServeOptions::default()).await
     }
 
+    /// A server on the PostgreSQL database at `url`, which the test made (a throwaway
+    /// cluster, say) and removes itself.
+    pub async fn postgres_at(url: &str, config: ServiceConfig) -> Self {
+        Self::start(url, Database::Elsewhere, config, ServeOptions::default()).await
+    }
+
     /// A server on a fresh SQLite file with connection-level options.
     pub async fn sqlite_serving(options: ServeOptions) -> Self {
         let (url, db) = Database::sqlite();

@@ -12,6 +12,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod app;
+mod cluster;
 mod postgres;
 pub mod raw;
 mod seed;
@@ -19,6 +20,7 @@ mod seed;
 pub use app::{eventually, fast_config, spawn_server, test_catalog, Replica, Resp, TestApp};
 /// The server the harness runs, for tests that configure it (`ServiceConfig`, `HttpConfig`).
 pub use appzone_server;
+pub use cluster::ThrowawayPostgres;
 pub use postgres::{
     connect_admin, fresh_postgres_schema, postgres_schema, scoped_url, PgSchema, PG_ENV,
 };

@@ -341,3 +341,75 @@ async fn a_database_outage_keeps_listings_answering_and_deletes_fail_fast_then_r
         "outage: {listings} listings answered 200 in 5 s; delete 503 after {took:?}; retry 204"
     );
 }
+
+/// A real PostgreSQL stopped for 20 s (a throwaway cluster, `pg_ctl -m fast stop`) and started
+/// again: listings with a key seen before answer 200 all along, deletes answer 503 with
+/// `Retry-After` within about a second and change nothing, `/readyz` stays 200 and says the
+/// database is down, and after the start the same process deletes again; the retry of a
+/// refused delete with its key is done, the data read on a fresh connection.
+#[tokio::test]
+async fn postgres_stopped_for_twenty_seconds_keeps_listings_and_recovers_without_restart() {
+    let Some(cluster) = appzone_test_support::ThrowawayPostgres::start() else {
+        return;
+    };
+    let app = TestApp::postgres_at(&cluster.url(), fast_config()).await;
+    let zones = TestApp::zones_path("aws", "us-east-1");
+    assert_eq!(app.get(&zones, Some(&app.member_key)).await.status, 200);
+    let ids = app.seed_profiles("acme", "stop", 3).await;
+    // The admin key seen before too: its deletes go as far as the database's connection pool.
+    assert_eq!(delete_with_key(&app, "prof_absent", "warm").await.status, 404);
+
+    cluster.stop();
+    let stopped = Instant::now();
+    let (mut listings, mut refused) = (0, Vec::new());
+    while stopped.elapsed() < Duration::from_secs(20) {
+        let resp = app.get(&zones, Some(&app.member_key)).await;
+        assert_eq!(
+            resp.status,
+            200,
+            "listing {:?} into the outage: {}",
+            stopped.elapsed(),
+            resp.body
+        );
+        listings += 1;
+        if refused.len() < ids.len() && stopped.elapsed() > Duration::from_secs(2) {
+            let id = &ids[refused.len()];
+            let started = Instant::now();
+            let resp = delete_with_key(&app, id, &format!("stopped-{id}")).await;
+            let took = started.elapsed();
+            resp.assert_error(503, "unavailable");
+            assert!(resp.header("retry-after").is_some());
+            assert!(took < Duration::from_millis(1500), "503 after {took:?}");
+            refused.push(took);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let ready = app.get("/readyz", None).await;
+    assert_eq!(ready.status, 200);
+    assert_eq!(ready.json()["database"], "down");
+
+    cluster.restart();
+    let restarted = Instant::now();
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            app.get("/readyz", None).await.json()["database"] == "up"
+        })
+        .await,
+        "the database never came back up"
+    );
+    let back_after = restarted.elapsed();
+    for id in &ids {
+        assert!(
+            live_on_fresh_connection(&cluster.url(), id).await,
+            "{id} changed during the outage"
+        );
+        let retry = delete_with_key(&app, id, &format!("stopped-{id}")).await;
+        assert_eq!(retry.status, 204, "{id}: {}", retry.body);
+        assert!(!live_on_fresh_connection(&cluster.url(), id).await);
+    }
+    eprintln!(
+        "PostgreSQL stopped 20 s: {listings} listings answered 200; deletes answered 503 after \
+         {refused:?}; ready again {back_after:?} after the start; every refused delete was \
+         done by its retry"
+    );
+}
