@@ -113,6 +113,7 @@ mod client;
 mod conditional;
 mod deprecation;
 mod error;
+mod idempotency;
 mod request_id;
 mod retry;
 
@@ -127,6 +128,7 @@ pub use client::{
 pub use conditional::Conditional;
 pub use deprecation::DeprecationNotice;
 pub use error::{ApiError, DecodeError, Error};
+pub use idempotency::{new_idempotency_key, DeleteOutcome};
 pub use retry::RetryPolicy;
 
 /// Exit codes of the `appzone` command line: one [`TABLE`](exit_code::TABLE), shown by
