@@ -328,7 +328,12 @@ impl Client {
         // With the key, an attempt that may have reached the server can be sent again: the
         // server replays its outcome instead of acting twice.
         let answer = self
-            .call_with(Method::DELETE, &paths::delete_profile(&id), Some(&header), true)
+            .call_with(
+                Method::DELETE,
+                &paths::delete_profile(&id),
+                Some(&header),
+                true,
+            )
             .await?;
         self.inner
             .deprecations

@@ -305,9 +305,10 @@ impl Error {
             Error::Api(api) => {
                 crate::retry::is_retryable_status(api.status)
                     || (api.status == StatusCode::CONFLICT
-                        && api.code.as_ref().is_some_and(|code| {
-                            code.as_str() == ErrorCode::IDEMPOTENCY_KEY_IN_USE
-                        }))
+                        && api
+                            .code
+                            .as_ref()
+                            .is_some_and(|code| code.as_str() == ErrorCode::IDEMPOTENCY_KEY_IN_USE))
             }
             Error::Connect { .. } | Error::Transport { .. } | Error::Timeout { .. } => true,
             Error::Decode(_) | Error::InvalidArgument { .. } | Error::ProfileNotFound { .. } => {
