@@ -415,7 +415,11 @@ impl Client {
                     let mut result = result;
                     match &mut result {
                         Ok(answer) => answer.attempts = attempt,
-                        Err(Error::Connect { attempts, .. }) => *attempts = attempt,
+                        Err(
+                            Error::Connect { attempts, .. }
+                            | Error::Timeout { attempts, .. }
+                            | Error::Transport { attempts, .. },
+                        ) => *attempts = attempt,
                         Err(_) => {}
                     }
                     return result;
@@ -453,6 +457,7 @@ impl Client {
                     url,
                     timeout: limit.reported,
                     request_id,
+                    attempts: 1,
                     source,
                 }
             } else {
@@ -460,6 +465,7 @@ impl Client {
                     method,
                     url,
                     request_id,
+                    attempts: 1,
                     source,
                 }
             }

@@ -62,7 +62,10 @@ pub enum Error {
     /// The connection failed after it was made, for example it was reset or closed before the
     /// whole answer arrived. The server may have acted on the request. Retried for a `DELETE`
     /// (its `Idempotency-Key` makes that safe), not for a `GET`.
-    #[error("appzone request {method} {url} failed: connection error (request id {request_id})")]
+    #[error(
+        "appzone request {method} {url} failed: connection error (request id {request_id}{})",
+        AfterAttempts(*.attempts)
+    )]
     #[non_exhaustive]
     Transport {
         /// The method of the request.
@@ -71,6 +74,8 @@ pub enum Error {
         url: String,
         /// The `X-Request-Id` the client sent.
         request_id: String,
+        /// How many attempts the call made in total (more than 1 when a `DELETE` was retried).
+        attempts: u32,
         /// The underlying error.
         #[source]
         source: reqwest::Error,
@@ -80,8 +85,9 @@ pub enum Error {
     /// the request. Retried for a `DELETE` (its `Idempotency-Key` makes that safe), not for a
     /// `GET`; the operation timeout, when it ends the call first, is reported the same way.
     #[error(
-        "appzone request {method} {url} timed out after {} (request id {request_id})",
-        DisplayDuration(*.timeout)
+        "appzone request {method} {url} timed out after {} (request id {request_id}{})",
+        DisplayDuration(*.timeout),
+        AfterAttempts(*.attempts)
     )]
     #[non_exhaustive]
     Timeout {
@@ -95,6 +101,8 @@ pub enum Error {
         timeout: Duration,
         /// The `X-Request-Id` the client sent.
         request_id: String,
+        /// How many attempts the call made in total (more than 1 when a `DELETE` was retried).
+        attempts: u32,
         /// The underlying error.
         #[source]
         source: reqwest::Error,

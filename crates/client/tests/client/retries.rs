@@ -270,6 +270,15 @@ async fn a_server_that_never_answers_times_out_get_is_not_retried_delete_is() {
             "{error}"
         );
         assert_eq!(server.attempts() - before, attempts as usize);
+        assert!(
+            matches!(error, Error::Timeout { attempts: a, .. } if a == attempts),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string().ends_with(", after 3 attempts)"),
+            attempts == 3,
+            "{error}"
+        );
     }
 }
 
@@ -298,6 +307,10 @@ async fn a_connection_closed_without_an_answer_is_a_transport_error_retried_for_
         assert!(error.is_retryable() && !error.is_connect() && !error.is_timeout());
         let after = accepted.load(std::sync::atomic::Ordering::SeqCst);
         assert_eq!(after - before, attempts);
+        assert!(
+            matches!(error, Error::Transport { attempts: a, .. } if a as usize == attempts),
+            "{error:?}"
+        );
     }
 }
 
