@@ -1,4 +1,6 @@
-//! Retry matrix, Retry-After, request ids across attempts, connect failures and timeouts.
+//! Retry matrix, Retry-After, request ids across attempts, connect failures and timeouts; the
+//! `Idempotency-Key` of a DELETE (one per call, the same on every retry) with the retries it
+//! makes safe and the replay marker; the operation timeout bounding all attempts.
 
 use std::time::{Duration, Instant};
 
@@ -740,7 +742,8 @@ async fn the_operation_timeout_bounds_all_attempts_together() {
         let before = server.attempts();
         let (error, elapsed) = failing_call(&client, &method).await;
         assert!(elapsed >= Duration::from_secs(1), "{elapsed:?}");
-        assert!(elapsed < Duration::from_millis(2500), "{elapsed:?}");
+        // 2 s and a margin for a busy machine; without the bound the call takes 9 s.
+        assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
         assert_eq!(error.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
         let attempts = server.attempts() - before;
         assert_eq!(attempts, 2, "at 0 s and 1 s; one at 2 s would be too late");
@@ -760,7 +763,8 @@ async fn the_operation_timeout_cuts_a_running_attempt_short() {
     for method in [Call::Get, Call::Delete] {
         let (error, elapsed) = failing_call(&client, &method).await;
         assert!(elapsed >= Duration::from_millis(800), "{elapsed:?}");
-        assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}");
+        // Without the cut the attempt would run its whole 5 s.
+        assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
         assert!(
             matches!(error, Error::Timeout { timeout, .. } if timeout == Duration::from_millis(800)),
             "{error:?}"
