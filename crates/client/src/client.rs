@@ -2,11 +2,14 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use appzone_contract::headers::{is_valid_request_id, API_KEY, REQUEST_ID};
+use appzone_contract::headers::{
+    is_valid_request_id, API_KEY, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, REQUEST_ID,
+};
 use appzone_contract::{
-    paths, ErrorBody, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
+    paths, ErrorBody, ErrorCode, ProfileId, ProviderId, ProviderList, RegionId, RegionList,
+    ZoneList,
 };
 use http::header::{ACCEPT, USER_AGENT};
 use http::{HeaderValue, Method, StatusCode};
@@ -14,6 +17,7 @@ use http::{HeaderValue, Method, StatusCode};
 use crate::conditional::{self, Conditional, ExtraHeader};
 use crate::deprecation::{self, DeprecationNotice};
 use crate::error::{ApiError, DecodeError, DisplayDuration};
+use crate::idempotency::{self, DeleteOutcome};
 use crate::retry::{is_retryable_status, retry_after};
 use crate::{request_id, Error, IntoApiKey, IntoId, RetryPolicy};
 
@@ -63,6 +67,8 @@ struct Inner {
     api_key: HeaderValue,
     user_agent: HeaderValue,
     timeout: Duration,
+    /// The bound on all attempts of one call, waits included.
+    operation_timeout: Duration,
     retry: RetryPolicy,
     /// The deprecated operations the server named in its answers.
     deprecations: deprecation::Seen,
@@ -75,6 +81,7 @@ impl fmt::Debug for Client {
             .field("api_key", &"<redacted>")
             .field("user_agent", &self.inner.user_agent)
             .field("timeout", &self.inner.timeout)
+            .field("operation_timeout", &self.inner.operation_timeout)
             .field("retry", &self.inner.retry)
             .finish_non_exhaustive()
     }
@@ -97,6 +104,7 @@ impl Client {
             base_url: base_url.into(),
             api_key: Secret(api_key.into_secret()),
             timeout: DEFAULT_TIMEOUT,
+            operation_timeout: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             retry: RetryPolicy::default(),
             user_agent: None,
@@ -112,6 +120,13 @@ impl Client {
     /// The request timeout of each attempt.
     pub fn timeout(&self) -> Duration {
         self.inner.timeout
+    }
+
+    /// The bound on all attempts of one call together, the waits between them included: the
+    /// one set with [`ClientBuilder::operation_timeout`], or the default derived from the
+    /// per-attempt timeout and the retry policy (see there).
+    pub fn operation_timeout(&self) -> Duration {
+        self.inner.operation_timeout
     }
 
     /// The retry policy.
@@ -225,7 +240,7 @@ impl Client {
         path: &str,
         extra: Option<&ExtraHeader>,
     ) -> Result<Answer, Error> {
-        let answer = self.call_with(Method::GET, path, extra).await?;
+        let answer = self.call_with(Method::GET, path, extra, false).await?;
         self.inner
             .deprecations
             .note(T::OPERATION, answer.deprecation.as_ref());
@@ -233,62 +248,149 @@ impl Client {
     }
 
     /// Deletes the application profile `id` (`DELETE`). `Ok(())` means the server answered 2xx
-    /// (the contract's 204): the delete is committed.
+    /// (the contract's 204): the profile is deleted, by this call or, when the answer was a
+    /// replay, by an earlier attempt of it whose answer was lost.
     ///
     /// `id` is a [`ProfileId`] or a string. **A malformed id is answered locally:** no profile
     /// can have it, and the contract answers it with 404 `profile_not_found`, so the client
     /// returns [`Error::ProfileNotFound`] without sending a request, and
     /// [`Error::is_not_found`] is true just as for the server's answer.
     ///
-    /// Retried on connect failures only: a 429, a 503 or a timeout is returned at once, because
-    /// the server may have acted on the request. Deleting twice is harmless (the second delete
-    /// answers 404), so a caller may retry after [`Error::is_retryable`] errors itself.
+    /// Every call sends a fresh `Idempotency-Key` ([`new_idempotency_key`](crate::new_idempotency_key)),
+    /// the same on each of its attempts, so the call is retried like a `GET` and more: on
+    /// connect failures, timeouts and broken connections, on 429, 502, 503 and 504, and on 409
+    /// `idempotency_key_in_use` (an earlier attempt still running), honouring `Retry-After`,
+    /// within the [`RetryPolicy`] and the [operation timeout](ClientBuilder::operation_timeout).
+    /// A retry after a lost answer gets the first attempt's outcome replayed (a 204 marked
+    /// `Idempotent-Replayed: true`), not a 404, so a 404 always means the profile was not there.
+    /// (A server older than contract 1.1 ignores the key; there, a retry after a lost answer
+    /// can answer 404.) Use [`delete_profile_with_key`](Client::delete_profile_with_key) to keep
+    /// the key across calls or restarts, or to learn whether the answer was a replay.
     ///
     /// Typical errors: 404 `profile_not_found` ([`Error::is_not_found`]; also for another
     /// organization's profile), 403 `forbidden` for a `member` key ([`Error::is_forbidden`]).
     pub async fn delete_profile(&self, id: impl IntoId<ProfileId>) -> Result<(), Error> {
+        self.delete_profile_with_key(id, &idempotency::new_idempotency_key())
+            .await
+            .map(drop)
+    }
+
+    /// Deletes the application profile `id` (`DELETE`) with the caller's `Idempotency-Key`,
+    /// and tells what the answer said: [`DeleteOutcome::replayed`] is true when the server
+    /// repeated the 204 of an earlier request with this key rather than deleting now.
+    ///
+    /// Retried as [`delete_profile`](Client::delete_profile) is, every attempt with `key`. Use
+    /// one key per deletion, the same for every try of it, also across process restarts (store
+    /// it before the first try; [`new_idempotency_key`](crate::new_idempotency_key) makes one):
+    /// for 24 hours the server answers a repeat with the first outcome (204, or 404 when there
+    /// was no such profile), marked `Idempotent-Replayed: true`.
+    ///
+    /// `key` must be what the contract accepts ([`appzone_contract::headers::idempotency_key`]:
+    /// 1 to 255 visible ASCII characters, optionally in double quotes, which are not part of
+    /// the key); anything else is an [`Error::InvalidArgument`] naming `idempotency key`,
+    /// before anything is sent. A malformed `id` is [`Error::ProfileNotFound`], as for
+    /// [`delete_profile`](Client::delete_profile).
+    ///
+    /// Errors besides those of [`delete_profile`](Client::delete_profile): 422
+    /// `idempotency_key_reused` when the key was used for another profile within 24 hours
+    /// (`error_code().map(ErrorCode::as_str) == Some(ErrorCode::IDEMPOTENCY_KEY_REUSED)`),
+    /// and 409 `idempotency_key_in_use` when an earlier request with the key was still running
+    /// after the last attempt ([`Error::is_retryable`] is true).
+    ///
+    /// ```no_run
+    /// # async fn run(client: appzone_client::Client) -> Result<(), appzone_client::Error> {
+    /// use appzone_client::ErrorCode;
+    ///
+    /// // Kept with the job, so that a run after a crash retries with the same key.
+    /// let key = appzone_client::new_idempotency_key();
+    /// match client.delete_profile_with_key("prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2", &key).await {
+    ///     Ok(outcome) if outcome.replayed => println!("deleted (by an earlier try)"),
+    ///     Ok(_) => println!("deleted"),
+    ///     Err(e) if e.is_not_found() => println!("no such profile"),
+    ///     Err(e) if e.error_code().map(ErrorCode::as_str) == Some(ErrorCode::IDEMPOTENCY_KEY_REUSED) => {
+    ///         println!("this key was used for another profile: make a new one")
+    ///     }
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn delete_profile_with_key(
+        &self,
+        id: impl IntoId<ProfileId>,
+        key: &str,
+    ) -> Result<DeleteOutcome, Error> {
         let id = id
             .into_id()
             .map_err(|source| Error::ProfileNotFound { source })?;
+        let (key, value) = idempotency::header_value(key)?;
+        let header = (IDEMPOTENCY_KEY, value);
+        // With the key, an attempt that may have reached the server can be sent again: the
+        // server replays its outcome instead of acting twice.
         let answer = self
-            .call(Method::DELETE, &paths::delete_profile(&id))
+            .call_with(
+                Method::DELETE,
+                &paths::delete_profile(&id),
+                Some(&header),
+                true,
+            )
             .await?;
         self.inner
             .deprecations
             .note("deleteApplicationProfile", answer.deprecation.as_ref());
         if answer.status.is_success() {
-            Ok(())
+            Ok(DeleteOutcome {
+                idempotency_key: key,
+                replayed: answer.replayed,
+                request_id: answer.request_id,
+                attempts: answer.attempts,
+            })
         } else {
             Err(answer.into_api_error())
         }
     }
 
-    /// Sends one call, retrying as the policy and the method allow, and reads the final answer.
-    async fn call(&self, method: Method, path: &str) -> Result<Answer, Error> {
-        self.call_with(method, path, None).await
-    }
-
-    /// [`call`](Client::call) with one extra request header on every attempt (the
-    /// `If-None-Match` of a conditional listing).
+    /// Sends one call with one extra request header on every attempt (a conditional listing's
+    /// `If-None-Match`, a delete's `Idempotency-Key`), retrying as the policy allows within the
+    /// operation timeout, and reads the final answer.
+    ///
+    /// Connect failures and retryable answers ([`Answer::may_retry`]) are retried for any
+    /// method; timeouts and broken connections only when `resend` says a request that may have
+    /// reached the server can safely be sent again.
     async fn call_with(
         &self,
         method: Method,
         path: &str,
         extra: Option<&ExtraHeader>,
+        resend: bool,
     ) -> Result<Answer, Error> {
         let url = format!("{}{}", self.inner.base_url, path);
         let request_id = request_id::generate();
         let request_id_value =
             HeaderValue::from_str(&request_id).map_err(|e| Error::invalid("request id", e))?;
         let policy = &self.inner.retry;
+        // `None` when the bound is too far away to represent: no deadline then.
+        let deadline = Instant::now().checked_add(self.inner.operation_timeout);
         let mut attempt = 1;
         loop {
+            let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let limit = match remaining {
+                Some(remaining) if remaining < self.inner.timeout => AttemptLimit {
+                    timeout: remaining,
+                    reported: self.inner.operation_timeout,
+                },
+                _ => AttemptLimit {
+                    timeout: self.inner.timeout,
+                    reported: self.inner.timeout,
+                },
+            };
             let result = self
-                .attempt(&method, &url, &request_id, &request_id_value, extra)
+                .attempt(&method, &url, &request_id, &request_id_value, extra, limit)
                 .await;
             let may_retry = match &result {
                 Err(Error::Connect { .. }) => true,
-                Ok(answer) => method == Method::GET && is_retryable_status(answer.status),
+                Err(Error::Timeout { .. } | Error::Transport { .. }) => resend,
+                Ok(answer) => answer.may_retry(),
                 Err(_) => false,
             };
             let delay = match &result {
@@ -296,6 +398,14 @@ impl Client {
                 Ok(answer) => policy.delay(attempt, answer.retry_after),
                 Err(_) => policy.delay(attempt, None),
             };
+            // A wait that would end at or after the deadline leaves no time for the attempt
+            // after it: return what there is now rather than sleep for nothing.
+            let delay = delay.filter(|delay| match deadline {
+                Some(deadline) => Instant::now()
+                    .checked_add(*delay)
+                    .is_some_and(|wake| wake < deadline),
+                None => true,
+            });
             match delay {
                 Some(delay) => {
                     tokio::time::sleep(delay).await;
@@ -305,7 +415,11 @@ impl Client {
                     let mut result = result;
                     match &mut result {
                         Ok(answer) => answer.attempts = attempt,
-                        Err(Error::Connect { attempts, .. }) => *attempts = attempt,
+                        Err(
+                            Error::Connect { attempts, .. }
+                            | Error::Timeout { attempts, .. }
+                            | Error::Transport { attempts, .. },
+                        ) => *attempts = attempt,
                         Err(_) => {}
                     }
                     return result;
@@ -322,6 +436,7 @@ impl Client {
         request_id: &str,
         request_id_value: &HeaderValue,
         extra: Option<&ExtraHeader>,
+        limit: AttemptLimit,
     ) -> Result<Answer, Error> {
         let inner = &self.inner;
         let failed = |source: reqwest::Error| {
@@ -340,8 +455,9 @@ impl Client {
                 Error::Timeout {
                     method,
                     url,
-                    timeout: inner.timeout,
+                    timeout: limit.reported,
                     request_id,
+                    attempts: 1,
                     source,
                 }
             } else {
@@ -349,6 +465,7 @@ impl Client {
                     method,
                     url,
                     request_id,
+                    attempts: 1,
                     source,
                 }
             }
@@ -361,7 +478,7 @@ impl Client {
             .header(USER_AGENT, inner.user_agent.clone())
             .header(ACCEPT, HeaderValue::from_static("application/json"))
             .headers(conditional::extra_headers(extra))
-            .timeout(inner.timeout)
+            .timeout(limit.timeout)
             .send()
             .await
             .map_err(failed)?;
@@ -391,6 +508,10 @@ impl Client {
             retry_after: retry_after(&headers),
             deprecation: deprecation::read(&headers),
             etag: conditional::etag_of(&headers),
+            replayed: headers
+                .get(IDEMPOTENT_REPLAYED)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
             request_id: answered_id,
             body,
             truncated,
@@ -432,6 +553,15 @@ listing!(
     ZoneList => "zone list", "listZones";
 );
 
+/// How long one attempt may take, and the timeout an [`Error::Timeout`] names when it elapses:
+/// the per-attempt timeout, or what is left of the operation timeout when that is shorter (the
+/// error then names the operation timeout, the bound that ended the call).
+#[derive(Debug, Clone, Copy)]
+struct AttemptLimit {
+    timeout: Duration,
+    reported: Duration,
+}
+
 /// A complete answer: status, the parts of the headers the client uses, and the body.
 struct Answer {
     method: Method,
@@ -442,6 +572,8 @@ struct Answer {
     deprecation: Option<(String, Option<String>)>,
     /// The `ETag`, for a conditional listing.
     etag: Option<String>,
+    /// `Idempotent-Replayed: true`: the server repeated an earlier outcome for the same key.
+    replayed: bool,
     request_id: String,
     body: Vec<u8>,
     truncated: bool,
@@ -449,6 +581,17 @@ struct Answer {
 }
 
 impl Answer {
+    /// Whether the same request may get another answer later: 429, 502, 503 and 504, and 409
+    /// `idempotency_key_in_use` (an earlier request with the key is still running; its outcome
+    /// will be replayed once it ends). Any other 409 is not retried.
+    fn may_retry(&self) -> bool {
+        is_retryable_status(self.status)
+            || (self.status == StatusCode::CONFLICT
+                && serde_json::from_slice::<ErrorBody>(&self.body).is_ok_and(|body| {
+                    body.error_code.as_str() == ErrorCode::IDEMPOTENCY_KEY_IN_USE
+                }))
+    }
+
     fn into_api_error(self) -> Error {
         let (code, message) = match serde_json::from_slice::<ErrorBody>(&self.body) {
             Ok(body) => (Some(body.error_code), body.error),
@@ -531,6 +674,8 @@ pub struct ClientBuilder {
     base_url: String,
     api_key: Secret,
     timeout: Duration,
+    /// `None`: derived from `timeout` and `retry` in `build`.
+    operation_timeout: Option<Duration>,
     connect_timeout: Duration,
     retry: RetryPolicy,
     user_agent: Option<String>,
@@ -542,6 +687,36 @@ impl ClientBuilder {
     /// (default [`DEFAULT_TIMEOUT`]). It applies to a custom [`reqwest::Client`] too.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// The bound on all attempts of one call together, the waits between them included: once
+    /// it has elapsed the call returns its last error rather than try again, and an attempt
+    /// running when it ends is cut short ([`Error::Timeout`], naming this duration).
+    ///
+    /// By default it is derived so that it never ends a call before the [`RetryPolicy`] would:
+    /// the [per-attempt timeout](ClientBuilder::timeout) times the attempts, plus the longest
+    /// wait ([`RetryPolicy::max_backoff`] or [`RetryPolicy::max_retry_after`], whichever is
+    /// longer) before each retry. With the defaults that is 30 s × 3 + 2 × 10 s = 110 s. Set a
+    /// shorter one when the caller has a deadline of its own:
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use appzone_client::{Client, RetryPolicy};
+    ///
+    /// let client = Client::builder("http://127.0.0.1:8080", "apz_...")
+    ///     .timeout(Duration::from_secs(5))
+    ///     .retry_policy(RetryPolicy::default().with_max_attempts(10))
+    ///     .operation_timeout(Duration::from_secs(20))
+    ///     .build()?;
+    /// assert_eq!(client.operation_timeout(), Duration::from_secs(20));
+    ///
+    /// let default = Client::new("http://127.0.0.1:8080", "apz_...")?;
+    /// assert_eq!(default.operation_timeout(), Duration::from_secs(110));
+    /// # Ok::<(), appzone_client::Error>(())
+    /// ```
+    pub fn operation_timeout(mut self, timeout: Duration) -> Self {
+        self.operation_timeout = Some(timeout);
         self
     }
 
@@ -602,6 +777,9 @@ impl ClientBuilder {
                 .build()
                 .map_err(|e| Error::invalid("HTTP client", e))?,
         };
+        let operation_timeout = self
+            .operation_timeout
+            .unwrap_or_else(|| default_operation_timeout(self.timeout, &self.retry));
         Ok(Client {
             inner: Arc::new(Inner {
                 http,
@@ -609,11 +787,23 @@ impl ClientBuilder {
                 api_key,
                 user_agent,
                 timeout: self.timeout,
+                operation_timeout,
                 retry: self.retry,
                 deprecations: deprecation::Seen::default(),
             }),
         })
     }
+}
+
+/// The operation timeout when none is set: long enough for every attempt the policy allows to
+/// take its whole timeout, with the longest wait before each retry, so that by default the
+/// policy alone decides when a call ends (as before the operation timeout existed).
+fn default_operation_timeout(timeout: Duration, retry: &RetryPolicy) -> Duration {
+    let attempts = retry.max_attempts();
+    let longest_wait = retry.max_backoff().max(retry.max_retry_after());
+    timeout
+        .saturating_mul(attempts)
+        .saturating_add(longest_wait.saturating_mul(attempts.saturating_sub(1)))
 }
 
 /// Checks a base URL and returns it without a trailing slash.

@@ -17,7 +17,7 @@ use http::{Method, StatusCode};
 /// | [`Error::Transport`] | the connection failed after it was made (reset, closed early) | yes |
 /// | [`Error::Timeout`] | the request timeout elapsed before the whole answer arrived | yes |
 /// | [`Error::Decode`] | a success status arrived with a body that is not what the contract says | yes |
-/// | [`Error::InvalidArgument`] | an argument or setting was rejected locally | no |
+/// | [`Error::InvalidArgument`] | an argument or setting was rejected locally (an id, an idempotency key, a setting) | no |
 /// | [`Error::ProfileNotFound`] | a malformed profile id, answered locally as "not found" | no |
 ///
 /// Most callers need only the helpers: [`is_not_found`](Error::is_not_found),
@@ -60,8 +60,12 @@ pub enum Error {
     },
 
     /// The connection failed after it was made, for example it was reset or closed before the
-    /// whole answer arrived. The server may have acted on the request. Not retried.
-    #[error("appzone request {method} {url} failed: connection error (request id {request_id})")]
+    /// whole answer arrived. The server may have acted on the request. Retried for a `DELETE`
+    /// (its `Idempotency-Key` makes that safe), not for a `GET`.
+    #[error(
+        "appzone request {method} {url} failed: connection error (request id {request_id}{})",
+        AfterAttempts(*.attempts)
+    )]
     #[non_exhaustive]
     Transport {
         /// The method of the request.
@@ -70,16 +74,20 @@ pub enum Error {
         url: String,
         /// The `X-Request-Id` the client sent.
         request_id: String,
+        /// How many attempts the call made in total (more than 1 when a `DELETE` was retried).
+        attempts: u32,
         /// The underlying error.
         #[source]
         source: reqwest::Error,
     },
 
     /// The request timeout elapsed before the whole answer arrived. The server may have acted on
-    /// the request. Not retried (neither for `GET` nor `DELETE`).
+    /// the request. Retried for a `DELETE` (its `Idempotency-Key` makes that safe), not for a
+    /// `GET`; the operation timeout, when it ends the call first, is reported the same way.
     #[error(
-        "appzone request {method} {url} timed out after {} (request id {request_id})",
-        DisplayDuration(*.timeout)
+        "appzone request {method} {url} timed out after {} (request id {request_id}{})",
+        DisplayDuration(*.timeout),
+        AfterAttempts(*.attempts)
     )]
     #[non_exhaustive]
     Timeout {
@@ -87,10 +95,14 @@ pub enum Error {
         method: Method,
         /// The URL the request was for.
         url: String,
-        /// The configured request timeout that elapsed.
+        /// The configured request timeout that elapsed, or the operation timeout
+        /// ([`ClientBuilder::operation_timeout`](crate::ClientBuilder::operation_timeout)) when
+        /// that ended the call first.
         timeout: Duration,
         /// The `X-Request-Id` the client sent.
         request_id: String,
+        /// How many attempts the call made in total (more than 1 when a `DELETE` was retried).
+        attempts: u32,
         /// The underlying error.
         #[source]
         source: reqwest::Error,
@@ -102,7 +114,7 @@ pub enum Error {
     Decode(Box<DecodeError>),
 
     /// An argument or a setting was rejected before any request was sent: an invalid provider
-    /// or region id, a base URL that is not `http(s)`, an API key that cannot go in a header,
+    /// or region id, an invalid idempotency key (`argument` is `idempotency key`), a base URL that is not `http(s)`, an API key that cannot go in a header,
     /// or an HTTP client that could not be built.
     #[error("invalid {argument}: {reason}")]
     #[non_exhaustive]
@@ -288,15 +300,24 @@ impl Error {
         matches!(self, Error::Api(api) if api.status == StatusCode::UNAUTHORIZED)
     }
 
-    /// Whether the same call may succeed later: a connect or transport failure, a timeout, or an
-    /// answer of 429, 502, 503 or 504.
+    /// Whether the same call may succeed later: a connect or transport failure, a timeout, an
+    /// answer of 429, 502, 503 or 504, or a 409 `idempotency_key_in_use` (an earlier request
+    /// with the same `Idempotency-Key` was still running).
     ///
-    /// The client has already retried what its [`RetryPolicy`](crate::RetryPolicy) allows before
-    /// returning the error. Retrying a `DELETE` after a timeout or a transport failure is safe
-    /// with this API (a second delete answers 404), but the caller decides.
+    /// The client has already retried what its [`RetryPolicy`](crate::RetryPolicy) and its
+    /// operation timeout allow before returning the error. Retrying a `DELETE` is safe with
+    /// [`Client::delete_profile_with_key`](crate::Client::delete_profile_with_key) and the same
+    /// key: the server replays the first outcome.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Error::Api(api) => crate::retry::is_retryable_status(api.status),
+            Error::Api(api) => {
+                crate::retry::is_retryable_status(api.status)
+                    || (api.status == StatusCode::CONFLICT
+                        && api
+                            .code
+                            .as_ref()
+                            .is_some_and(|code| code.as_str() == ErrorCode::IDEMPOTENCY_KEY_IN_USE))
+            }
             Error::Connect { .. } | Error::Transport { .. } | Error::Timeout { .. } => true,
             Error::Decode(_) | Error::InvalidArgument { .. } | Error::ProfileNotFound { .. } => {
                 false

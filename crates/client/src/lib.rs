@@ -60,9 +60,17 @@
 //! # Retries and timeouts
 //!
 //! `GET` is retried on connect failures and on 429, 502, 503 and 504, with jittered exponential
-//! backoff and honouring `Retry-After`; `DELETE` is retried on connect failures only. Every
-//! attempt of one call sends the same `X-Request-Id` (a new ULID-shaped id per call). The
-//! defaults are 3 attempts, a 30 s timeout per attempt and a 5 s connect timeout; see
+//! backoff and honouring `Retry-After`. `DELETE` sends an `Idempotency-Key` (a fresh UUID per
+//! call, the same on each of its attempts; [`new_idempotency_key`]) and is retried like `GET`,
+//! and also after a timeout or a broken connection and on 409 `idempotency_key_in_use`: the
+//! server replays the first attempt's outcome to a retry with the same key (marked
+//! `Idempotent-Replayed: true`) instead of deleting again, so a retry after a lost answer gets
+//! the 204, not a 404. [`Client::delete_profile_with_key`] takes a key of the caller's (to keep
+//! it across restarts) and returns a [`DeleteOutcome`] telling whether the answer was a replay.
+//! Every attempt of one call sends the same `X-Request-Id` (a new ULID-shaped id per call). The
+//! defaults are 3 attempts, a 30 s timeout per attempt and a 5 s connect timeout; an operation
+//! timeout bounds all attempts of a call together (by default 110 s, derived so that it never
+//! ends a call before the policy would; set it with [`ClientBuilder::operation_timeout`]). See
 //! [`RetryPolicy`] and [`ClientBuilder`].
 //!
 //! # Conditional listings
@@ -94,6 +102,7 @@
 //! appzone zones aws us-east-1
 //! appzone --output json zones aws us-east-1
 //! appzone profiles delete prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2
+//! appzone profiles delete prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2 --idempotency-key job-7:prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2
 //! ```
 //!
 //! Options: `--url` (`APPZONE_URL`, default `http://127.0.0.1:8080`), `--api-key`
@@ -113,6 +122,7 @@ mod client;
 mod conditional;
 mod deprecation;
 mod error;
+mod idempotency;
 mod request_id;
 mod retry;
 
@@ -127,6 +137,7 @@ pub use client::{
 pub use conditional::Conditional;
 pub use deprecation::DeprecationNotice;
 pub use error::{ApiError, DecodeError, Error};
+pub use idempotency::{new_idempotency_key, DeleteOutcome};
 pub use retry::RetryPolicy;
 
 /// Exit codes of the `appzone` command line: one [`TABLE`](exit_code::TABLE), shown by

@@ -7,14 +7,23 @@ use rand::RngExt;
 
 /// How often and how patiently the client retries a call.
 ///
-/// What is retried is fixed by the API contract:
+/// What is retried is fixed by the API contract. A `DELETE` carries an `Idempotency-Key`, the
+/// same on each attempt of a call, so the server replays the first attempt's outcome instead of
+/// acting twice, and a `DELETE` is retried whenever a `GET` is, and also when the answer may
+/// have been lost:
 ///
-/// | failure | `GET` (the `list_*` methods) | `DELETE` (`delete_profile`) |
+/// | failure | `GET` (the `list_*` methods) | `DELETE` (`delete_profile*`) |
 /// |---|---|---|
-/// | could not connect ([`Error::Connect`](crate::Error::Connect)) | retried | retried (nothing was sent) |
-/// | 429, 502, 503, 504 | retried | not retried |
+/// | could not connect ([`Error::Connect`](crate::Error::Connect)) | retried | retried |
+/// | 429, 502, 503, 504 | retried | retried |
+/// | 409 `idempotency_key_in_use` | (never answered) | retried |
 /// | any other status | not retried | not retried |
-/// | timeout, connection dropped after connecting | not retried | not retried |
+/// | timeout, connection dropped after connecting | not retried | retried |
+///
+/// All attempts of one call together are bounded by the client's operation timeout
+/// ([`ClientBuilder::operation_timeout`](crate::ClientBuilder::operation_timeout)): no retry
+/// starts once it would begin after that bound, and an attempt still running when it ends is
+/// cut short.
 ///
 /// Between attempts the client waits a jittered exponential backoff: before retry `n` (1-based)
 /// a random duration between half and all of `min(max_backoff, base_backoff * 2^(n-1))`. When the
@@ -24,7 +33,8 @@ use rand::RngExt;
 /// set) rather than blocking the caller for longer than it allowed, or retrying earlier than the
 /// server asked. The HTTP-date form of `Retry-After` is ignored (plain backoff applies).
 ///
-/// Every attempt of one call sends the same `X-Request-Id`.
+/// Every attempt of one call sends the same `X-Request-Id` (and, for a `DELETE`, the same
+/// `Idempotency-Key`).
 ///
 /// ```
 /// use std::time::Duration;

@@ -106,9 +106,18 @@ enum Command {
 #[derive(Debug, Subcommand)]
 enum ProfilesCommand {
     /// Delete an application profile (needs an admin key of the profile's organization).
+    ///
+    /// Sends an Idempotency-Key, the same on every retry, so a deletion whose answer was lost is
+    /// retried safely. Pass your own with --idempotency-key to rerun the command after a crash
+    /// and learn the first run's outcome.
     Delete {
         /// Profile id, such as `prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2`.
         id: String,
+
+        /// Idempotency-Key to send (1 to 255 visible ASCII characters, such as a UUID); a fresh
+        /// one by default. Reuse it only to repeat the same deletion, within 24 hours.
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
     },
 }
 
@@ -219,8 +228,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Regions { provider } => Call::Regions(provider.parse()?),
         Command::Zones { provider, region } => Call::Zones(provider.parse()?, region.parse()?),
         Command::Profiles {
-            command: ProfilesCommand::Delete { id },
-        } => Call::Delete(id.parse()?),
+            command:
+                ProfilesCommand::Delete {
+                    id,
+                    idempotency_key,
+                },
+        } => Call::Delete(id.parse()?, idempotency_key),
     };
     let client = Client::builder(cli.url, api_key)
         .timeout(cli.timeout)
@@ -248,8 +261,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 let zones = client.list_zones(provider, region).await?;
                 print_list(&zones.data, || serde_json::to_string(&zones), output)
             }
-            Call::Delete(id) => {
-                client.delete_profile(&id).await?;
+            Call::Delete(id, key) => {
+                // A key given on the command line is checked by the client (exit 6 when it is
+                // not one), before anything is sent.
+                let key = key.unwrap_or_else(appzone_client::new_idempotency_key);
+                client.delete_profile_with_key(&id, &key).await?;
                 print_deleted(id.as_str(), output)
             }
         }
@@ -261,7 +277,8 @@ enum Call {
     Providers,
     Regions(ProviderId),
     Zones(ProviderId, RegionId),
-    Delete(ProfileId),
+    /// The profile, and the caller's `Idempotency-Key` if any.
+    Delete(ProfileId, Option<String>),
 }
 
 /// Prints a listing: its ids one per line, or its whole body (`json`) on one line.

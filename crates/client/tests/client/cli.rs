@@ -167,6 +167,40 @@ async fn url_and_key_come_from_the_environment() {
 }
 
 #[tokio::test]
+async fn profiles_delete_sends_a_fresh_idempotency_key_or_the_one_given() {
+    let server = Server::start(vec![Reply::status(204)]).await;
+    for _ in 0..2 {
+        let run = against(&server, &["profiles", "delete", "p1"]).await;
+        assert_exit(&run, exit_code::OK);
+    }
+    let run = against(
+        &server,
+        &["profiles", "delete", "p1", "--idempotency-key", "job-7:p1"],
+    )
+    .await;
+    assert_exit(&run, exit_code::OK);
+    assert_eq!(run.stdout, "deleted profile p1\n");
+    let keys: Vec<String> = server
+        .seen()
+        .iter()
+        .map(|s| s.header("idempotency-key").unwrap().to_owned())
+        .collect();
+    assert_eq!(keys.len(), 3);
+    assert_ne!(keys[0], keys[1], "a fresh key per run");
+    assert_eq!(keys[2], "job-7:p1");
+
+    // Not a key: refused before sending, as invalid input.
+    let run = against(
+        &server,
+        &["profiles", "delete", "p1", "--idempotency-key", "two words"],
+    )
+    .await;
+    assert_exit(&run, exit_code::INVALID_INPUT);
+    assert_lines(&run.stderr, &["error: invalid idempotency key: it must be"]);
+    assert_eq!(server.attempts(), 3);
+}
+
+#[tokio::test]
 async fn api_errors_print_the_code_and_message_then_the_request_id() {
     let cases: [(Reply, &[&str], u8, &str); 8] = [
         (
@@ -220,7 +254,8 @@ async fn api_errors_print_the_code_and_message_then_the_request_id() {
             Reply::error(503, "unavailable", "busy"),
             &["profiles", "delete", "p1"],
             exit_code::API,
-            "error: unavailable: busy",
+            // A DELETE is retried like a GET (it sends an Idempotency-Key).
+            "error: unavailable: busy (after 3 attempts)",
         ),
     ];
     for (reply, args, code, first_line) in cases {

@@ -1,10 +1,15 @@
-//! Retry matrix, Retry-After, request ids across attempts, connect failures and timeouts.
+//! Retry matrix, Retry-After, request ids across attempts, connect failures and timeouts; the
+//! `Idempotency-Key` of a DELETE (one per call, the same on every retry) with the retries it
+//! makes safe and the replay marker; the operation timeout bounding all attempts.
 
 use std::time::{Duration, Instant};
 
-use appzone_client::{Client, Error, RetryPolicy};
-use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
-use tokio::io::AsyncReadExt;
+use appzone_client::{Client, Error, ErrorCode, RetryPolicy};
+use appzone_contract::headers::{
+    idempotency_key, is_valid_request_id, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, REQUEST_ID,
+};
+use http::StatusCode;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use crate::support::{client, closed_port, fast_retries, key, Reply, Server};
@@ -65,33 +70,6 @@ async fn get_is_not_retried_on_other_statuses() {
     for status in [400, 401, 403, 404, 405, 409, 413, 500, 501] {
         assert_eq!(attempts_for(status, Call::Get).await, 1, "GET {status}");
     }
-}
-
-#[tokio::test]
-async fn delete_is_never_retried_on_a_status() {
-    for status in [429, 502, 503, 504, 500, 404, 403, 401] {
-        assert_eq!(
-            attempts_for(status, Call::Delete).await,
-            1,
-            "DELETE {status}"
-        );
-    }
-}
-
-#[tokio::test]
-async fn delete_is_not_retried_on_503_even_with_retry_after() {
-    let server = Server::start(vec![
-        Reply::error(503, "unavailable", "busy").header("retry-after", "0"),
-        Reply::status(204),
-    ])
-    .await;
-    let error = client(&server.url(), key())
-        .delete_profile("prof_1")
-        .await
-        .unwrap_err();
-    assert_eq!(error.status().map(|s| s.as_u16()), Some(503));
-    assert!(error.is_retryable(), "the caller may retry");
-    assert_eq!(server.attempts(), 1);
 }
 
 #[tokio::test]
@@ -265,32 +243,49 @@ async fn connect_failures_give_up_after_the_attempt_limit() {
 }
 
 #[tokio::test]
-async fn a_server_that_never_answers_times_out_and_is_not_retried() {
+async fn a_server_that_never_answers_times_out_get_is_not_retried_delete_is() {
     let server = Server::start(vec![Reply::zones(&["late"]).delay(Duration::from_secs(10))]).await;
     let client = Client::builder(server.url(), key())
         .timeout(Duration::from_millis(300))
         .retry_policy(fast_retries())
         .build()
         .unwrap();
-    for method in [Call::Get, Call::Delete] {
+    // GET: one attempt. DELETE: three, since its Idempotency-Key makes a resend safe.
+    for (method, attempts) in [(Call::Get, 1), (Call::Delete, 3)] {
+        let before = server.attempts();
         let (error, elapsed) = failing_call(&client, &method).await;
         assert!(error.is_timeout(), "{error:?}");
         assert!(
             matches!(error, Error::Timeout { timeout, .. } if timeout == Duration::from_millis(300))
         );
-        assert!(elapsed >= Duration::from_millis(300), "{elapsed:?}");
-        assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}");
+        assert!(
+            elapsed >= Duration::from_millis(300) * attempts,
+            "{elapsed:?}"
+        );
+        assert!(
+            elapsed < Duration::from_millis(300) * attempts + Duration::from_millis(1200),
+            "{elapsed:?}"
+        );
         assert!(error.is_retryable());
         assert!(
             error.to_string().contains("timed out after 300ms"),
             "{error}"
         );
+        assert_eq!(server.attempts() - before, attempts as usize);
+        assert!(
+            matches!(error, Error::Timeout { attempts: a, .. } if a == attempts),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string().ends_with(", after 3 attempts)"),
+            attempts == 3,
+            "{error}"
+        );
     }
-    assert_eq!(server.attempts(), 2, "one attempt per call");
 }
 
 #[tokio::test]
-async fn a_connection_closed_without_an_answer_is_a_transport_error_not_retried() {
+async fn a_connection_closed_without_an_answer_is_a_transport_error_retried_for_delete_only() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -306,12 +301,19 @@ async fn a_connection_closed_without_an_answer_is_a_transport_error_not_retried(
         }
     });
     let client = client(&format!("http://{addr}"), key());
-    for method in [Call::Get, Call::Delete] {
+    // GET: one attempt. DELETE: three, since its Idempotency-Key makes a resend safe.
+    for (method, attempts) in [(Call::Get, 1), (Call::Delete, 3)] {
+        let before = accepted.load(std::sync::atomic::Ordering::SeqCst);
         let error = call(&client, &method).await.unwrap_err();
         assert!(matches!(error, Error::Transport { .. }), "{error:?}");
         assert!(error.is_retryable() && !error.is_connect() && !error.is_timeout());
+        let after = accepted.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(after - before, attempts);
+        assert!(
+            matches!(error, Error::Transport { attempts: a, .. } if a as usize == attempts),
+            "{error:?}"
+        );
     }
-    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
 }
 
 // ---- provider and region listings (issue 17): retried exactly like list_zones ------------------
@@ -415,4 +417,392 @@ async fn list_providers_and_list_regions_are_retried_on_connect_failures() {
             "{listing:?}: {error:?}"
         );
     }
+}
+
+// ---- DELETE with an Idempotency-Key (contract 1.1) ---------------------------------------------
+
+/// The `Idempotency-Key` of each request the server received, in order.
+fn keys(server: &Server) -> Vec<String> {
+    server
+        .seen()
+        .iter()
+        .map(|s| s.header(IDEMPOTENCY_KEY.as_str()).unwrap_or("").to_owned())
+        .collect()
+}
+
+/// A `204` replayed for a repeated key.
+fn replayed_204() -> Reply {
+    Reply::status(204).header(IDEMPOTENT_REPLAYED.as_str(), "true")
+}
+
+#[tokio::test]
+async fn delete_sends_one_idempotency_key_per_call_the_same_on_every_retry() {
+    let server = Server::start(vec![
+        Reply::error(503, "unavailable", "busy"),
+        Reply::error(502, "scripted", "bad gateway"),
+        Reply::status(204),
+    ])
+    .await;
+    let client = client(&server.url(), key());
+    client.delete_profile("prof_1").await.unwrap();
+    client.delete_profile("prof_1").await.unwrap();
+    client.delete_profile("prof_2").await.unwrap();
+    let keys = keys(&server);
+    assert_eq!(keys.len(), 5, "{keys:?}");
+    for key in &keys {
+        assert_eq!(idempotency_key(key), Some(key.as_str()), "{keys:?}");
+        assert_eq!(key.len(), 36, "a UUID: {key}");
+    }
+    assert!(keys[..3].iter().all(|k| k == &keys[0]), "{keys:?}");
+    assert_ne!(keys[3], keys[0], "each call has its own key");
+    assert_ne!(keys[4], keys[3], "each call has its own key");
+}
+
+#[tokio::test]
+async fn delete_is_retried_like_get_on_429_502_503_504_only() {
+    for status in [429, 502, 503, 504] {
+        assert_eq!(
+            attempts_for(status, Call::Delete).await,
+            3,
+            "DELETE {status}"
+        );
+    }
+    for status in [400, 401, 403, 404, 409, 422, 500, 501] {
+        assert_eq!(
+            attempts_for(status, Call::Delete).await,
+            1,
+            "DELETE {status}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn delete_is_retried_after_503_and_a_replayed_204_is_a_success_marked_replayed() {
+    let server = Server::start(vec![
+        Reply::error(503, "unavailable", "busy").header("retry-after", "0"),
+        replayed_204(),
+    ])
+    .await;
+    let client = client(&server.url(), key());
+    let outcome = client
+        .delete_profile_with_key("prof_1", "job-42:prof_1")
+        .await
+        .unwrap();
+    assert!(outcome.replayed, "{outcome:?}");
+    assert_eq!(outcome.attempts, 2);
+    assert_eq!(outcome.idempotency_key, "job-42:prof_1");
+    assert_eq!(keys(&server), ["job-42:prof_1", "job-42:prof_1"]);
+    let sent = server.seen()[1]
+        .header(REQUEST_ID.as_str())
+        .unwrap()
+        .to_owned();
+    assert_eq!(outcome.request_id, sent);
+
+    // delete_profile: the same retries, and the replay is a plain success.
+    let server = Server::start(vec![
+        Reply::error(503, "unavailable", "busy").header("retry-after", "0"),
+        replayed_204(),
+    ])
+    .await;
+    client_of(&server).delete_profile("prof_1").await.unwrap();
+    assert_eq!(server.attempts(), 2);
+
+    // A first answer is not a replay; `"true"` is the only marker.
+    for reply in [
+        Reply::status(204),
+        Reply::status(204).header(IDEMPOTENT_REPLAYED.as_str(), "false"),
+    ] {
+        let server = Server::start(vec![reply]).await;
+        let outcome = client_of(&server)
+            .delete_profile_with_key("prof_1", &appzone_client::new_idempotency_key())
+            .await
+            .unwrap();
+        assert!(!outcome.replayed, "{outcome:?}");
+        assert_eq!(outcome.attempts, 1);
+    }
+}
+
+fn client_of(server: &Server) -> Client {
+    client(&server.url(), key())
+}
+
+#[tokio::test]
+async fn delete_is_retried_after_a_connect_failure_with_the_same_key() {
+    let addr = closed_port().await;
+    // Refused for 300 ms; the patient client keeps trying far longer.
+    let server = Server::start_later(addr, Duration::from_millis(300), vec![replayed_204()]).await;
+    let outcome = patient_client(&server.url())
+        .delete_profile_with_key("prof_1", "\"quoted-key\"")
+        .await
+        .unwrap();
+    assert!(outcome.attempts > 1, "{outcome:?}");
+    assert!(outcome.replayed);
+    assert_eq!(
+        outcome.idempotency_key, "quoted-key",
+        "the quotes are not part of it"
+    );
+    assert_eq!(keys(&server), ["quoted-key"]);
+}
+
+#[tokio::test]
+async fn a_delete_whose_answer_is_lost_is_retried_and_learns_it_succeeded() {
+    // Timed out: the first attempt's answer comes too late; the retry gets it replayed.
+    let server = Server::start(vec![
+        Reply::status(204).delay(Duration::from_secs(10)),
+        replayed_204(),
+    ])
+    .await;
+    let client = Client::builder(server.url(), key())
+        .timeout(Duration::from_millis(300))
+        .retry_policy(fast_retries())
+        .build()
+        .unwrap();
+    let outcome = client
+        .delete_profile_with_key("prof_1", "lost-answer")
+        .await
+        .unwrap();
+    assert!(outcome.replayed && outcome.attempts == 2, "{outcome:?}");
+    assert_eq!(keys(&server), ["lost-answer", "lost-answer"]);
+
+    // Hung up on: the connection closes after the request arrived, then the retry is answered.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = std::sync::Arc::clone(&heads);
+    tokio::spawn(async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buffer = vec![0u8; 8192];
+            let mut read = 0;
+            while !buffer[..read].windows(4).any(|w| w == b"\r\n\r\n") {
+                match socket.read(&mut buffer[read..]).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => read += n,
+                }
+            }
+            let first = {
+                let mut heads = seen.lock().unwrap();
+                heads.push(String::from_utf8_lossy(&buffer[..read]).into_owned());
+                heads.len() == 1
+            };
+            if !first {
+                let answer = "HTTP/1.1 204 No Content\r\nidempotent-replayed: true\r\n\
+                              connection: close\r\n\r\n";
+                let _ = socket.write_all(answer.as_bytes()).await;
+            }
+            drop(socket);
+        }
+    });
+    let outcome = client_of_url(&format!("http://{addr}"))
+        .delete_profile_with_key("prof_1", "hung-up")
+        .await
+        .unwrap();
+    assert!(outcome.replayed && outcome.attempts == 2, "{outcome:?}");
+    let heads = heads.lock().unwrap().clone();
+    assert_eq!(heads.len(), 2);
+    for head in &heads {
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("\r\nidempotency-key: hung-up\r\n"),
+            "{head}"
+        );
+    }
+}
+
+fn client_of_url(url: &str) -> Client {
+    client(url, key())
+}
+
+#[tokio::test]
+async fn delete_is_retried_on_409_idempotency_key_in_use_only() {
+    let in_use = || {
+        Reply::error(
+            409,
+            ErrorCode::IDEMPOTENCY_KEY_IN_USE,
+            "a request with this key is still being processed",
+        )
+        .header("retry-after", "0")
+    };
+    let server = Server::start(vec![in_use(), in_use(), replayed_204()]).await;
+    let outcome = client_of(&server)
+        .delete_profile_with_key("prof_1", "k")
+        .await
+        .unwrap();
+    assert!(outcome.replayed && outcome.attempts == 3, "{outcome:?}");
+    assert_eq!(keys(&server), ["k", "k", "k"]);
+
+    // Still running after the last attempt: a retryable API error.
+    let server = Server::start(vec![in_use()]).await;
+    let error = client_of(&server)
+        .delete_profile("prof_1")
+        .await
+        .unwrap_err();
+    assert_eq!(server.attempts(), 3);
+    assert_eq!(error.status(), Some(StatusCode::CONFLICT));
+    assert_eq!(
+        error.error_code().map(ErrorCode::as_str),
+        Some(ErrorCode::IDEMPOTENCY_KEY_IN_USE)
+    );
+    assert!(error.is_retryable(), "{error:?}");
+
+    // Another 409 is not retried.
+    let server = Server::start(vec![Reply::error(409, "conflict", "no")]).await;
+    let error = client_of(&server)
+        .delete_profile("prof_1")
+        .await
+        .unwrap_err();
+    assert_eq!(server.attempts(), 1);
+    assert!(!error.is_retryable(), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_reused_key_is_an_api_error_422_idempotency_key_reused_not_retried() {
+    let server = Server::start(vec![Reply::error(
+        422,
+        ErrorCode::IDEMPOTENCY_KEY_REUSED,
+        "this Idempotency-Key was used for another request",
+    )])
+    .await;
+    let error = client_of(&server)
+        .delete_profile_with_key("prof_2", "used-for-prof_1")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.error_code().map(ErrorCode::as_str),
+        Some(ErrorCode::IDEMPOTENCY_KEY_REUSED)
+    );
+    assert!(matches!(error.error_code(), Some(ErrorCode::Other(_))));
+    assert_eq!(error.status(), Some(StatusCode::UNPROCESSABLE_ENTITY));
+    assert_eq!(error.as_api().unwrap().attempts, 1);
+    assert!(!error.is_retryable() && !error.is_not_found(), "{error:?}");
+    assert_eq!(server.attempts(), 1);
+}
+
+#[tokio::test]
+async fn an_invalid_idempotency_key_is_refused_before_sending() {
+    let server = Server::start(vec![Reply::status(204)]).await;
+    let client = client_of(&server);
+    for bad in [
+        "",
+        "two words",
+        "\"\"",
+        "tab\tkey",
+        "ключ",
+        &"k".repeat(256),
+    ] {
+        let error = client
+            .delete_profile_with_key("prof_1", bad)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::InvalidArgument {
+                    argument: "idempotency key",
+                    ..
+                }
+            ),
+            "{bad:?}: {error:?}"
+        );
+        assert_eq!(error.request_id(), None);
+        assert!(!error.is_retryable());
+        assert!(
+            error.to_string().starts_with("invalid idempotency key: "),
+            "{error}"
+        );
+    }
+    // A malformed profile id is still answered locally as not found.
+    let error = client
+        .delete_profile_with_key("bad id", "k")
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::ProfileNotFound { .. }), "{error:?}");
+    assert_eq!(server.attempts(), 0);
+    client
+        .delete_profile_with_key("prof_1", &"k".repeat(255))
+        .await
+        .unwrap();
+    assert_eq!(server.attempts(), 1);
+}
+
+#[tokio::test]
+async fn the_operation_timeout_bounds_all_attempts_together() {
+    // Every answer asks for another try in 1 s; ten attempts would take 9 s.
+    let server = Server::start(vec![
+        Reply::error(503, "unavailable", "busy").header("retry-after", "1")
+    ])
+    .await;
+    let client = Client::builder(server.url(), key())
+        .retry_policy(fast_retries().with_max_attempts(10))
+        .operation_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    assert_eq!(client.operation_timeout(), Duration::from_secs(2));
+    for method in [Call::Get, Call::Delete] {
+        let before = server.attempts();
+        let (error, elapsed) = failing_call(&client, &method).await;
+        assert!(elapsed >= Duration::from_secs(1), "{elapsed:?}");
+        // 2 s and a margin for a busy machine; without the bound the call takes 9 s.
+        assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+        assert_eq!(error.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
+        let attempts = server.attempts() - before;
+        assert_eq!(attempts, 2, "at 0 s and 1 s; one at 2 s would be too late");
+        assert_eq!(error.as_api().unwrap().attempts as usize, attempts);
+    }
+}
+
+#[tokio::test]
+async fn the_operation_timeout_cuts_a_running_attempt_short() {
+    let server = Server::start(vec![Reply::status(204).delay(Duration::from_secs(10))]).await;
+    let client = Client::builder(server.url(), key())
+        .timeout(Duration::from_secs(5))
+        .retry_policy(fast_retries())
+        .operation_timeout(Duration::from_millis(800))
+        .build()
+        .unwrap();
+    for method in [Call::Get, Call::Delete] {
+        let (error, elapsed) = failing_call(&client, &method).await;
+        assert!(elapsed >= Duration::from_millis(800), "{elapsed:?}");
+        // Without the cut the attempt would run its whole 5 s.
+        assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+        assert!(
+            matches!(error, Error::Timeout { timeout, .. } if timeout == Duration::from_millis(800)),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().contains("timed out after 800ms"),
+            "{error}"
+        );
+    }
+    assert_eq!(
+        server.attempts(),
+        2,
+        "one attempt per call: no time for more"
+    );
+}
+
+#[test]
+fn the_default_operation_timeout_lets_the_retry_policy_end_a_call() {
+    let default = Client::new("http://127.0.0.1:1", key()).unwrap();
+    // 30 s × 3 attempts + 2 waits of up to 10 s (the longest Retry-After honoured).
+    assert_eq!(default.operation_timeout(), Duration::from_secs(110));
+    let custom = Client::builder("http://127.0.0.1:1", key())
+        .timeout(Duration::from_secs(2))
+        .retry_policy(
+            RetryPolicy::default()
+                .with_max_attempts(4)
+                .with_backoff(Duration::from_millis(100), Duration::from_secs(20))
+                .with_max_retry_after(Duration::from_secs(5)),
+        )
+        .build()
+        .unwrap();
+    assert_eq!(
+        custom.operation_timeout(),
+        Duration::from_secs(2 * 4 + 3 * 20)
+    );
+    let once = Client::builder("http://127.0.0.1:1", key())
+        .retry_policy(RetryPolicy::none())
+        .build()
+        .unwrap();
+    assert_eq!(once.operation_timeout(), Duration::from_secs(30));
 }
