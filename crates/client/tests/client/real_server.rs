@@ -273,6 +273,42 @@ async fn a_member_deleting_its_organizations_profile_is_api_403_forbidden() {
     .await;
 }
 
+/// Against the real server: a delete with a key of the caller's own is replayed to a retry with
+/// that key (a retry whose first answer was lost learns it succeeded), the key on another
+/// profile is API 422 `idempotency_key_reused`, and the profile is deleted once.
+#[tokio::test]
+async fn a_delete_retried_with_its_idempotency_key_is_replayed_by_the_real_server() {
+    bounded(async {
+        let server = TestApp::sqlite().await;
+        let admin = client(&server.base, &server.admin_key);
+        let first = admin
+            .delete_profile_with_key(&server.profile, "job-42:profile")
+            .await
+            .unwrap();
+        assert!(!first.replayed, "{first:?}");
+        let again = admin
+            .delete_profile_with_key(&server.profile, "job-42:profile")
+            .await
+            .unwrap();
+        assert!(again.replayed, "{again:?}");
+        assert_eq!(again.idempotency_key, "job-42:profile");
+        let error = admin
+            .delete_profile_with_key(&server.profile2, "job-42:profile")
+            .await
+            .unwrap_err();
+        assert_eq!(error.status().map(|s| s.as_u16()), Some(422), "{error}");
+        assert_eq!(
+            error.error_code().map(ErrorCode::as_str),
+            Some(ErrorCode::IDEMPOTENCY_KEY_REUSED)
+        );
+        // profile2 untouched; a plain delete (a fresh key) of profile 1 is a 404 now.
+        admin.delete_profile(&server.profile2).await.unwrap();
+        let error = admin.delete_profile(&server.profile).await.unwrap_err();
+        assert_api(&error, 404, ErrorCode::ProfileNotFound);
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn an_admin_deletes_a_profile_once_then_it_is_api_404_profile_not_found() {
     bounded(async {

@@ -357,7 +357,10 @@ async fn postgres_stopped_for_twenty_seconds_keeps_listings_and_recovers_without
     assert_eq!(app.get(&zones, Some(&app.member_key)).await.status, 200);
     let ids = app.seed_profiles("acme", "stop", 3).await;
     // The admin key seen before too: its deletes go as far as the database's connection pool.
-    assert_eq!(delete_with_key(&app, "prof_absent", "warm").await.status, 404);
+    assert_eq!(
+        delete_with_key(&app, "prof_absent", "warm").await.status,
+        404
+    );
 
     cluster.stop();
     let stopped = Instant::now();
