@@ -9,6 +9,8 @@
 
 mod concurrent_deletes;
 mod durability;
+mod hostile_clients;
 mod hostile_input;
 mod idle_connections;
+mod shutdown;
 mod soak;
