@@ -215,3 +215,46 @@ async fn refused_requests_are_logged_with_the_client_address() {
         assert_eq!(line["fields"]["client"], "127.0.0.1", "{line}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_http2_connection_is_closed_however_often_its_client_pings() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = acme_database(dir.path());
+    let timeout = Duration::from_secs(1);
+    let server = ServerProcess::start(&url, &["--header-read-timeout-secs", "1"], "info").await;
+    let tcp = TcpStream::connect(server.addr()).await.unwrap();
+    let (client, mut connection) = h2::client::handshake(tcp).await.unwrap();
+    let mut ping_pong = connection.ping_pong().expect("the first ping_pong");
+    let opened = Instant::now();
+    let driver = tokio::spawn(async move {
+        let _ = connection.await;
+        opened.elapsed()
+    });
+    // A PING every 100 ms, and no request: the server acknowledges each one.
+    let mut pongs = 0;
+    while !driver.is_finished() && opened.elapsed() < Duration::from_secs(5) {
+        let pong = tokio::time::timeout(
+            Duration::from_millis(500),
+            ping_pong.ping(h2::Ping::opaque()),
+        );
+        if matches!(pong.await, Ok(Ok(_))) {
+            pongs += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let closed_after = tokio::time::timeout(Duration::from_secs(1), driver)
+        .await
+        .expect("the server closed the pinging connection within 5 s")
+        .unwrap();
+    eprintln!("idle HTTP/2 connection, {pongs} pongs, closed after {closed_after:?}");
+    assert!(
+        pongs >= 5,
+        "only {pongs} pings answered: the test proves nothing"
+    );
+    // The watchdog's bound (1.5 timeouts), and scheduling on a busy machine.
+    assert!(
+        closed_after <= timeout * 3 / 2 + Duration::from_millis(500),
+        "closed after {closed_after:?}"
+    );
+    drop(client);
+}
