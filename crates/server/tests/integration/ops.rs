@@ -473,11 +473,12 @@ async fn metrics_answer_openmetrics_or_the_text_format_by_accept_and_prometheus_
         let mut kinds = [
             ("appzone_http_requests", "counter"),
             ("appzone_rate_limited", "counter"),
-            ("appzone_connections_refused", "counter"),
             ("appzone_profiles_deleted", "counter"),
             ("appzone_http_request_duration_seconds", "histogram"),
             ("appzone_db_pool_connections", "gauge"),
             ("appzone_catalog_version", "gauge"),
+            ("appzone_database_up", "gauge"),
+            ("appzone_draining", "gauge"),
             ("appzone_listing_shortcut_answers", "counter"),
         ];
         let mut found: Vec<(&str, &str)> = families
