@@ -105,7 +105,8 @@ pub async fn serve(
         .timer(TokioTimer::new())
         .max_concurrent_streams(H2_MAX_CONCURRENT_STREAMS)
         .max_send_buf_size(H2_MAX_SEND_BUF)
-        // Bounds the request head a client may make the server decode (HPACK).
+        // The request head limit HTTP/1 has (hyper's HTTP/2 default is 16 KiB): a client may
+        // make the server decode no more headers over one protocol than over the other.
         .max_header_list_size(
             u32::try_from(options.max_header_bytes.max(8192)).unwrap_or(u32::MAX),
         );
