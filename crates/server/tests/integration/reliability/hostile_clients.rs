@@ -86,6 +86,10 @@ async fn http2_clients_that_never_read_cannot_grow_the_server_past_a_few_megabyt
          {during} KiB (+{grew} KiB, {} KiB per connection)",
         grew / 2
     );
+    // The server's SETTINGS let each connection have 32 streams open, whatever it asks.
+    for (_, client, _, _) in &hostile {
+        assert_eq!(client.current_max_send_streams(), 32);
+    }
     // The server still answers others.
     let mut conn = open(&addr).await.unwrap();
     assert_eq!(
@@ -99,6 +103,51 @@ async fn http2_clients_that_never_read_cannot_grow_the_server_past_a_few_megabyt
     for (_, _, _, driver) in hostile {
         driver.abort();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_its_total_connection_limit_the_server_closes_new_connections_at_once() {
+    const LIMIT: usize = 6;
+    let dir = tempfile::tempdir().unwrap();
+    let url = acme_database(dir.path());
+    let server =
+        ServerProcess::start(&url, &["--max-connections", &LIMIT.to_string()], "info").await;
+    let addr = server.addr().to_owned();
+    // Three addresses, two connections each: no address is at a limit of its own.
+    let mut held: Vec<Conn> = Vec::new();
+    for source in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] {
+        for _ in 0..LIMIT / 3 {
+            let mut conn = Conn::new(connect_from(source, &addr).await);
+            assert_eq!(
+                exchange(&mut conn, &get("/healthz")).await.unwrap().status,
+                200
+            );
+            held.push(conn);
+        }
+    }
+    let mut over = Conn::new(connect_from("127.0.0.5", &addr).await);
+    let refused = tokio::time::timeout(
+        Duration::from_secs(2),
+        exchange(&mut over, &get("/healthz")),
+    )
+    .await
+    .expect("the connection over the limit is closed at once");
+    assert!(refused.is_err(), "answered over the limit: {refused:?}");
+    // One closed, a place is free again; the refusal was counted.
+    drop(held.pop());
+    let mut metrics = None;
+    for _ in 0..40 {
+        if let Ok(response) = reqwest::get(format!("http://{addr}/metrics")).await {
+            metrics = Some(response.text().await.unwrap());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let metrics = metrics.expect("a connection is served once one of the limit's closed");
+    assert!(
+        metrics.contains("appzone_connections_refused_total{limit=\"total\"} 1\n"),
+        "{metrics}"
+    );
 }
 
 /// A connection to `addr` from the loopback address `source` (127.0.0.2, say: every
