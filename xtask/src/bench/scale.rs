@@ -1285,15 +1285,7 @@ fn idle_connections(bins: &Binaries, work: &WorkDir, report: &mut ScaleReport) -
         work,
         "appzone-idle",
         &url,
-        // All of them come from 127.0.0.1: above the per-address connection limit.
-        &[
-            "--header-read-timeout-secs",
-            "600",
-            "--max-connections-per-address",
-            "100000",
-            "--max-connections",
-            "100000",
-        ],
+        &["--header-read-timeout-secs", "600"],
         "/readyz",
     )?;
     // The same requests first on short connections, so what any request makes the server
