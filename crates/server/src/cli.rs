@@ -24,6 +24,9 @@ use crate::storage::{
 };
 use crate::ServiceConfig;
 
+/// How long closing the database may take at exit.
+const CLOSE_TIMEOUT: Duration = Duration::from_millis(50);
+
 const EXAMPLES: &str = "\
 Examples:
   # First run: embedded SQLite (./appzone.db), built-in catalog, demo keys and curl lines
@@ -162,9 +165,21 @@ pub struct ServeArgs {
     /// Seconds a client may take to send its request head.
     #[arg(long, env = "APPZONE_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
     pub header_read_timeout_secs: u64,
-    /// Seconds in-flight requests get to finish after SIGTERM or Ctrl-C.
+    /// Seconds the server goes on accepting and serving after SIGTERM or Ctrl-C, with /readyz
+    /// answering 503, so load balancers stop sending to it first (Kubernetes: a few seconds).
+    #[arg(long, env = "APPZONE_SHUTDOWN_DELAY_SECS", default_value_t = 0)]
+    pub shutdown_delay_secs: u64,
+    /// Seconds in-flight requests get to finish once the server stops accepting (after the
+    /// shutdown delay); connections still open then are closed and the process exits.
     #[arg(long, env = "APPZONE_DRAIN_TIMEOUT_SECS", default_value_t = 20)]
     pub drain_timeout_secs: u64,
+    /// Most connections open at once from one client address; more are closed as soon as
+    /// accepted (counted in appzone_connections_refused_total).
+    #[arg(long, env = "APPZONE_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_address: u64,
+    /// Most connections open at once in all; keep it under the file-descriptor limit.
+    #[arg(long, env = "APPZONE_MAX_CONNECTIONS", default_value_t = 10000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: u64,
     /// Most database connections.
     #[arg(long, env = "APPZONE_DB_MAX_CONNECTIONS", default_value_t = 8)]
     pub db_max_connections: u32,
@@ -312,6 +327,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
         return Ok(String::new());
     }
     let store = open_store(&cli).await?;
+    let serving = matches!(cli.command, Command::Serve(_));
     let output = match cli.command {
         Command::Serve(args) => {
             run_serve(store.clone(), args).await?;
@@ -338,7 +354,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Catalog(CatalogCommand::Export) => store.load_catalog().await?.1.to_json(),
         Command::Healthcheck(_) => String::new(),
     };
-    store.close().await;
+    if serving {
+        // A request the drain deadline cut short may still hold a database connection (a write
+        // waiting on a lock, say); exiting does not wait for it: the database rolls back what
+        // was not committed, and nothing was answered for it.
+        if tokio::time::timeout(CLOSE_TIMEOUT, store.close())
+            .await
+            .is_err()
+        {
+            tracing::warn!("database connections still busy at exit; not waiting for them");
+        }
+    } else {
+        store.close().await;
+    }
     Ok(output)
 }
 
@@ -561,7 +589,11 @@ async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<()> {
     let options = ServeOptions {
         header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
         drain_timeout: Duration::from_secs(args.drain_timeout_secs),
+        shutdown_delay: Duration::from_secs(args.shutdown_delay_secs),
         max_header_bytes: args.max_header_bytes,
+        max_connections_per_address: usize::try_from(args.max_connections_per_address)
+            .unwrap_or(usize::MAX),
+        max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
     };
     serve(listener, service.app.clone(), shutdown_signal(), options).await;
     Ok(())

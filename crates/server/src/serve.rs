@@ -1,16 +1,23 @@
-//! The accept loop: hyper with a header-read timeout, `TCP_NODELAY`, and a bounded drain.
+//! The accept loop: hyper with a header-read timeout, `TCP_NODELAY`, connection limits, and a
+//! shutdown that loses no request.
 //!
 //! `axum::serve` sets no hyper timer, so hyper's header-read timeout is silently off and a
 //! client that never finishes its request head holds a connection forever. This loop keeps a
 //! header-read timeout per connection itself (`serve/watchdog.rs`: it costs a request nothing,
 //! where hyper's timed every head), disables Nagle's algorithm on every connection, hands the
-//! peer's connection to the app ([`App::for_connection`]), and on shutdown stops accepting, lets
-//! in-flight requests finish, and gives up on stragglers after a deadline.
+//! peer's connection to the app ([`App::for_connection`]), closes a connection at once when its
+//! address or the server has as many open as allowed (so no client can take every descriptor),
+//! and on shutdown reports not ready, keeps serving for a delay while load balancers take the
+//! replica out, then stops accepting, lets in-flight requests finish, and drops stragglers at a
+//! deadline ([`serve`]).
 
 mod watchdog;
 
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -24,7 +31,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
 
 /// Connection-level settings.
@@ -32,11 +39,22 @@ use tower::ServiceExt;
 pub struct ServeOptions {
     /// Longest time a client may take to send its request head.
     pub header_read_timeout: Duration,
-    /// Longest time in-flight requests get to finish after shutdown starts.
+    /// Longest time in-flight requests get to finish once the listener has closed; at this
+    /// deadline the connections still open are dropped and [`serve`] returns.
     pub drain_timeout: Duration,
+    /// How long the server goes on accepting and serving after the shutdown signal, with
+    /// `/readyz` answering 503, so that load balancers stop sending to it before it stops
+    /// accepting.
+    pub shutdown_delay: Duration,
     /// Largest request head (request line and headers) in bytes; hyper answers 431 beyond it.
     /// At least 8192.
     pub max_header_bytes: usize,
+    /// Most connections open at once from one client address; one more is closed as soon as
+    /// it is accepted. At least 1.
+    pub max_connections_per_address: usize,
+    /// Most connections open at once in all; one more is closed as soon as it is accepted.
+    /// At least 1.
+    pub max_connections: usize,
 }
 
 impl Default for ServeOptions {
@@ -44,12 +62,32 @@ impl Default for ServeOptions {
         Self {
             header_read_timeout: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(20),
+            shutdown_delay: Duration::ZERO,
             max_header_bytes: 32 * 1024,
+            max_connections_per_address: 256,
+            max_connections: 10_000,
         }
     }
 }
 
-/// Serves `app` on `listener` until `shutdown` completes, then drains.
+/// HTTP/2 streams one connection may have open at once. With the send buffer below, what one
+/// connection can make the server hold is bounded (README, sizing); 32 is more than a browser
+/// loading the docs page needs.
+const H2_MAX_CONCURRENT_STREAMS: u32 = 32;
+/// Bytes of answer hyper queues per HTTP/2 stream beyond what the client's window lets out
+/// (h2's default is 400 KiB). Bodies are shared buffers (`Bytes`), so this bounds copies of
+/// generated answers, not the static assets.
+const H2_MAX_SEND_BUF: usize = 64 * 1024;
+
+/// Serves `app` on `listener` until `shutdown` completes, then shuts down in three steps:
+///
+/// 1. at once, `app`'s health starts draining (`/readyz` answers 503) while the server goes
+///    on accepting and serving for `options.shutdown_delay`;
+/// 2. then the listener closes, and hyper tells each connection to finish: an HTTP/1 answer in
+///    progress goes out with `Connection: close`, an idle keep-alive connection is closed, an
+///    HTTP/2 connection gets GOAWAY;
+/// 3. when the last connection has ended, or `options.drain_timeout` after step 2, whatever is
+///    still open is dropped (its sockets closed) and this returns.
 pub async fn serve(
     listener: TcpListener,
     app: App,
@@ -62,23 +100,101 @@ pub async fn serve(
         // Kept per connection by `watchdog` instead: hyper's timed every request head.
         .header_read_timeout(None)
         .max_buf_size(options.max_header_bytes.max(8192));
-    builder.http2().timer(TokioTimer::new());
-    let builder = Arc::new(builder);
-    let graceful = GracefulShutdown::new();
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(H2_MAX_CONCURRENT_STREAMS)
+        .max_send_buf_size(H2_MAX_SEND_BUF)
+        // The request head limit HTTP/1 has (hyper's HTTP/2 default is 16 KiB): a client may
+        // make the server decode no more headers over one protocol than over the other.
+        .max_header_list_size(
+            u32::try_from(options.max_header_bytes.max(8192)).unwrap_or(u32::MAX),
+        );
+    let accept = Accept {
+        builder: Arc::new(builder),
+        graceful: GracefulShutdown::new(),
+        limits: Arc::new(Limits::new(&options)),
+        header_read_timeout: options.header_read_timeout,
+        aborted: tokio::sync::watch::channel(()),
+    };
     tokio::pin!(shutdown);
 
     loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(conn) => conn,
-                Err(err) => {
-                    // Usually EMFILE: back off instead of spinning.
-                    tracing::warn!(error = %err, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
+        tokio::select! {
+            accepted = listener.accept() => accept.connection(accepted, &app).await,
             () = &mut shutdown => break,
+        }
+    }
+
+    app.health().start_draining();
+    if !options.shutdown_delay.is_zero() {
+        tracing::info!(
+            delay = ?options.shutdown_delay,
+            "shutting down: /readyz answers 503; still serving for the shutdown delay"
+        );
+        let delay = tokio::time::sleep(options.shutdown_delay);
+        tokio::pin!(delay);
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => accept.connection(accepted, &app).await,
+                () = &mut delay => break,
+            }
+        }
+    }
+
+    drop(listener);
+    tracing::info!("shutting down: no new connections, draining in-flight requests");
+    let Accept {
+        graceful,
+        aborted: (abort, _),
+        ..
+    } = accept;
+    tokio::select! {
+        () = graceful.shutdown() => tracing::info!("all connections drained"),
+        () = tokio::time::sleep(options.drain_timeout) => {
+            tracing::warn!(timeout = ?options.drain_timeout, "drain deadline passed; closing remaining connections");
+        }
+    }
+    // Every connection task still running ends when it sees this, dropping its socket and the
+    // requests in progress: the deadline is kept, not just logged.
+    drop(abort);
+}
+
+/// What the accept loop needs to start a connection.
+struct Accept {
+    builder: Arc<Builder<TokioExecutor>>,
+    graceful: GracefulShutdown,
+    limits: Arc<Limits>,
+    header_read_timeout: Duration,
+    /// Dropping the sender ends every connection task (the drain deadline).
+    aborted: (
+        tokio::sync::watch::Sender<()>,
+        tokio::sync::watch::Receiver<()>,
+    ),
+}
+
+impl Accept {
+    /// Starts serving an accepted connection, or closes it when its address or the server is
+    /// at its connection limit.
+    async fn connection(&self, accepted: std::io::Result<(TcpStream, SocketAddr)>, app: &App) {
+        let (stream, peer) = match accepted {
+            Ok(conn) => conn,
+            Err(err) => {
+                // Usually EMFILE: back off instead of spinning.
+                tracing::warn!(error = %err, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                return;
+            }
+        };
+        let slot = match Limits::enter(&self.limits, peer.ip()) {
+            Ok(slot) => slot,
+            Err(limit) => {
+                // Closed before anything is read or allocated for it: a client at its limit
+                // costs the server an accept and a close, and holds no descriptor.
+                app.metrics().connection_refused(limit);
+                tracing::debug!(%peer, limit, "connection refused: at the connection limit");
+                return;
+            }
         };
         if let Err(err) = stream.set_nodelay(true) {
             tracing::debug!(error = %err, "cannot set TCP_NODELAY");
@@ -87,9 +203,10 @@ pub async fn serve(
         let service = app
             .for_connection(Arc::clone(&connection))
             .map_request(|request: Request<Incoming>| request.map(Body::new));
-        let (builder, watcher) = (Arc::clone(&builder), graceful.watcher());
-        let timeout = options.header_read_timeout;
-        tokio::spawn(async move {
+        let (builder, watcher) = (Arc::clone(&self.builder), self.graceful.watcher());
+        let timeout = self.header_read_timeout;
+        let mut aborted = self.aborted.1.clone();
+        let serving = async move {
             // Nothing is parsed, and no buffer allocated, before the first byte; a client that
             // sends none gets the header-read timeout for it. `peek` waits for data (or EOF)
             // and consumes nothing; `readable()` can report readiness spuriously, which would
@@ -115,15 +232,82 @@ pub async fn serve(
                     tracing::debug!(%peer, "closing a connection quiet for the header-read timeout")
                 }
             }
+        };
+        tokio::spawn(async move {
+            tokio::select! {
+                () = serving => {}
+                // Only ever an error: the sender sends nothing, and is dropped at the drain
+                // deadline.
+                _ = aborted.changed() => tracing::debug!(%peer, "connection dropped at the drain deadline"),
+            }
+            drop(slot);
         });
     }
+}
 
-    drop(listener);
-    tracing::info!("shutting down: no new connections, draining in-flight requests");
-    tokio::select! {
-        () = graceful.shutdown() => tracing::info!("all connections drained"),
-        () = tokio::time::sleep(options.drain_timeout) => {
-            tracing::warn!(timeout = ?options.drain_timeout, "drain deadline passed; closing remaining connections");
+/// Connections open, in all and per client address.
+#[derive(Debug)]
+struct Limits {
+    per_address: usize,
+    total: usize,
+    open: Mutex<Open>,
+}
+
+#[derive(Debug, Default)]
+struct Open {
+    total: usize,
+    /// Only addresses with a connection open: an entry goes with its last connection.
+    by_address: HashMap<IpAddr, usize>,
+}
+
+/// One open connection, counted until dropped.
+#[derive(Debug)]
+struct Slot {
+    limits: Arc<Limits>,
+    peer: IpAddr,
+}
+
+impl Limits {
+    fn new(options: &ServeOptions) -> Self {
+        Self {
+            per_address: options.max_connections_per_address.max(1),
+            total: options.max_connections.max(1),
+            open: Mutex::default(),
+        }
+    }
+
+    /// Counts a connection from `peer` in, or names the limit it would pass.
+    fn enter(limits: &Arc<Self>, peer: IpAddr) -> Result<Slot, &'static str> {
+        let mut open = limits.open.lock().unwrap_or_else(PoisonError::into_inner);
+        if open.total >= limits.total {
+            return Err("total");
+        }
+        let from_peer = open.by_address.entry(peer).or_default();
+        if *from_peer >= limits.per_address {
+            return Err("address");
+        }
+        *from_peer += 1;
+        open.total += 1;
+        Ok(Slot {
+            limits: Arc::clone(limits),
+            peer,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self
+            .limits
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        open.total = open.total.saturating_sub(1);
+        if let Entry::Occupied(mut entry) = open.by_address.entry(self.peer) {
+            *entry.get_mut() = entry.get().saturating_sub(1);
+            if *entry.get() == 0 {
+                entry.remove();
+            }
         }
     }
 }

@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use std::io::Write as _;
 use std::sync::{Arc, OnceLock};
 
+use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::Path;
 use axum::response::{IntoResponse, Response};
@@ -57,13 +58,16 @@ fn config() -> Arc<Config<'static>> {
     )
 }
 
-/// One asset as served: its bytes, a gzip copy when that is smaller, and validators.
+/// One asset as served: its bytes, a gzip copy when that is smaller, and validators. Both
+/// encodings are made once per process and shared by every answer (`Bytes` counts references):
+/// an answer never copies them, so a client that opens many streams and reads none holds no
+/// more than their headers (README, sizing).
 #[derive(Debug)]
 struct Asset {
     content_type: String,
-    identity: Vec<u8>,
+    identity: Bytes,
     identity_tag: HeaderValue,
-    gzip: Option<(Vec<u8>, HeaderValue)>,
+    gzip: Option<(Bytes, HeaderValue)>,
 }
 
 impl Asset {
@@ -72,12 +76,12 @@ impl Asset {
             .filter(|compressed| compressed.len() < bytes.len())
             .map(|compressed| {
                 let tag = tag(&compressed, "gz");
-                (compressed, tag)
+                (Bytes::from(compressed), tag)
             });
         Asset {
             content_type,
             identity_tag: tag(&bytes, "id"),
-            identity: bytes,
+            identity: Bytes::from(bytes),
             gzip,
         }
     }

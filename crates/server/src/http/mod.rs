@@ -222,7 +222,12 @@ fn assemble(
     } else {
         Either::Left(cors(&state.http.cors_origins).layer(authed))
     };
-    App::new(inner, state.metrics.clone(), &state.http)
+    App::new(
+        inner,
+        state.metrics.clone(),
+        state.health.clone(),
+        &state.http,
+    )
 }
 
 fn cors(origins: &[HeaderValue]) -> CorsLayer {

@@ -47,8 +47,16 @@ pub(super) fn finish(
             target: "appzone::request", %method, route, status, latency_us, request_id, key_id, detail, "request failed"
         ),
         Some(InternalDetail(detail)) => tracing::warn!(
-            target: "appzone::request", %method, route, status, latency_us, request_id, key_id, detail, "request refused"
+            target: "appzone::request", %method, route, status, latency_us, request_id, key_id, client = context.peer().map(tracing::field::display), detail, "request refused"
         ),
+        // Refused for who is asking (no or a wrong key, a limit): the line names the client's
+        // address, so an operator can trace a flood or a misconfigured caller to its source.
+        None if matches!(status, 401 | 429) => {
+            let client = context.peer().map(tracing::field::display);
+            tracing::info!(
+                target: "appzone::request", %method, route, status, latency_us, request_id, key_id, client, "request"
+            );
+        }
         None => crate::logging::request(&crate::logging::RequestLine {
             method,
             route,

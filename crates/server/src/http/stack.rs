@@ -40,6 +40,7 @@ use super::metrics::Metrics;
 use super::observe;
 use super::routes::{self, RouteLabel};
 use super::HttpConfig;
+use crate::health::Health;
 
 /// What runs inside the outermost service: authentication and the router, behind CORS when
 /// origins are configured (so preflights are answered without a key).
@@ -63,6 +64,8 @@ struct Bound {
 struct Gate {
     inner: Inner,
     metrics: Metrics,
+    /// The readiness `/readyz` reports: the accept loop marks it draining on shutdown.
+    health: Health,
     in_flight: InFlight,
     timeout: Duration,
     /// The share of `timeout` a write may take (`super::write_deadline`).
@@ -114,10 +117,11 @@ impl Deprecated {
 }
 
 impl App {
-    pub(super) fn new(inner: Inner, metrics: Metrics, http: &HttpConfig) -> Self {
+    pub(super) fn new(inner: Inner, metrics: Metrics, health: Health, http: &HttpConfig) -> Self {
         let gate = Arc::new(Gate {
             inner,
             metrics,
+            health,
             in_flight: InFlight::new(http.max_in_flight),
             timeout: http.request_timeout,
             write_timeout: super::write_deadline(http.request_timeout),
@@ -132,6 +136,17 @@ impl App {
     /// The application for one new connection (failed authentications are limited per its
     /// peer's address; it remembers the last key it verified; its requests count themselves in
     /// its activity, which the accept loop's watchdog reads).
+    /// The readiness state `/readyz` answers from (the accept loop starts draining it on
+    /// shutdown, so the load balancer stops sending before the listener closes).
+    pub fn health(&self) -> &Health {
+        &self.0.gate.health
+    }
+
+    /// The service's metrics (the accept loop counts the connections it refuses).
+    pub fn metrics(&self) -> &Metrics {
+        &self.0.gate.metrics
+    }
+
     pub fn for_connection(&self, connection: Arc<Connection>) -> Self {
         Self(Arc::new(Bound {
             gate: Arc::clone(&self.0.gate),

@@ -69,6 +69,13 @@ pub(super) async fn cut_off_when_quiet<F: Future>(
     .await
 }
 
+/// The fewest bytes a write must get out to count as progress. An HTTP/2 server answers a
+/// client's PING (17 bytes) and SETTINGS (9 bytes) frames itself: counted, they would let a
+/// client that only pings keep an idle connection forever. Every answer written while a
+/// client reads it is bigger (a socket reports itself writable again only with a third of its
+/// buffer free), so nothing else is lost.
+const PROGRESS_BYTES: usize = 64;
+
 /// A socket that counts the writes that made progress in its connection's [`Activity`].
 #[derive(Debug)]
 pub(super) struct Watched<T> {
@@ -82,7 +89,7 @@ impl<T> Watched<T> {
     }
 
     fn progressed(&self, written: &Poll<io::Result<usize>>) {
-        if matches!(written, Poll::Ready(Ok(1..))) {
+        if matches!(written, Poll::Ready(Ok(n)) if *n >= PROGRESS_BYTES) {
             self.connection.activity().wrote();
         }
     }
@@ -196,21 +203,21 @@ mod tests {
         let connection = connection();
         let timeout = Duration::from_millis(100);
         // A client reading its answer slowly: a write gets through every 40 ms, 12 times.
-        let (client, server) = tokio::io::duplex(1);
+        let (client, server) = tokio::io::duplex(PROGRESS_BYTES);
         let mut socket = Watched::new(server, Arc::clone(&connection));
         let reader = tokio::spawn(async move {
             let mut client = client;
-            let mut byte = [0u8; 1];
+            let mut chunk = [0u8; PROGRESS_BYTES];
             for _ in 0..12 {
                 tokio::time::sleep(Duration::from_millis(40)).await;
-                tokio::io::AsyncReadExt::read_exact(&mut client, &mut byte)
+                tokio::io::AsyncReadExt::read_exact(&mut client, &mut chunk)
                     .await
                     .expect("the server writes");
             }
             client // kept open, never read again: the writer stalls
         });
         let writing = async {
-            let data = [7u8; 64];
+            let data = [7u8; PROGRESS_BYTES * 16];
             tokio::io::AsyncWriteExt::write_all(&mut socket, &data).await
         };
         let started = Instant::now();
@@ -226,6 +233,54 @@ mod tests {
             "cut off after {took:?}"
         );
         drop(reader);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn control_frame_sized_writes_do_not_keep_a_connection() {
+        // An idle HTTP/2 connection whose client pings every 40 ms: the server's 17-byte PING
+        // acknowledgements get out, and the connection is cut off all the same.
+        let connection = connection();
+        let timeout = Duration::from_millis(100);
+        let (client, server) = tokio::io::duplex(1024);
+        let mut socket = Watched::new(server, Arc::clone(&connection));
+        let pinger = tokio::spawn(async move {
+            let mut client = client;
+            let mut ack = [0u8; 17];
+            loop {
+                tokio::time::sleep(Duration::from_millis(40)).await;
+                if tokio::io::AsyncReadExt::read_exact(&mut client, &mut ack)
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let acknowledging = async {
+            loop {
+                tokio::io::AsyncWriteExt::write_all(&mut socket, &[0u8; 17]).await?;
+                tokio::time::sleep(Duration::from_millis(40)).await;
+            }
+            #[allow(unreachable_code)]
+            Ok::<(), io::Error>(())
+        };
+        let started = Instant::now();
+        // Bounded: a watchdog that counted the acknowledgements would never cut.
+        let cut = tokio::time::timeout(
+            timeout * 10,
+            cut_off_when_quiet(acknowledging, connection.activity(), timeout),
+        )
+        .await;
+        assert!(
+            matches!(cut, Ok(None)),
+            "not cut off within ten timeouts: {cut:?}"
+        );
+        assert!(
+            started.elapsed() <= timeout * 3 / 2,
+            "{:?}",
+            started.elapsed()
+        );
+        pinger.abort();
     }
 
     #[tokio::test(start_paused = true)]

@@ -594,10 +594,16 @@ impl Demo {
     }
 
     fn start_on(cli: &Cli, log_filter: &str, listen: &str) -> Self {
+        Self::start_with(cli, log_filter, listen, &[])
+    }
+
+    /// [`Self::start_on`] with these `APPZONE_*` settings in the environment.
+    fn start_with(cli: &Cli, log_filter: &str, listen: &str, env: &[(&str, &str)]) -> Self {
         let mut child = cli
             .command()
             .args(["serve", "--demo", "--listen", listen])
             .env("APPZONE_LOG", log_filter)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -728,7 +734,14 @@ fn every_request_gets_one_whole_log_line_under_concurrent_load() {
         lines,
         expectations,
         ..
-    } = Demo::start(&cli, "info");
+    } = Demo::start_with(
+        &cli,
+        "info",
+        "127.0.0.1:0",
+        // The requests all go at once, each on a connection of its own from 127.0.0.1: more
+        // than one address may open by default.
+        &[("APPZONE_MAX_CONNECTIONS_PER_ADDRESS", "1024")],
+    );
     let (_, listing) = expectations
         .iter()
         .find(|(status, curl)| *status == 200 && !curl.contains("DELETE"))

@@ -237,3 +237,56 @@ async fn the_recipes_values_start_a_server_that_answers_its_probes() {
         assert!(server.terminate().await.success(), "{name}={value}");
     }
 }
+
+/// The default `--help` gives for the setting `name` (`[env: NAME=] [default: 20]`).
+fn default_of(help: &str, name: &str) -> String {
+    let after = help
+        .split_once(&format!("[env: {name}"))
+        .unwrap_or_else(|| panic!("{name} is not in --help"))
+        .1;
+    let value = after
+        .split_once("[default: ")
+        .unwrap_or_else(|| panic!("{name} has no default"))
+        .1;
+    value.split(']').next().unwrap().to_owned()
+}
+
+/// Kubernetes sends SIGTERM, then SIGKILL after the grace period: the period must cover the
+/// server's shutdown delay (serving on while the endpoint leaves the Service) and its drain,
+/// or a rollout cuts requests short. The Deployment must have a delay: without one, the
+/// listener closes while the Service still routes new connections here.
+#[test]
+fn the_grace_period_covers_the_shutdown_delay_and_the_drain() {
+    let help = all_help();
+    let mut checked = 0;
+    for (file, text) in recipe() {
+        let Some(grace) = lines(&text)
+            .find_map(|line| line.strip_prefix("terminationGracePeriodSeconds: "))
+            .map(|grace| grace.trim().parse::<u64>().unwrap())
+        else {
+            continue;
+        };
+        let given: BTreeMap<String, String> = settings(&text)
+            .into_iter()
+            .filter_map(|(name, value)| Some((name, value?)))
+            .collect();
+        let seconds = |name: &str| -> u64 {
+            given
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| default_of(&help, name))
+                .parse()
+                .unwrap_or_else(|e| panic!("{file}: {name}: {e}"))
+        };
+        let delay = seconds("APPZONE_SHUTDOWN_DELAY_SECS");
+        let drain = seconds("APPZONE_DRAIN_TIMEOUT_SECS");
+        assert!(delay > 0, "{file}: no APPZONE_SHUTDOWN_DELAY_SECS");
+        assert!(
+            grace > delay + drain,
+            "{file}: terminationGracePeriodSeconds {grace} does not cover the shutdown delay \
+             ({delay} s) and the drain ({drain} s)"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 1, "no terminationGracePeriodSeconds found");
+}

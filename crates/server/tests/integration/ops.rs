@@ -918,3 +918,51 @@ async fn shutdown_lets_in_flight_requests_finish_and_refuses_new_connections() {
         "no new connections after shutdown"
     );
 }
+
+/// The drain deadline is kept by `serve` itself: when it passes, `serve` returns and the
+/// connections still open are dropped, so a request still running gets no answer (it would
+/// otherwise go on in the background of whatever embeds the server).
+#[tokio::test]
+async fn at_the_drain_deadline_serve_returns_and_drops_what_is_still_open() {
+    let app = TestApp::sqlite().await;
+    let router = slow_router(&app, HttpConfig::default());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let deadline = Duration::from_millis(150);
+    let server = tokio::spawn(appzone_server::serve::serve(
+        listener,
+        router,
+        async {
+            let _ = stopped.await;
+        },
+        ServeOptions {
+            drain_timeout: deadline,
+            ..ServeOptions::default()
+        },
+    ));
+    let http = app.http.clone();
+    // Takes 600 ms: longer than the deadline.
+    let in_flight =
+        tokio::spawn(async move { http.get(format!("http://{addr}/slow")).send().await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let stopping = std::time::Instant::now();
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("serve returned")
+        .unwrap();
+    let returned_after = stopping.elapsed();
+    assert!(
+        returned_after < deadline + Duration::from_millis(100),
+        "serve returned {returned_after:?} after the stop, deadline {deadline:?}"
+    );
+    let answer = tokio::time::timeout(Duration::from_secs(5), in_flight)
+        .await
+        .expect("the client is not left waiting")
+        .unwrap();
+    assert!(
+        answer.is_err(),
+        "the request still running at the deadline was answered: {answer:?}"
+    );
+}

@@ -219,6 +219,33 @@ impl ServerProcess {
         }
     }
 
+    /// The exit status, if the process has exited (waits for nothing).
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        let status = self.child.try_wait().unwrap()?;
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        Some(status)
+    }
+
+    /// Waits up to `within` for the process to exit, looking every 5 ms: its status and when
+    /// it was first seen gone, or `None` if it still runs.
+    pub async fn exit_within(
+        &mut self,
+        within: Duration,
+    ) -> Option<(ExitStatus, tokio::time::Instant)> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(status) = self.exited() {
+                return Some((status, tokio::time::Instant::now()));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     /// Everything the process wrote to stderr so far.
     pub fn logs(&self) -> Vec<u8> {
         self.stderr.lock().unwrap().clone()

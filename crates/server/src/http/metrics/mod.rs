@@ -77,6 +77,11 @@ struct ScopeLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabels {
+    limit: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct PoolLabels {
     state: &'static str,
 }
@@ -87,6 +92,7 @@ struct Inner {
     requests: Family<RequestLabels, Counter>,
     latency: Family<RequestLabels, Histogram, fn() -> Histogram>,
     rate_limited: Family<ScopeLabels, Counter>,
+    connections_refused: Family<LimitLabels, Counter>,
     deletes: Counter,
     pool: Family<PoolLabels, Gauge>,
     catalog_version: Gauge,
@@ -127,6 +133,12 @@ impl Metrics {
             "rate_limited",
             "Requests refused with 429, by limit (key or address)",
             rate_limited.clone(),
+        );
+        let connections_refused = Family::<LimitLabels, Counter>::default();
+        registry.register(
+            "connections_refused",
+            "Connections closed as soon as accepted, by limit (per address or total)",
+            connections_refused.clone(),
         );
         let deletes = Counter::default();
         registry.register(
@@ -171,6 +183,7 @@ impl Metrics {
             requests,
             latency,
             rate_limited,
+            connections_refused,
             deletes,
             pool,
             catalog_version,
@@ -223,6 +236,14 @@ impl Metrics {
         self.0
             .rate_limited
             .get_or_create(&ScopeLabels { scope })
+            .inc();
+    }
+
+    /// Counts one connection closed at once because of `limit` (`address` or `total`).
+    pub fn connection_refused(&self, limit: &'static str) {
+        self.0
+            .connections_refused
+            .get_or_create(&LimitLabels { limit })
             .inc();
     }
 
@@ -567,6 +588,10 @@ mod tests {
         let renamed = om
             .replace(" appzone_http_requests ", " appzone_http_requests_total ")
             .replace(" appzone_rate_limited ", " appzone_rate_limited_total ")
+            .replace(
+                " appzone_connections_refused ",
+                " appzone_connections_refused_total ",
+            )
             .replace(
                 " appzone_profiles_deleted ",
                 " appzone_profiles_deleted_total ",

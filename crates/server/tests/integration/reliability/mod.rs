@@ -1,8 +1,9 @@
 //! Reliability, one module per concern: acknowledged deletes surviving SIGKILL (`durability`),
 //! answers that tell the truth under a full disk, a held lock and a database outage (`faults`),
 //! exactly one `204` under concurrent deletes (`concurrent_deletes`), generated hostile requests
-//! and identifiers (`hostile_input`), idle and stalled connections (`idle_connections`), and
-//! sustained load (`soak`).
+//! and identifiers (`hostile_input`), clients that hog streams or connections
+//! (`hostile_clients`), idle and stalled connections (`idle_connections`), SIGTERM under load
+//! (`shutdown`), and sustained load (`soak`).
 //!
 //! Each test prints its figures on stderr (`cargo test -p appzone-server --test integration
 //! reliability -- --nocapture` shows them). Everything is bounded in time and request count and
@@ -11,6 +12,8 @@
 mod concurrent_deletes;
 mod durability;
 mod faults;
+mod hostile_clients;
 mod hostile_input;
 mod idle_connections;
+mod shutdown;
 mod soak;

@@ -1,0 +1,323 @@
+//! Shutdown under load, with the real binary: SIGTERM takes the replica out of the load
+//! balancer (`/readyz` 503) while it goes on serving for the shutdown delay, then drains, and
+//! the drain deadline is kept even when a request is stuck past it.
+//!
+//! A request is made slow, deterministically, by holding the SQLite database's write lock from
+//! this process (`BEGIN EXCLUSIVE`): a `DELETE` then waits on it (up to SQLite's 5 s busy
+//! timeout) until the lock is released.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sqlx::sqlite::SqliteConnection;
+use sqlx::Connection as _;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+use crate::server_process::{acme_database, acme_key, operator, sigterm, ServerProcess};
+
+/// One answer read off a connection.
+#[derive(Debug)]
+pub(super) struct Answer {
+    pub(super) status: u16,
+    /// `Connection: close`: the server closes the connection after this answer.
+    close: bool,
+}
+
+pub(super) type Conn = BufReader<TcpStream>;
+
+pub(super) async fn open(addr: &str) -> Result<Conn, String> {
+    TcpStream::connect(addr)
+        .await
+        .map(BufReader::new)
+        .map_err(|e| format!("connect: {e}"))
+}
+
+/// Writes `request` and reads one answer (head, then its `Content-Length` body).
+pub(super) async fn exchange(conn: &mut Conn, request: &str) -> Result<Answer, String> {
+    conn.get_mut()
+        .write_all(request.as_bytes())
+        .await
+        .map_err(|e| format!("write: {e}"))?;
+    let mut head = Vec::new();
+    loop {
+        let mut line = String::new();
+        let read = conn
+            .read_line(&mut line)
+            .await
+            .map_err(|e| format!("read: {e}"))?;
+        if read == 0 {
+            return Err(format!("closed without an answer (head so far {head:?})"));
+        }
+        if line == "\r\n" {
+            break;
+        }
+        head.push(line);
+    }
+    let status = head
+        .first()
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|status| status.parse().ok())
+        .ok_or_else(|| format!("no status line: {head:?}"))?;
+    let header = |name: &str| {
+        head.iter().find_map(|line| {
+            let (field, value) = line.split_once(':')?;
+            field
+                .eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_owned())
+        })
+    };
+    let length: usize = header("content-length")
+        .map_or(Ok(0), |v| v.parse())
+        .map_err(|e| format!("content-length: {e}"))?;
+    let mut body = vec![0; length];
+    conn.read_exact(&mut body)
+        .await
+        .map_err(|e| format!("body: {e}"))?;
+    Ok(Answer {
+        status,
+        close: header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close")),
+    })
+}
+
+pub(super) fn get(path: &str) -> String {
+    format!("GET {path} HTTP/1.1\r\nHost: appzone\r\n\r\n")
+}
+
+/// What one load client saw: for each request, when it started and how it went.
+type Log = Vec<(Instant, Result<Answer, String>)>;
+
+/// Requests `GET /healthz` back to back on one keep-alive connection until `stop`; returns what
+/// it saw and the connection (reopened after a failure).
+async fn keep_alive_client(addr: String, stop: Arc<AtomicBool>) -> (Log, Option<Conn>) {
+    let mut log = Vec::new();
+    let mut conn = open(&addr).await.ok();
+    while !stop.load(Ordering::Relaxed) {
+        let started = Instant::now();
+        let outcome = match conn.as_mut() {
+            Some(conn) => exchange(conn, &get("/healthz")).await,
+            None => Err("could not connect".to_owned()),
+        };
+        if outcome.as_ref().map_or(true, |answer| answer.close) {
+            conn = open(&addr).await.ok();
+        }
+        log.push((started, outcome));
+    }
+    (log, conn)
+}
+
+/// Requests `GET /healthz` on a new connection each time until `stop`.
+async fn new_connection_client(addr: String, stop: Arc<AtomicBool>) -> Log {
+    let mut log = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        let started = Instant::now();
+        let outcome = match open(&addr).await {
+            Ok(mut conn) => exchange(&mut conn, &get("/healthz")).await,
+            Err(e) => Err(e),
+        };
+        log.push((started, outcome));
+    }
+    log
+}
+
+/// Takes SQLite's write lock on the database at `url` until the connection is dropped or
+/// rolled back: `DELETE`s wait on it.
+async fn lock_database(url: &str) -> SqliteConnection {
+    let mut lock = SqliteConnection::connect(url).await.unwrap();
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut lock)
+        .await
+        .unwrap();
+    lock
+}
+
+fn delete(id: &str, key: &str) -> String {
+    format!("DELETE /api/v1/applications/profiles/{id} HTTP/1.1\r\nHost: appzone\r\nX-API-KEY: {key}\r\n\r\n")
+}
+
+/// The first `/readyz` status on a new connection, asked until it is 503 or `within` passed.
+async fn readyz_until_503(addr: &str, within: Duration) -> (Option<u16>, Duration) {
+    let started = Instant::now();
+    let mut last = None;
+    while started.elapsed() < within {
+        if let Ok(mut conn) = open(addr).await {
+            last = exchange(&mut conn, &get("/readyz"))
+                .await
+                .ok()
+                .map(|a| a.status);
+            if last == Some(503) {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    (last, started.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_keeps_serving_through_the_shutdown_delay_then_drains() {
+    const DELAY: Duration = Duration::from_secs(2);
+    let dir = tempfile::tempdir().unwrap();
+    let url = acme_database(dir.path());
+    let key = acme_key(&url, "admin");
+    let profile = operator(
+        &url,
+        &["profile", "create", "--org", "acme", "--name", "checkout"],
+    );
+    let mut server = ServerProcess::start(
+        &url,
+        &["--shutdown-delay-secs", "2", "--drain-timeout-secs", "10"],
+        "info",
+    )
+    .await;
+    let addr = server.addr().to_owned();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let keep_alive: Vec<_> = (0..4)
+        .map(|_| tokio::spawn(keep_alive_client(addr.clone(), Arc::clone(&stop))))
+        .collect();
+    let fresh = tokio::spawn(new_connection_client(addr.clone(), Arc::clone(&stop)));
+    // A keep-alive connection that will have a request in flight when the delay ends.
+    let mut slow = open(&addr).await.unwrap();
+    assert_eq!(
+        exchange(&mut slow, &get("/healthz")).await.unwrap().status,
+        200
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut lock = lock_database(&url).await;
+
+    let signalled = Instant::now();
+    sigterm(server.pid());
+    let (readyz, readyz_after) = readyz_until_503(&addr, Duration::from_millis(500)).await;
+    assert_eq!(readyz, Some(503), "/readyz {readyz_after:?} after SIGTERM");
+
+    // Halfway through the delay, a DELETE that waits on the lock past the delay's end.
+    tokio::time::sleep((signalled + DELAY / 2).saturating_duration_since(Instant::now())).await;
+    let deleting = {
+        let request = delete(&profile, &key);
+        tokio::spawn(async move {
+            let answer = exchange(&mut slow, &request).await;
+            (answer, slow)
+        })
+    };
+    // The load runs until just before the delay ends.
+    let load_until = signalled + DELAY - Duration::from_millis(150);
+    tokio::time::sleep(load_until.saturating_duration_since(Instant::now())).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut logs: Vec<(&str, Log)> = Vec::new();
+    let mut idle = Vec::new();
+    for client in keep_alive {
+        let (log, conn) = client.await.unwrap();
+        logs.push(("keep-alive", log));
+        idle.extend(conn);
+    }
+    logs.push(("new connection", fresh.await.unwrap()));
+
+    // Past the delay, the lock goes: the DELETE is answered, with `Connection: close`.
+    tokio::time::sleep(
+        (signalled + DELAY + Duration::from_millis(500)).saturating_duration_since(Instant::now()),
+    )
+    .await;
+    sqlx::query("ROLLBACK").execute(&mut lock).await.unwrap();
+    let (answer, mut slow) = deleting.await.unwrap();
+    let answer = answer.expect("the DELETE in flight at the end of the delay is answered");
+    assert_eq!(answer.status, 204);
+    assert!(
+        answer.close,
+        "the answer after the delay tells the client to close"
+    );
+    assert!(
+        slow.get_mut()
+            .read(&mut [0u8; 1])
+            .await
+            .is_ok_and(|n| n == 0),
+        "the server closes the connection after that answer"
+    );
+
+    // Every request of the load was answered 200, none told to close, before and during the
+    // delay: no refused connection, no reset.
+    let mut during_delay = (0, 0);
+    for (kind, log) in &logs {
+        for (started, outcome) in log {
+            match outcome {
+                Ok(answer) if answer.status == 200 && (!answer.close || *kind != "keep-alive") => {}
+                outcome => panic!(
+                    "{kind} request {:?} after SIGTERM: {outcome:?}",
+                    started.checked_duration_since(signalled)
+                ),
+            }
+            if *started > signalled {
+                if *kind == "keep-alive" {
+                    during_delay.0 += 1;
+                } else {
+                    during_delay.1 += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        during_delay.0 > 0 && during_delay.1 > 0,
+        "requests during the delay: {during_delay:?}"
+    );
+    // The keep-alive connections left idle are closed once the delay is over.
+    for mut conn in idle {
+        let closed = tokio::time::timeout(Duration::from_secs(2), conn.read(&mut [0u8; 1])).await;
+        assert!(
+            matches!(closed, Ok(Ok(0)) | Ok(Err(_))),
+            "an idle keep-alive connection is closed after the delay: {closed:?}"
+        );
+    }
+    let (status, exited) = server
+        .exit_within(Duration::from_secs(5))
+        .await
+        .expect("the server exits once drained");
+    assert!(status.success(), "{status:?}");
+    eprintln!(
+        "shutdown delay {DELAY:?}: /readyz 503 {readyz_after:?} after SIGTERM; during the delay \
+         {} keep-alive and {} new-connection requests, all answered 200; exit {:?} after \
+         SIGTERM",
+        during_delay.0,
+        during_delay.1,
+        exited.into_std() - signalled
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_drain_deadline_is_kept_even_when_a_request_is_stuck_past_it() {
+    const DEADLINE: Duration = Duration::from_secs(1);
+    /// Exiting takes closing the connections and the database: a few milliseconds, and more
+    /// on a loaded two-core machine.
+    const MARGIN: Duration = Duration::from_millis(400);
+    let dir = tempfile::tempdir().unwrap();
+    let url = acme_database(dir.path());
+    let key = acme_key(&url, "admin");
+    let profile = operator(
+        &url,
+        &["profile", "create", "--org", "acme", "--name", "checkout"],
+    );
+    let mut server = ServerProcess::start(&url, &["--drain-timeout-secs", "1"], "info").await;
+    let addr = server.addr().to_owned();
+    let mut lock = lock_database(&url).await;
+    let mut stuck = open(&addr).await.unwrap();
+    let request = delete(&profile, &key);
+    let deleting = tokio::spawn(async move { exchange(&mut stuck, &request).await });
+    // Long enough for the DELETE to reach the database and wait on the lock (5 s at most).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let signalled = Instant::now();
+    sigterm(server.pid());
+    let exit = server.exit_within(Duration::from_secs(10)).await;
+    let took = Instant::now() - signalled;
+    sqlx::query("ROLLBACK").execute(&mut lock).await.unwrap();
+    let (status, exited) = exit.expect("the server exits within 10 s of SIGTERM");
+    let took = (exited.into_std() - signalled).min(took);
+    eprintln!("drain deadline {DEADLINE:?}: exited {took:?} after SIGTERM");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        took >= DEADLINE && took <= DEADLINE + MARGIN,
+        "exited {took:?} after SIGTERM, drain deadline {DEADLINE:?}"
+    );
+    let answer = deleting.await.unwrap();
+    assert!(answer.is_err(), "the stuck request was dropped: {answer:?}");
+}
