@@ -348,7 +348,7 @@ async fn a_database_outage_keeps_listings_answering_and_deletes_fail_fast_then_r
 /// database is down, and after the start the same process deletes again; the retry of a
 /// refused delete with its key is done, the data read on a fresh connection.
 #[tokio::test]
-async fn postgres_stopped_for_twenty_seconds_keeps_listings_and_recovers_without_restart() {
+async fn stopping_postgresql_for_twenty_seconds_keeps_listings_and_recovers_without_restart() {
     let Some(cluster) = appzone_test_support::ThrowawayPostgres::start() else {
         return;
     };
