@@ -12,20 +12,21 @@
 //! lock held past the batch's deadline, an I/O error), the transaction is rolled back, every
 //! delete of the batch gets the error and none is acknowledged. The writer then closes its
 //! connection rather than reuse one whose transaction state is unknown (a failed `COMMIT` can
-//! leave SQLite's transaction open, where the next `BEGIN` would nest into it and never
-//! commit), and opens a new one for the next batch: it recovers by itself as soon as the cause
-//! is gone.
+//! leave SQLite's transaction and sqlx's bookkeeping of it apart, after which a later batch's
+//! "commit" only released a savepoint of a transaction that never committed), and opens a new
+//! one for the next batch: it recovers by itself as soon as the cause is gone.
 //!
 //! The writer has its own connection, outside the pool: it takes SQLite's write lock with
 //! `BEGIN IMMEDIATE`, waiting at most until the earliest deadline of the batch (its busy
-//! timeout is set per batch), so a lock held too long ends the batch, rolled back, before the
-//! callers' request timeout. A delete whose deadline passed while it queued is not started.
+//! timeout follows the batch's deadline, in tenths of a second), so a lock held too long ends
+//! the batch, rolled back, before the callers' request timeout. A delete whose deadline passed
+//! while it queued is not started.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use appzone_contract::ProfileId;
-use sqlx::{AnyConnection, Connection, Executor};
+use sqlx::{AnyConnection, Connection as _, Executor};
 use tokio::sync::{mpsc, oneshot};
 
 use super::deletes::{apply_in_transaction, DeleteAnswer, DeleteRequest};
@@ -91,7 +92,7 @@ pub(super) async fn submit(
 }
 
 async fn writer(url: String, mut rx: mpsc::Receiver<PendingDelete>) {
-    let mut connection: Option<AnyConnection> = None;
+    let mut connection: Option<Connection> = None;
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let now = Instant::now();
@@ -109,7 +110,7 @@ async fn writer(url: String, mut rx: mpsc::Receiver<PendingDelete>) {
         };
         let mut conn = match connection.take() {
             Some(conn) => conn,
-            None => match open(&url).await {
+            None => match Connection::open(&url).await {
                 Ok(conn) => conn,
                 Err(err) => {
                     answer_all(&mut batch, err);
@@ -117,7 +118,10 @@ async fn writer(url: String, mut rx: mpsc::Receiver<PendingDelete>) {
                 }
             },
         };
-        match apply_batch(&mut conn, &batch, earliest.saturating_duration_since(now)).await {
+        match conn
+            .apply(&batch, earliest.saturating_duration_since(now))
+            .await
+        {
             Ok(answers) => {
                 connection = Some(conn);
                 for (pending, answer) in batch.drain(..).zip(answers) {
@@ -131,10 +135,8 @@ async fn writer(url: String, mut rx: mpsc::Receiver<PendingDelete>) {
                     "group commit failed and was rolled back; its deletes were answered with \
                      the error and the writer reconnects"
                 );
-                // Rolled back explicitly where SQLite has not done it already, then closed:
-                // closing a connection also rolls back whatever is still open on it.
-                let _ = conn.execute("ROLLBACK").await;
-                let _ = conn.close().await;
+                // Closing a connection rolls back whatever is still open on it.
+                let _ = conn.conn.close().await;
                 answer_all(&mut batch, err);
             }
         }
@@ -148,30 +150,50 @@ fn answer_all(batch: &mut Vec<PendingDelete>, err: StoreError) {
     }
 }
 
-async fn open(url: &str) -> Result<AnyConnection, StoreError> {
-    let mut conn = AnyConnection::connect(url).await.classify()?;
-    conn.execute(SQLITE_PRAGMAS).await.classify()?;
-    Ok(conn)
+/// The writer's connection and the busy timeout last set on it.
+struct Connection {
+    conn: AnyConnection,
+    busy_ms: u128,
 }
 
-/// Applies the batch in one transaction, waiting at most `wait` for SQLite's write lock.
-async fn apply_batch(
-    conn: &mut AnyConnection,
-    batch: &[PendingDelete],
-    wait: Duration,
-) -> Result<Vec<DeleteAnswer>, StoreError> {
-    // A PRAGMA takes no bound parameter; the text holds one integer computed here.
-    let busy_ms = wait.as_millis().clamp(1, 60_000);
-    conn.execute(sqlx::AssertSqlSafe(format!(
-        "PRAGMA busy_timeout = {busy_ms}"
-    )))
-    .await
-    .classify()?;
-    conn.execute("BEGIN IMMEDIATE").await.classify()?;
-    let mut answers = Vec::with_capacity(batch.len());
-    for pending in batch {
-        answers.push(apply_in_transaction(conn, &pending.request()).await?);
+impl Connection {
+    async fn open(url: &str) -> Result<Self, StoreError> {
+        let mut conn = AnyConnection::connect(url).await.classify()?;
+        conn.execute(SQLITE_PRAGMAS).await.classify()?;
+        Ok(Self {
+            conn,
+            // SQLITE_PRAGMAS' own.
+            busy_ms: 5000,
+        })
     }
-    conn.execute("COMMIT").await.classify()?;
-    Ok(answers)
+
+    /// Applies the batch in one transaction, waiting at most `wait` for SQLite's write lock.
+    async fn apply(
+        &mut self,
+        batch: &[PendingDelete],
+        wait: Duration,
+    ) -> Result<Vec<DeleteAnswer>, StoreError> {
+        // Rounded down to a tenth of a second, so that under steady load the value, and with it
+        // the extra statement, rarely changes; never longer than the batch's earliest deadline.
+        let busy_ms = (wait.as_millis() / 100 * 100).clamp(1, 60_000);
+        if busy_ms != self.busy_ms {
+            // A PRAGMA takes no bound parameter; the text holds one integer computed here.
+            self.conn
+                .execute(sqlx::AssertSqlSafe(format!(
+                    "PRAGMA busy_timeout = {busy_ms}"
+                )))
+                .await
+                .classify()?;
+            self.busy_ms = busy_ms;
+        }
+        // sqlx's own transaction commands (run on its SQLite worker, no statement round trip);
+        // after a failure the connection is closed, so its bookkeeping cannot outlive one.
+        let mut tx = self.conn.begin_with("BEGIN IMMEDIATE").await.classify()?;
+        let mut answers = Vec::with_capacity(batch.len());
+        for pending in batch {
+            answers.push(apply_in_transaction(&mut tx, &pending.request()).await?);
+        }
+        tx.commit().await.classify()?;
+        Ok(answers)
+    }
 }
