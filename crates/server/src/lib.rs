@@ -162,23 +162,24 @@ async fn purge_forever(store: Store, retention: Duration, interval: Duration) {
     let mut tick = tokio::time::interval(interval);
     loop {
         tick.tick().await;
-        let retention_ms = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
-        match store
-            .purge_tombstones(model::now_ms().saturating_sub(retention_ms))
-            .await
-        {
-            Ok(0) => {}
-            Ok(purged) => tracing::info!(purged, "purged expired profile tombstones"),
-            Err(err) => tracing::warn!(error = %err, "tombstone purge failed; will retry"),
-        }
-        let kept_ms = i64::try_from(storage::IDEMPOTENCY_TTL.as_millis()).unwrap_or(i64::MAX);
-        match store
-            .purge_idempotency_keys(model::now_ms().saturating_sub(kept_ms))
-            .await
-        {
-            Ok(0) => {}
-            Ok(purged) => tracing::info!(purged, "purged expired idempotency keys"),
-            Err(err) => tracing::warn!(error = %err, "idempotency key purge failed; will retry"),
-        }
+        let tombstones = store.purge_tombstones(cutoff_ms(retention)).await;
+        log_purge(tombstones, "expired profile tombstones");
+        let keys = store
+            .purge_idempotency_keys(cutoff_ms(storage::IDEMPOTENCY_TTL))
+            .await;
+        log_purge(keys, "expired idempotency keys");
+    }
+}
+
+/// The time, in Unix milliseconds, `age` ago.
+fn cutoff_ms(age: Duration) -> i64 {
+    model::now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn log_purge(outcome: Result<u64, StoreError>, what: &str) {
+    match outcome {
+        Ok(0) => {}
+        Ok(purged) => tracing::info!(purged, "purged {what}"),
+        Err(err) => tracing::warn!(error = %err, "purge of {what} failed; will retry"),
     }
 }

@@ -20,7 +20,7 @@ fn base_command(database_url: &str) -> Command {
 
 /// The binary run by `wrapper` (a program and its arguments, such as valgrind), or directly
 /// when it is empty.
-fn wrapped_command(wrapper: &[String], database_url: &str) -> Command {
+pub(crate) fn wrapped_command(wrapper: &[String], database_url: &str) -> Command {
     let mut command = match wrapper.split_first() {
         Some((program, args)) => {
             let mut command = Command::new(program);

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::server_process::{ServerProcess, BIN};
+use crate::server_process::{wrapped_command, ServerProcess, BIN};
 
 const NOBODY: u32 = 65534;
 
@@ -86,20 +86,9 @@ impl Place {
     }
 
     fn command(&self, url: &str, args: &[&str]) -> Command {
-        let mut command = match self.wrapper.split_first() {
-            Some((program, rest)) => {
-                let mut command = Command::new(program);
-                command.args(rest).arg(BIN);
-                command
-            }
-            None => Command::new(BIN),
-        };
+        let mut command = wrapped_command(&self.wrapper, url);
         command
-            .env_remove("APPZONE_DATABASE_URL")
-            .env_remove("APPZONE_LISTEN")
             .env_remove("APPZONE_LOG")
-            .env_remove("RUST_LOG")
-            .args(["--database-url", url])
             .args(args)
             .stdin(Stdio::null());
         command
