@@ -300,7 +300,10 @@ async fn the_drain_deadline_is_kept_even_when_a_request_is_stuck_past_it() {
     let addr = server.addr().to_owned();
     let mut lock = lock_database(&url).await;
     let mut stuck = open(&addr).await.unwrap();
-    let request = delete(&profile, &key);
+    // With an Idempotency-Key, so that its retry can learn what happened.
+    let request =
+        delete(&profile, &key).replace("\r\n\r\n", "\r\nIdempotency-Key: drain-1\r\n\r\n");
+    let retry = request.clone();
     let deleting = tokio::spawn(async move { exchange(&mut stuck, &request).await });
     // Long enough for the DELETE to reach the database and wait on the lock (5 s at most).
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -320,4 +323,17 @@ async fn the_drain_deadline_is_kept_even_when_a_request_is_stuck_past_it() {
     );
     let answer = deleting.await.unwrap();
     assert!(answer.is_err(), "the stuck request was dropped: {answer:?}");
+    // Dropped unanswered, its transaction rolled back: the profile is live, and the client's
+    // retry with the same key, on the next server, does the delete (not a replay).
+    let live = operator(&url, &["profile", "list", "--org", "acme"]);
+    assert!(
+        live.contains(&profile),
+        "the unanswered delete changed the data: {live}"
+    );
+    let next = ServerProcess::start(&url, &[], "info").await;
+    let mut conn = open(next.addr()).await.unwrap();
+    let answer = exchange(&mut conn, &retry).await.unwrap();
+    assert_eq!(answer.status, 204, "the retry after the restart");
+    let live = operator(&url, &["profile", "list", "--org", "acme"]);
+    assert!(!live.contains(&profile), "{live}");
 }
