@@ -334,9 +334,6 @@ key. Without the header a deletion works as before, and a repeated one answers 4
         (status = 400, description = "`invalid_idempotency_key`: the `Idempotency-Key` header is empty, longer than 255 characters, or not visible ASCII.", body = ErrorBody,
             example = json!({"error": "invalid Idempotency-Key: use 1 to 255 visible ASCII characters, for example a UUID", "error_code": "invalid_idempotency_key"})),
         (status = 409, description = "`idempotency_key_in_use`: a request with this `Idempotency-Key` is still being processed. Retry after `Retry-After` seconds to get its outcome.", body = ErrorBody,
-            headers(
-                ("Retry-After" = u32, description = "Seconds to wait before retrying.")
-            ),
             example = json!({"error": "a request with this Idempotency-Key is still being processed; retry shortly", "error_code": "idempotency_key_in_use"})),
         (status = 422, description = "`idempotency_key_reused`: this `Idempotency-Key` was used within 24 hours for another request (another profile). Use a new key for a new request.", body = ErrorBody,
             example = json!({"error": "this Idempotency-Key was used for another request; use a new key for each deletion", "error_code": "idempotency_key_reused"})),
@@ -630,6 +627,10 @@ fn add_shared_responses(operation: &mut Value) {
     }
     if lists_with_etag {
         responses.entry("304").or_insert_with(not_modified);
+    }
+    // A 409 (an `Idempotency-Key` still in use) says when to retry, as 429 and 503 do.
+    if let Some(conflict) = responses.get_mut("409").and_then(Value::as_object_mut) {
+        conflict.insert("headers".to_owned(), retry_headers());
     }
     // Statuses in order, `default` last, wherever they were added.
     responses.sort_keys();
