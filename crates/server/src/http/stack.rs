@@ -133,9 +133,6 @@ impl App {
         }))
     }
 
-    /// The application for one new connection (failed authentications are limited per its
-    /// peer's address; it remembers the last key it verified; its requests count themselves in
-    /// its activity, which the accept loop's watchdog reads).
     /// The readiness state `/readyz` answers from (the accept loop starts draining it on
     /// shutdown, so the load balancer stops sending before the listener closes).
     pub fn health(&self) -> &Health {
@@ -147,6 +144,9 @@ impl App {
         &self.0.gate.metrics
     }
 
+    /// The application for one new connection (failed authentications are limited per its
+    /// peer's address; it remembers the last key it verified; its requests count themselves in
+    /// its activity, which the accept loop's watchdog reads).
     pub fn for_connection(&self, connection: Arc<Connection>) -> Self {
         Self(Arc::new(Bound {
             gate: Arc::clone(&self.0.gate),
