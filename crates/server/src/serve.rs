@@ -32,6 +32,7 @@ use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 /// Connection-level settings.
@@ -115,7 +116,7 @@ pub async fn serve(
         graceful: GracefulShutdown::new(),
         limits: Arc::new(Limits::new(&options)),
         header_read_timeout: options.header_read_timeout,
-        aborted: tokio::sync::watch::channel(()),
+        abort: CancellationToken::new(),
     };
     tokio::pin!(shutdown);
 
@@ -145,9 +146,7 @@ pub async fn serve(
     drop(listener);
     tracing::info!("shutting down: no new connections, draining in-flight requests");
     let Accept {
-        graceful,
-        aborted: (abort, _),
-        ..
+        graceful, abort, ..
     } = accept;
     tokio::select! {
         () = graceful.shutdown() => tracing::info!("all connections drained"),
@@ -155,9 +154,9 @@ pub async fn serve(
             tracing::warn!(timeout = ?options.drain_timeout, "drain deadline passed; closing remaining connections");
         }
     }
-    // Every connection task still running ends when it sees this, dropping its socket and the
-    // requests in progress: the deadline is kept, not just logged.
-    drop(abort);
+    // Every connection task still running ends, dropping its socket and the requests in
+    // progress: the deadline is kept, not just logged.
+    abort.cancel();
 }
 
 /// What the accept loop needs to start a connection.
@@ -166,11 +165,8 @@ struct Accept {
     graceful: GracefulShutdown,
     limits: Arc<Limits>,
     header_read_timeout: Duration,
-    /// Dropping the sender ends every connection task (the drain deadline).
-    aborted: (
-        tokio::sync::watch::Sender<()>,
-        tokio::sync::watch::Receiver<()>,
-    ),
+    /// Cancelled at the drain deadline: every connection task still running ends.
+    abort: CancellationToken,
 }
 
 impl Accept {
@@ -205,7 +201,7 @@ impl Accept {
             .map_request(|request: Request<Incoming>| request.map(Body::new));
         let (builder, watcher) = (Arc::clone(&self.builder), self.graceful.watcher());
         let timeout = self.header_read_timeout;
-        let mut aborted = self.aborted.1.clone();
+        let abort = self.abort.clone();
         let serving = async move {
             // Nothing is parsed, and no buffer allocated, before the first byte; a client that
             // sends none gets the header-read timeout for it. `peek` waits for data (or EOF)
@@ -236,9 +232,7 @@ impl Accept {
         tokio::spawn(async move {
             tokio::select! {
                 () = serving => {}
-                // Only ever an error: the sender sends nothing, and is dropped at the drain
-                // deadline.
-                _ = aborted.changed() => tracing::debug!(%peer, "connection dropped at the drain deadline"),
+                () = abort.cancelled() => tracing::debug!(%peer, "connection dropped at the drain deadline"),
             }
             drop(slot);
         });
