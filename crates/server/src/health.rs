@@ -14,22 +14,23 @@ use crate::storage::Store;
 
 /// The database's state as last checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub enum DatabaseState {
     /// Not checked yet.
-    Unknown,
+    Unknown = 0,
     /// The last check got an answer.
-    Up,
+    Up = 1,
     /// The last check failed or timed out.
-    Down,
+    Down = 2,
 }
 
 impl DatabaseState {
-    /// The word `/readyz` and the logs use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DatabaseState::Unknown => "unknown",
-            DatabaseState::Up => "up",
-            DatabaseState::Down => "down",
+    /// The state `Health` stores as a number (its atomic's value).
+    fn from_code(code: u8) -> Self {
+        match code {
+            1 => DatabaseState::Up,
+            2 => DatabaseState::Down,
+            _ => DatabaseState::Unknown,
         }
     }
 }
@@ -41,7 +42,7 @@ pub struct Health(Arc<Inner>);
 #[derive(Debug, Default)]
 struct Inner {
     draining: AtomicBool,
-    /// 0 unknown, 1 up, 2 down.
+    /// A [`DatabaseState`] as its number.
     database: AtomicU8,
 }
 
@@ -63,25 +64,12 @@ impl Health {
 
     /// Records the outcome of a database check; returns the state before it.
     pub fn set_database(&self, state: DatabaseState) -> DatabaseState {
-        let code = match state {
-            DatabaseState::Unknown => 0,
-            DatabaseState::Up => 1,
-            DatabaseState::Down => 2,
-        };
-        match self.0.database.swap(code, Ordering::AcqRel) {
-            1 => DatabaseState::Up,
-            2 => DatabaseState::Down,
-            _ => DatabaseState::Unknown,
-        }
+        DatabaseState::from_code(self.0.database.swap(state as u8, Ordering::AcqRel))
     }
 
     /// The database's state as last checked.
     pub fn database(&self) -> DatabaseState {
-        match self.0.database.load(Ordering::Acquire) {
-            1 => DatabaseState::Up,
-            2 => DatabaseState::Down,
-            _ => DatabaseState::Unknown,
-        }
+        DatabaseState::from_code(self.0.database.load(Ordering::Acquire))
     }
 }
 
