@@ -1,9 +1,11 @@
 //! `Idempotency-Key` for `DELETE`: fresh keys, the caller's keys checked, and what a delete's
 //! answer said about itself.
 
-use crate::Error;
 use appzone_contract::headers::{idempotency_key, IDEMPOTENCY_KEY_MAX_LEN};
 use http::HeaderValue;
+use rand::RngExt;
+
+use crate::Error;
 
 /// A fresh `Idempotency-Key`: a random UUID (version 4), such as
 /// `8e03978e-40d5-43e8-bc93-6894a57f9324`.
@@ -14,9 +16,9 @@ use http::HeaderValue;
 /// [`Client::delete_profile_with_key`](crate::Client::delete_profile_with_key) on every try,
 /// including after a restart.
 ///
-/// The 122 random bits come from the operating system's random source (`uuid`'s `v4`), so a
-/// key cannot be guessed by another caller of the same organization (who could otherwise get
-/// this deletion's outcome replayed, or make it fail with 422).
+/// The 122 random bits come from `rand`'s thread-local generator, a CSPRNG seeded by the
+/// operating system, so a key cannot be guessed by another caller of the same organization
+/// (who could otherwise get this deletion's outcome replayed, or make it fail with 422).
 ///
 /// ```
 /// let key = appzone_client::new_idempotency_key();
@@ -25,7 +27,19 @@ use http::HeaderValue;
 /// assert_ne!(key, appzone_client::new_idempotency_key());
 /// ```
 pub fn new_idempotency_key() -> String {
-    uuid::Uuid::new_v4().to_string()
+    let random: u128 = rand::rng().random();
+    // RFC 9562: version 4 in the 4 bits of the 7th byte, variant 0b10 in the 2 top bits of the
+    // 9th, so the key is an ordinary UUID to anyone who logs or stores it.
+    let uuid = (random & !(0xF << 76) & !(0b11 << 62)) | (0x4 << 76) | (0b10 << 62);
+    let hex = format!("{uuid:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
 }
 
 /// The header value for `key`, checked with the contract's rule
