@@ -69,3 +69,18 @@ pub fn idempotency_key(value: &str) -> Option<&str> {
             .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\'))
     .then_some(key)
 }
+
+/// Response header (IETF draft-ietf-httpapi-ratelimit-headers) on answers of rate-limited
+/// operations: what is left of the quota of the policy named in it, and in how many seconds it
+/// is whole again, for example `"per-key";r=998;t=1`. Sent only while the limit is on.
+pub const RATE_LIMIT: HeaderName = HeaderName::from_static("ratelimit");
+
+/// Response header (IETF draft-ietf-httpapi-ratelimit-headers) naming the quota policy that
+/// applies, for example `"per-key";q=1000;w=1`: `q` requests per window of `w` seconds.
+pub const RATE_LIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+
+/// The `RateLimit` policy of an authenticated request: requests per second per API key.
+pub const PER_KEY_POLICY: &str = "per-key";
+
+/// The `RateLimit` policy of a `401`: failed authentications per minute per client address.
+pub const AUTH_FAILURES_POLICY: &str = "auth-failures";
