@@ -139,7 +139,7 @@ fn bench_zones(c: &mut Criterion) {
     let fx = fixture();
     let plain = service(&fx, 0);
     let limited = service(&fx, 1_000_000_000);
-    let router = &plain.app;
+    let router = &plain.app.router;
     let tag = etag(&fx, router);
     let key = fx.key.as_str();
     let mut group = c.benchmark_group("zones");
@@ -157,7 +157,7 @@ fn bench_zones(c: &mut Criterion) {
         });
     });
     group.bench_function("list_200_with_rate_limiter", |b| {
-        let router = &limited.app;
+        let router = &limited.app.router;
         b.to_async(&fx.runtime).iter(|| async {
             let status = call(router, get(ZONES, Some(key), None)).await;
             debug_assert_eq!(status, StatusCode::OK);
@@ -178,7 +178,7 @@ fn bench_zones(c: &mut Criterion) {
     });
 
     let bare = bare_route();
-    for router in [router, &limited.app] {
+    for router in [router, &limited.app.router] {
         let status = fx
             .runtime
             .block_on(call(router, get(ZONES, Some(key), None)));
@@ -234,7 +234,7 @@ fn bare_route() -> axum::Router {
 fn bench_auth(c: &mut Criterion) {
     let fx = fixture();
     let svc = service(&fx, 0);
-    let router = &svc.app;
+    let router = &svc.app.router;
     let verifier = KeyVerifier::new(fx.store.clone(), Duration::from_secs(3600));
     let key = fx.key.as_str();
     // An unknown key id of the right shape: the negative answer is cached too.
@@ -264,7 +264,7 @@ fn bench_auth(c: &mut Criterion) {
 fn bench_errors(c: &mut Criterion) {
     let fx = fixture();
     let svc = service(&fx, 0);
-    let router = &svc.app;
+    let router = &svc.app.router;
     let key = fx.key.as_str();
     let mut group = c.benchmark_group("errors");
 

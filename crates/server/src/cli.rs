@@ -288,7 +288,7 @@ pub fn main() -> ExitCode {
         Command::Serve(_) => "info,sqlx=warn",
         _ => "error,sqlx=off",
     };
-    let _flush_logs_on_exit = crate::logging::init(cli.log_format, default_filter);
+    crate::logging::init(cli.log_format, default_filter);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => return fail(&anyhow!("cannot start the async runtime: {err}")),
@@ -303,7 +303,6 @@ pub fn main() -> ExitCode {
 }
 
 fn fail(err: &anyhow::Error) -> ExitCode {
-    crate::logging::flush();
     eprintln!("error: {err:#}");
     ExitCode::FAILURE
 }

@@ -10,10 +10,6 @@
 //! [`NEGATIVE_TTL`] and [`NEGATIVE_CACHE_BYTES`]: a repeated wrong key still costs one query per
 //! period, while a flood of made-up key ids cannot hold more than that memory, nor hold it long.
 //!
-//! A connection also remembers the last key it verified ([`KeyMemo`]): its next requests with
-//! the same key skip the cache and the digest, for no longer than the cache entry the
-//! verification came from lives, so the revocation bound is the same.
-//!
 //! While the database cannot be asked, a key whose last successful look-up is at most
 //! [`OUTAGE_GRACE`] old stays usable: the listings, served from memory, go on through an
 //! outage instead of failing once cached entries expire. A look-up that finds the key revoked
@@ -23,8 +19,8 @@
 //! period is refused with 503 at once while the background check says the database is down,
 //! rather than after a connection attempt.
 
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use appzone_contract::ApiKey;
 use sha2::{Digest, Sha256};
@@ -67,14 +63,13 @@ struct Verifier {
     store: Store,
     /// `None` when the TTL is zero: every request reads the database.
     cache: Option<moka::sync::Cache<String, Lookup>>,
-    /// Key ids no live key has, and when that was read; `None` when the TTL is zero.
-    unknown: Option<moka::sync::Cache<String, Instant>>,
+    /// Key ids no live key has; `None` when the TTL is zero.
+    unknown: Option<moka::sync::Cache<String, ()>>,
     /// Live keys as last read, kept [`OUTAGE_GRACE`] after their last successful look-up,
     /// for when the database cannot be asked; `None` when the TTL is zero.
     last_known: Option<moka::sync::Cache<String, Lookup>>,
     /// Whether the database answered its last check.
     health: Health,
-    ttl: Duration,
 }
 
 /// How long after its last successful look-up a key stays usable while the database cannot be
@@ -92,22 +87,10 @@ pub const NEGATIVE_CACHE_BYTES: u64 = 2 * 1024 * 1024;
 /// slot and the `String` (an estimate, the same for every entry).
 pub const NEGATIVE_ENTRY_OVERHEAD: u32 = 200;
 
-/// A cached answer of the database and when it was read.
+/// A cached answer of the database: the live key with that id, if any.
 #[derive(Debug, Clone)]
 struct Lookup {
     record: Option<Arc<KeyRecord>>,
-    read_at: Instant,
-}
-
-/// A successful verification.
-#[derive(Debug, Clone)]
-pub struct Verified {
-    /// Who is calling.
-    pub caller: Caller,
-    /// Until when the answer may be reused without asking again: the end of the life of the
-    /// cache entry it came from. `None` when the cache is off (every request reads the
-    /// database).
-    pub reusable_until: Option<Instant>,
 }
 
 /// A digest no key has, compared against when the key id is unknown so that both paths do the
@@ -142,7 +125,7 @@ impl KeyVerifier {
         });
         let unknown = (!ttl.is_zero()).then(|| {
             moka::sync::Cache::builder()
-                .weigher(|key_id: &String, _: &Instant| {
+                .weigher(|key_id: &String, _: &()| {
                     u32::try_from(key_id.len())
                         .unwrap_or(u32::MAX)
                         .saturating_add(NEGATIVE_ENTRY_OVERHEAD)
@@ -163,7 +146,6 @@ impl KeyVerifier {
             unknown,
             last_known,
             health,
-            ttl,
         }))
     }
 
@@ -192,21 +174,14 @@ impl KeyVerifier {
     }
 
     /// Checks a raw `X-API-KEY` value.
-    pub async fn verify(&self, presented: &str) -> Result<Verified, AuthError> {
+    pub async fn verify(&self, presented: &str) -> Result<Caller, AuthError> {
         let key_id = ApiKey::key_id_in(presented).map_err(|_| AuthError::Invalid)?;
         let lookup = self.lookup(key_id).await?;
         let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
         let stored = lookup.record.as_ref().map_or(&NO_DIGEST, |r| &r.digest);
         let matches = same_secret(&presented, stored);
         match lookup.record {
-            Some(key) if matches => Ok(Verified {
-                caller: Caller { key },
-                reusable_until: self
-                    .0
-                    .cache
-                    .as_ref()
-                    .and_then(|_| lookup.read_at.checked_add(self.0.ttl)),
-            }),
+            Some(key) if matches => Ok(Caller { key }),
             _ => Err(AuthError::Invalid),
         }
     }
@@ -216,11 +191,8 @@ impl KeyVerifier {
         if let Some(hit) = cache.and_then(|cache| cache.get(key_id)) {
             return Ok(hit);
         }
-        if let Some(read_at) = unknown.and_then(|unknown| unknown.get(key_id)) {
-            return Ok(Lookup {
-                record: None,
-                read_at,
-            });
+        if unknown.is_some_and(|unknown| unknown.contains_key(key_id)) {
+            return Ok(Lookup { record: None });
         }
         let last_known = self.0.last_known.as_ref();
         if self.0.health.database() == DatabaseState::Down {
@@ -228,14 +200,12 @@ impl KeyVerifier {
             // this request the pool's whole acquire timeout.
             return self.during_outage(key_id, StoreError::Down);
         }
-        // Taken before the query: the entry's life counts from no later than the read.
-        let read_at = Instant::now();
         let record = match self.0.store.find_active_key(key_id).await {
             Ok(record) => record.map(Arc::new),
             Err(err) if err.is_unavailable() => return self.during_outage(key_id, err),
             Err(err) => return Err(err),
         };
-        let lookup = Lookup { record, read_at };
+        let lookup = Lookup { record };
         match (&lookup.record, cache, unknown) {
             (Some(_), Some(cache), _) => {
                 cache.insert(key_id.to_owned(), lookup.clone());
@@ -244,7 +214,7 @@ impl KeyVerifier {
                 }
             }
             (None, _, Some(unknown)) => {
-                unknown.insert(key_id.to_owned(), read_at);
+                unknown.insert(key_id.to_owned(), ());
                 // Revoked or gone: never let it through an outage.
                 if let Some(last_known) = last_known {
                     last_known.invalidate(key_id);
@@ -263,67 +233,17 @@ impl KeyVerifier {
             .as_ref()
             .and_then(|last_known| last_known.get(key_id))
         {
-            // Reusable by a connection's memory until its original entry's end, long past by
-            // now: each request asks again, and the first one after the outage reads the
-            // database.
+            // Not cached again: each request asks, and the first one after the outage reads
+            // the database.
             Some(known) => Ok(known),
             None => Err(err),
         }
     }
 }
 
-/// The last key verified on one connection, so that the connection's next requests with the
-/// same key skip the cache lookup and the digest (keep-alive clients send one key over and over).
-///
-/// The remembered answer is dropped when the cache entry it came from would expire, so a
-/// revocation takes effect within the same TTL as without it; nothing is remembered when the
-/// cache is off. The presented key is compared in constant time.
-///
-/// ```
-/// use appzone_server::keys::KeyMemo;
-/// let memo = KeyMemo::default();
-/// assert!(memo.recall(b"apz_...", std::time::Instant::now()).is_none());
-/// ```
-#[derive(Debug, Default)]
-pub struct KeyMemo(Mutex<Option<Remembered>>);
-
-#[derive(Debug)]
-struct Remembered {
-    presented: Box<[u8]>,
-    caller: Caller,
-    until: Instant,
-}
-
-impl KeyMemo {
-    /// The caller of `presented` (the raw header value) if it is the remembered key and `now`
-    /// is before its end.
-    pub fn recall(&self, presented: &[u8], now: Instant) -> Option<Caller> {
-        let memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let remembered = memo.as_ref()?;
-        let same = same_secret(&remembered.presented, presented);
-        (same && now < remembered.until).then(|| remembered.caller.clone())
-    }
-
-    /// Remembers a successful verification of `presented`, replacing the previous one.
-    pub fn remember(&self, presented: &str, verified: &Verified) {
-        let Some(until) = verified.reusable_until else {
-            return;
-        };
-        // The connection's own copy of the record: every request clones the `Arc`, and the
-        // cache's one is shared by all connections (its count would move between cores).
-        let key = Arc::new(KeyRecord::clone(&verified.caller.key));
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(Remembered {
-            presented: presented.as_bytes().into(),
-            caller: Caller { key },
-            until,
-        });
-    }
-}
-
 /// Equality of two byte strings in time independent of their contents (not of their lengths,
 /// which the key format fixes), compared a word at a time (subtle's slice comparison goes byte
-/// by byte). Every comparison of secret material goes through here: the raw key a connection
-/// remembers and the digest of a presented key.
+/// by byte). Every comparison of secret material goes through here.
 ///
 /// Never inlined, so that it exists under its own name in the binary: the timing test
 /// (`timing::api2_wrong_key_timing_does_not_depend_on_how_much_of_the_key_matches`) counts its

@@ -1,44 +1,43 @@
-//! The accept loop: hyper with a header-read timeout, `TCP_NODELAY`, connection limits, and a
-//! shutdown that loses no request.
+//! The accept loop: hyper's connections with their header-read timeout, `TCP_NODELAY`,
+//! connection limits, and a shutdown that loses no request.
 //!
-//! `axum::serve` sets no hyper timer, so hyper's header-read timeout is silently off and a
-//! client that never finishes its request head holds a connection forever. This loop keeps a
-//! header-read timeout per connection itself (`serve/watchdog.rs`: it costs a request nothing,
-//! where hyper's timed every head), disables Nagle's algorithm on every connection, hands the
-//! peer's connection to the app ([`App::for_connection`]), closes a connection at once when its
-//! address or the server has as many open as allowed (so no client can take every descriptor),
-//! and on shutdown reports not ready, keeps serving for a delay while load balancers take the
-//! replica out, then stops accepting, lets in-flight requests finish, and drops stragglers at a
-//! deadline ([`serve`]).
+//! `axum::serve` sets no hyper timer, so hyper's header-read timeout would be off and a client
+//! that never finishes its request head would hold a connection forever. This loop gives hyper
+//! its timer and timeout (HTTP/1), closes connections that stay idle ([`idle`]: what hyper's
+//! timeout misses), disables Nagle's algorithm, hands the router the client's address
+//! (`ConnectInfo<SocketAddr>`), closes a connection at once when its address or the server has
+//! as many open as allowed (so no client can take every descriptor), and on shutdown reports
+//! not ready, keeps serving for a delay while load balancers take the replica out, then stops
+//! accepting, lets in-flight requests finish, and drops stragglers at a deadline ([`serve`]).
 
-mod watchdog;
+mod idle;
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::Request;
-
-use self::watchdog::{cut_off_when_quiet, Watched};
-use crate::http::context::Connection;
-use crate::http::App;
+use axum::extract::{ConnectInfo, Request};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+use self::idle::Idle;
+use crate::http::App;
+
 /// Connection-level settings.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
-    /// Longest time a client may take to send its request head.
+    /// Longest time a client may take to send its request head, and longest a connection may
+    /// stay open with no request in flight.
     pub header_read_timeout: Duration,
     /// Longest time in-flight requests get to finish once the listener has closed; at this
     /// deadline the connections still open are dropped and [`serve`] returns.
@@ -98,8 +97,8 @@ pub async fn serve(
     let mut builder = Builder::new(TokioExecutor::new());
     builder
         .http1()
-        // Kept per connection by `watchdog` instead: hyper's timed every request head.
-        .header_read_timeout(None)
+        .timer(TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout)
         .max_buf_size(options.max_header_bytes.max(8192));
     builder
         .http2()
@@ -127,7 +126,7 @@ pub async fn serve(
         }
     }
 
-    app.health().start_draining();
+    app.health.start_draining();
     if !options.shutdown_delay.is_zero() {
         tracing::info!(
             delay = ?options.shutdown_delay,
@@ -187,7 +186,7 @@ impl Accept {
             Err(limit) => {
                 // Closed before anything is read or allocated for it: a client at its limit
                 // costs the server an accept and a close, and holds no descriptor.
-                app.metrics().connection_refused(limit);
+                app.metrics.connection_refused(limit);
                 tracing::debug!(%peer, limit, "connection refused: at the connection limit");
                 return;
             }
@@ -195,38 +194,31 @@ impl Accept {
         if let Err(err) = stream.set_nodelay(true) {
             tracing::debug!(error = %err, "cannot set TCP_NODELAY");
         }
-        let connection = Arc::new(Connection::new(peer.ip()));
-        let service = app
-            .for_connection(Arc::clone(&connection))
-            .map_request(|request: Request<Incoming>| request.map(Body::new));
+        let idle = Arc::new(Idle::new());
+        let router = app.router.clone();
+        let counted = Arc::clone(&idle);
+        let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            let busy = Idle::begin(&counted);
+            let served = router.clone().oneshot(request.map(Body::new));
+            async move {
+                let response = served.await?;
+                Ok::<_, Infallible>(busy.until_sent(response))
+            }
+        });
         let (builder, watcher) = (Arc::clone(&self.builder), self.graceful.watcher());
         let timeout = self.header_read_timeout;
         let abort = self.abort.clone();
         let serving = async move {
-            // Nothing is parsed, and no buffer allocated, before the first byte; a client that
-            // sends none gets the header-read timeout for it. `peek` waits for data (or EOF)
-            // and consumes nothing; `readable()` can report readiness spuriously, which would
-            // defeat the timeout.
-            let mut first = [0u8; 1];
-            let first_byte = stream.peek(&mut first);
-            if !matches!(tokio::time::timeout(timeout, first_byte).await, Ok(Ok(1..))) {
-                tracing::debug!(%peer, "closing a connection that sent nothing");
-                return;
-            }
             let serving = builder
-                .serve_connection_with_upgrades(
-                    TokioIo::new(Watched::new(stream, Arc::clone(&connection))),
-                    TowerToHyperService::new(service),
-                )
+                .serve_connection_with_upgrades(TokioIo::new(stream), service)
                 .into_owned();
-            match cut_off_when_quiet(watcher.watch(serving), connection.activity(), timeout).await {
+            match idle::close_when_idle(watcher.watch(serving), &idle, timeout).await {
                 Some(Ok(())) => {}
                 Some(Err(err)) => {
                     tracing::debug!(error = %err, %peer, "connection ended with an error");
                 }
-                None => {
-                    tracing::debug!(%peer, "closing a connection quiet for the header-read timeout")
-                }
+                None => tracing::debug!(%peer, "closing a connection idle for the timeout"),
             }
         };
         tokio::spawn(async move {

@@ -1,15 +1,20 @@
-//! The one error type of the HTTP layer, and the one place it becomes the contract's body.
+//! The one error type of the HTTP layer, and the one place errors become the contract's body.
 //!
 //! An [`ApiError`] carries a public message (sent to the caller) and, optionally, an internal
-//! detail that is only logged, together with the request id, by the request-id middleware.
+//! detail that is only logged, with the request id, by [`super::observe`]. The framework's own
+//! answers (a 413 from the body limit, an extractor's rejection) are plain text: they get the
+//! contract's body in [`json_errors`], which every answer passes. The fallbacks (404, 405), the
+//! load-shedding answer and the panic answer are here too.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::fmt::Display;
 
 use appzone_contract::{ErrorBody, ErrorCode};
 use axum::response::{IntoResponse, Response};
-use http::header::{CONTENT_TYPE, RETRY_AFTER};
-use http::HeaderValue;
+use axum::BoxError;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderValue, StatusCode, Uri};
 
 use crate::storage::StoreError;
 
@@ -114,9 +119,165 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// The 404 of every path no route has.
+pub(super) async fn not_found(uri: Uri) -> ApiError {
+    ApiError::new(ErrorCode::NotFound, not_found_message(uri.path()))
+}
+
+/// The 405 of a route asked with a method it does not have (axum adds `Allow`).
+pub(super) async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        ErrorCode::MethodNotAllowed,
+        "method not allowed on this route; see the Allow header",
+    )
+}
+
+/// The 503 of a request shed by the in-flight limit (the only error the layers below
+/// `HandleErrorLayer` produce).
+pub(super) async fn overloaded(err: BoxError) -> ApiError {
+    ApiError::unavailable(format!("request shed: {err}"))
+}
+
+/// The 500 of a panicking handler; the panic's message goes to the log only.
+pub(super) fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
+    let detail = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("non-string panic payload");
+    ApiError::internal(format!("handler panicked: {detail}")).into_response()
+}
+
+/// The routes a 404 may suggest (the documentation page's assets are not suggested).
+const ROUTES: [&str; 8] = [
+    appzone_contract::paths::LIST_ZONES,
+    appzone_contract::paths::DELETE_PROFILE,
+    appzone_contract::paths::LIST_PROVIDERS,
+    appzone_contract::paths::LIST_REGIONS,
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/openapi.json",
+];
+
+/// Whether `path` has the shape of one of [`ROUTES`] (a `{parameter}` stands for one non-empty
+/// segment),
+/// or is `/docs`.
+fn is_route(path: &str) -> bool {
+    let shaped = |template: &&str| {
+        let (mut t, mut p) = (template.split('/'), path.split('/'));
+        loop {
+            match (t.next(), p.next()) {
+                (None, None) => return true,
+                (Some(t), Some(p)) if t == p || (t.starts_with('{') && !p.is_empty()) => {}
+                _ => return false,
+            }
+        }
+    };
+    path == "/docs" || ROUTES.iter().any(shaped)
+}
+
+/// Longest path a 404 message names: with its words, well within the message's 1024
+/// characters, so the path is never cut (a cut path would be a wrong suggestion).
+const MAX_SUGGESTED_PATH_CHARS: usize = 512;
+
+/// "no such route", naming the route `path` would be without its trailing slash when there
+/// is one.
+fn not_found_message(path: &str) -> Cow<'static, str> {
+    let Some(without) = path.strip_suffix('/').filter(|p| is_route(p)) else {
+        return Cow::Borrowed("no such route");
+    };
+    if without.chars().count() > MAX_SUGGESTED_PATH_CHARS {
+        return Cow::Borrowed("no such route; did you mean this path without its trailing slash?");
+    }
+    Cow::Owned(format!(
+        "no such route; did you mean {without} (no trailing slash)?"
+    ))
+}
+
+/// Safety net: an error response whose body is not JSON (made by a framework layer, such as
+/// tower-http's 413) gets the contract's body for its status; its headers are kept.
+pub(crate) fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let is_json = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        return response;
+    }
+    let code = match status {
+        StatusCode::NOT_FOUND => ErrorCode::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+        StatusCode::TOO_MANY_REQUESTS => ErrorCode::RateLimited,
+        StatusCode::SERVICE_UNAVAILABLE
+        | StatusCode::REQUEST_TIMEOUT
+        | StatusCode::GATEWAY_TIMEOUT => ErrorCode::Unavailable,
+        _ if status.is_server_error() => ErrorCode::InternalError,
+        // A client error without a contract code of its own keeps its status.
+        _ => ErrorCode::Other("bad_request".to_owned()),
+    };
+    let message = match &code {
+        ErrorCode::PayloadTooLarge => "request body too large",
+        ErrorCode::Unavailable => "service temporarily unavailable, retry later",
+        ErrorCode::InternalError => "internal error; quote the request id when reporting it",
+        _ => status.canonical_reason().unwrap_or("request refused"),
+    };
+    let (mut parts, _) = response.into_parts();
+    let body = serde_json::to_vec(&ErrorBody::new(code, message)).unwrap_or_default();
+    parts
+        .headers
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    parts.headers.remove(CONTENT_LENGTH);
+    if status == StatusCode::SERVICE_UNAVAILABLE && !parts.headers.contains_key(RETRY_AFTER) {
+        parts.headers.insert(RETRY_AFTER, HeaderValue::from(1u32));
+    }
+    Response::from_parts(parts, axum::body::Body::from(body))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn not_found_names_the_route_without_the_trailing_slash_only_when_there_is_one() {
+        let zones = "/api/v1/providers/aws/regions/us-east-1/zones";
+        assert_eq!(
+            not_found_message(&format!("{zones}/")),
+            format!("no such route; did you mean {zones} (no trailing slash)?")
+        );
+        assert_eq!(
+            not_found_message("/healthz/"),
+            "no such route; did you mean /healthz (no trailing slash)?"
+        );
+        for path in [
+            "/",
+            "",
+            "/nope/",
+            "/nope",
+            "/api/v1/providers/aws/regions/us-east-1/",
+            "/api/v1/applications/profiles/",
+            "/healthz//",
+            "/docs/swagger-ui.css/",
+        ] {
+            assert_eq!(not_found_message(path), "no such route", "{path}");
+        }
+        let long = format!("/api/v1/applications/profiles/{}", "a".repeat(600));
+        assert_eq!(
+            not_found_message(&format!("{long}/")),
+            "no such route; did you mean this path without its trailing slash?"
+        );
+        let longest = format!(
+            "/api/v1/applications/profiles/{}",
+            "a".repeat(MAX_SUGGESTED_PATH_CHARS - 30)
+        );
+        assert_eq!(longest.chars().count(), MAX_SUGGESTED_PATH_CHARS);
+        assert!(not_found_message(&format!("{longest}/")).contains(&longest));
+    }
 
     #[test]
     fn public_messages_are_cut_at_the_documented_length() {

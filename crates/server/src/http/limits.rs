@@ -1,39 +1,139 @@
-//! Rate limits: per API key, and per client address for failed authentication.
+//! Rate limits: per API key, and per client address for failed authentication, and the IETF
+//! `RateLimit` / `RateLimit-Policy` headers that tell a caller where it stands.
 //!
-//! Both are governor token buckets (GCRA) keyed in a concurrent map. A refused request answers
-//! 429 `rate_limited` with `Retry-After` in whole seconds (at least 1). Keys seen once stay in the
-//! maps until [`RateLimits::forget_idle`] drops the ones whose bucket is full again.
+//! Both limits are governor token buckets (GCRA) keyed in a concurrent map, with a burst of one
+//! window's worth: the per-key one allows `q` requests per second, the other `q` failed
+//! authentications per minute. A refused request answers 429 `rate_limited` with `Retry-After`
+//! in whole seconds (at least 1). Keys seen once stay in the maps until
+//! [`RateLimits::forget_idle`] drops the ones whose bucket is full again.
+//!
+//! The headers follow draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy: "per-key";q=1000;w=1`
+//! names the quota, `RateLimit: "per-key";r=998;t=1` gives the requests left (`r`) and the
+//! seconds until the quota is whole again (`t`). A disabled limit sends neither.
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
+use appzone_contract::headers::{
+    AUTH_FAILURES_POLICY, PER_KEY_POLICY, RATE_LIMIT, RATE_LIMIT_POLICY,
+};
 use appzone_contract::ErrorCode;
 use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
-
-/// A keyed governor limiter hashing with foldhash: SipHash, the default, was half of the
-/// per-key check's cost. Keys are server-made key ids and client addresses, so flooding one
-/// map bucket needs no guessing either way; foldhash is seeded per process all the same.
-type KeyedLimiter<K> =
-    RateLimiter<K, DefaultKeyedStateStore<K, foldhash::fast::RandomState>, DefaultClock>;
-
-fn keyed<K: Clone + std::hash::Hash + Eq>(quota: Quota) -> Arc<KeyedLimiter<K>> {
-    Arc::new(RateLimiter::dashmap_with_hasher(
-        quota,
-        foldhash::fast::RandomState::default(),
-    ))
-}
+use http::{HeaderMap, HeaderValue};
 
 use super::error::ApiError;
 use super::metrics::Metrics;
 
-/// The two limiters; `None` where a limit is disabled.
+type KeyedLimiter<K> =
+    RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock, StateInformationMiddleware>;
+
+/// One limit: its bucket per key, and its policy as the headers state it.
+#[derive(Debug)]
+struct Limit<K: std::hash::Hash + Eq + Clone> {
+    limiter: KeyedLimiter<K>,
+    /// Requests (or failures) allowed per window.
+    quota: u32,
+    /// The window, in seconds.
+    window_secs: u32,
+    name: &'static str,
+    policy: HeaderValue,
+    /// Which scope a 429 is counted under in the metrics.
+    scope: &'static str,
+}
+
+impl<K: std::hash::Hash + Eq + Clone> Limit<K> {
+    fn new(name: &'static str, scope: &'static str, quota: u32, window_secs: u32) -> Option<Self> {
+        let per_window = NonZeroU32::new(quota)?;
+        let governor_quota = match window_secs {
+            1 => Quota::per_second(per_window),
+            _ => Quota::per_minute(per_window),
+        };
+        let policy = format!("\"{name}\";q={quota};w={window_secs}");
+        Some(Self {
+            limiter: RateLimiter::dashmap(governor_quota).with_middleware(),
+            quota,
+            window_secs,
+            name,
+            policy: HeaderValue::from_str(&policy).ok()?,
+            scope,
+        })
+    }
+
+    /// Takes one unit for `key`: the headers to send, and the 429 when the bucket was empty.
+    fn check(&self, key: &K, metrics: &Metrics) -> Verdict {
+        match self.limiter.check_key(key) {
+            Ok(state) => Verdict {
+                refusal: None,
+                headers: Some(self.headers(state.remaining_burst_capacity())),
+            },
+            Err(not_until) => {
+                metrics.rate_limited(self.scope);
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                let secs = u32::try_from(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
+                    .unwrap_or(u32::MAX);
+                Verdict {
+                    refusal: Some(
+                        ApiError::new(ErrorCode::RateLimited, "rate limit exceeded, retry later")
+                            .with_retry_after(secs.max(1)),
+                    ),
+                    headers: Some(self.headers(0)),
+                }
+            }
+        }
+    }
+
+    fn headers(&self, remaining: u32) -> RateLimitHeaders {
+        // Seconds until the bucket is whole again: the missing units refill evenly over a window.
+        let missing = u64::from(self.quota.saturating_sub(remaining));
+        let reset = (missing * u64::from(self.window_secs)).div_ceil(u64::from(self.quota));
+        let state = format!("\"{}\";r={remaining};t={reset}", self.name);
+        RateLimitHeaders {
+            policy: self.policy.clone(),
+            state: HeaderValue::from_str(&state).unwrap_or(HeaderValue::from_static("")),
+        }
+    }
+}
+
+/// What a limit decided for one request.
+#[derive(Debug)]
+pub struct Verdict {
+    /// The 429, when the request is over the limit.
+    pub refusal: Option<ApiError>,
+    /// The `RateLimit` headers for the answer; `None` when the limit is off.
+    pub headers: Option<RateLimitHeaders>,
+}
+
+impl Verdict {
+    const OFF: Self = Self {
+        refusal: None,
+        headers: None,
+    };
+}
+
+/// The `RateLimit` and `RateLimit-Policy` values of one answer.
+#[derive(Debug, Clone)]
+pub struct RateLimitHeaders {
+    policy: HeaderValue,
+    state: HeaderValue,
+}
+
+impl RateLimitHeaders {
+    /// Adds both headers to an answer.
+    pub fn add_to(self, headers: &mut HeaderMap) {
+        headers.insert(RATE_LIMIT_POLICY, self.policy);
+        headers.insert(RATE_LIMIT, self.state);
+    }
+}
+
+/// The two limits; `None` where a limit is disabled.
 #[derive(Debug, Clone)]
 pub struct RateLimits {
-    per_key: Option<Arc<KeyedLimiter<String>>>,
-    auth_failures: Option<Arc<KeyedLimiter<IpAddr>>>,
+    per_key: Option<Arc<Limit<String>>>,
+    auth_failures: Option<Arc<Limit<IpAddr>>>,
     metrics: Metrics,
 }
 
@@ -42,52 +142,76 @@ impl RateLimits {
     /// `auth_failures_per_minute` failed authentications per address (burst of a minute's
     /// worth); `0` disables either.
     pub fn new(per_key_rps: u32, auth_failures_per_minute: u32, metrics: Metrics) -> Self {
-        let per_key = NonZeroU32::new(per_key_rps).map(|rps| keyed(Quota::per_second(rps)));
-        let auth_failures =
-            NonZeroU32::new(auth_failures_per_minute).map(|n| keyed(Quota::per_minute(n)));
         Self {
-            per_key,
-            auth_failures,
+            per_key: Limit::new(PER_KEY_POLICY, "key", per_key_rps, 1).map(Arc::new),
+            auth_failures: Limit::new(
+                AUTH_FAILURES_POLICY,
+                "address",
+                auth_failures_per_minute,
+                60,
+            )
+            .map(Arc::new),
             metrics,
         }
     }
 
-    /// Takes one token for `key_id`; 429 when its bucket is empty.
-    pub fn check_key(&self, key_id: &String) -> Result<(), ApiError> {
-        let Some(limiter) = &self.per_key else {
-            return Ok(());
-        };
-        limiter.check_key(key_id).map_err(|not_until| {
-            self.metrics.rate_limited("key");
-            refused(not_until.wait_time_from(DefaultClock::default().now()))
-        })
+    /// Takes one request from `key_id`'s quota.
+    pub fn check_key(&self, key_id: &String) -> Verdict {
+        self.per_key
+            .as_ref()
+            .map_or(Verdict::OFF, |limit| limit.check(key_id, &self.metrics))
     }
 
-    /// Records a failed authentication from `addr`; 429 once the address is over its limit.
-    pub fn auth_failed(&self, addr: IpAddr) -> Result<(), ApiError> {
-        let Some(limiter) = &self.auth_failures else {
-            return Ok(());
-        };
-        limiter.check_key(&addr).map_err(|not_until| {
-            self.metrics.rate_limited("address");
-            refused(not_until.wait_time_from(DefaultClock::default().now()))
-        })
+    /// Records a failed authentication from `addr`; a refusal once the address is over its
+    /// limit.
+    pub fn auth_failed(&self, addr: IpAddr) -> Verdict {
+        self.auth_failures
+            .as_ref()
+            .map_or(Verdict::OFF, |limit| limit.check(&addr, &self.metrics))
     }
 
     /// Drops state of keys and addresses whose buckets are full again, bounding memory.
     pub fn forget_idle(&self) {
-        if let Some(limiter) = &self.per_key {
-            limiter.retain_recent();
+        if let Some(limit) = &self.per_key {
+            limit.limiter.retain_recent();
         }
-        if let Some(limiter) = &self.auth_failures {
-            limiter.retain_recent();
+        if let Some(limit) = &self.auth_failures {
+            limit.limiter.retain_recent();
         }
     }
 }
 
-fn refused(wait: std::time::Duration) -> ApiError {
-    let secs =
-        u32::try_from(wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).unwrap_or(u32::MAX);
-    ApiError::new(ErrorCode::RateLimited, "rate limit exceeded, retry later")
-        .with_retry_after(secs.max(1))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_state_the_policy_what_is_left_and_when_it_is_whole() {
+        let limits = RateLimits::new(3, 60, Metrics::new());
+        let key = "k".to_owned();
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            let verdict = limits.check_key(&key);
+            let mut headers = HeaderMap::new();
+            verdict.headers.expect("on").add_to(&mut headers);
+            assert_eq!(headers[RATE_LIMIT_POLICY], "\"per-key\";q=3;w=1");
+            seen.push((verdict.refusal.is_some(), headers[RATE_LIMIT].clone()));
+        }
+        let expected = [
+            (false, "\"per-key\";r=2;t=1"),
+            (false, "\"per-key\";r=1;t=1"),
+            (false, "\"per-key\";r=0;t=1"),
+            (true, "\"per-key\";r=0;t=1"),
+        ];
+        for ((refused, got), (want_refused, want)) in seen.iter().zip(expected) {
+            assert_eq!((*refused, got.to_str().unwrap()), (want_refused, want));
+        }
+        let failed = limits.auth_failed(IpAddr::from([127, 0, 0, 1]));
+        let mut headers = HeaderMap::new();
+        failed.headers.expect("on").add_to(&mut headers);
+        assert_eq!(headers[RATE_LIMIT_POLICY], "\"auth-failures\";q=60;w=60");
+        assert_eq!(headers[RATE_LIMIT], "\"auth-failures\";r=59;t=1");
+        let off = RateLimits::new(0, 0, Metrics::new());
+        assert!(off.check_key(&key).headers.is_none());
+    }
 }

@@ -1,35 +1,21 @@
 //! The catalog's three listings: providers, a provider's regions, a region's zones.
 //!
-//! All are served entirely from the in-memory catalog snapshot: no database, no JSON
-//! serialization (each body is precomputed around the request id), no copy of the ids, one
-//! allocation for the body.
-//!
-//! A listing the catalog holds, asked for with a plain path (no percent-encoding), is answered
-//! by [`Shortcut`] once authentication passed, without the router: axum's router allocates
-//! every path parameter (twice) and its matched path, and the extractors clone them again
-//! (BENCHMARKS.md measures the difference). Everything else (other
-//! methods, encoded or unknown ids, every error) goes through the router to the handlers
-//! below. Both answer with the same function, and a test compares their answers.
-
-use std::convert::Infallible;
-use std::sync::Arc;
+//! All are served entirely from the in-memory catalog snapshot: no database, and no JSON
+//! serialization per request (each body is precomputed around the request id).
 
 use appzone_contract::paths::{self, LIST_PROVIDERS};
 use appzone_contract::{ErrorCode, IdError, ProviderId, RegionId};
 use axum::body::Body;
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::State;
 use axum::response::Response;
 use axum::Extension;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
-use http::request::Parts;
-use http::{HeaderValue, Method, StatusCode};
+use http::{HeaderMap, HeaderValue, StatusCode};
+use tower_http::request_id::RequestId;
 
 use super::conditional::matches_etag;
-use super::context::RequestContext;
 use super::error::ApiError;
-use super::metrics::Metrics;
-use super::path::RawParams;
-use super::routes::{self, RouteLabel};
+use super::path::PathParams;
 use crate::catalog::{Answer, Catalog, Provider, Snapshot};
 
 pub use appzone_contract::openapi::{
@@ -42,34 +28,31 @@ const CACHE_POLICY: HeaderValue =
 /// Lists the catalog's providers; see the operation's description in the contract crate.
 pub async fn list_providers(
     State(catalog): State<Catalog>,
-    Extension(context): Extension<Arc<RequestContext>>,
-    if_none_match: IfNoneMatch,
+    Extension(id): Extension<RequestId>,
+    headers: HeaderMap,
 ) -> Response {
-    context.matched(RouteLabel::LIST_PROVIDERS);
-    answer(&catalog.snapshot().providers, &if_none_match, &context)
+    answer(&catalog.snapshot().providers, &headers, &id)
 }
 
 /// Lists a provider's regions; see the operation's description in the contract crate.
 pub async fn list_regions(
     State(catalog): State<Catalog>,
-    Extension(context): Extension<Arc<RequestContext>>,
-    params: RawParams,
-    if_none_match: IfNoneMatch,
+    Extension(id): Extension<RequestId>,
+    params: PathParams,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    context.matched(RouteLabel::LIST_REGIONS);
     let snapshot = catalog.snapshot();
     let (_, provider) = known_provider(&snapshot, params.get(0))?;
-    Ok(answer(&provider.regions, &if_none_match, &context))
+    Ok(answer(&provider.regions, &headers, &id))
 }
 
 /// Lists a region's zones; see the operation's description in the contract crate.
 pub async fn list_zones(
     State(catalog): State<Catalog>,
-    Extension(context): Extension<Arc<RequestContext>>,
-    params: RawParams,
-    if_none_match: IfNoneMatch,
+    Extension(id): Extension<RequestId>,
+    params: PathParams,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    context.matched(RouteLabel::LIST_ZONES);
     let snapshot = catalog.snapshot();
     let (provider_id, provider) = known_provider(&snapshot, params.get(0))?;
     let region = params.get(1);
@@ -89,7 +72,7 @@ pub async fn list_zones(
             format!("region not found: {provider_id} has no region {region:?}; {hint}"),
         ));
     };
-    Ok(answer(zones, &if_none_match, &context))
+    Ok(answer(zones, &headers, &id))
 }
 
 /// The provider the path names, or the 400 `invalid_provider` for a malformed or unknown id.
@@ -122,18 +105,13 @@ fn known_provider<'s, 'p>(
 
 /// A listing's answer: 304 when `If-None-Match` names its ETag, else 200 with its body
 /// around the request id.
-fn answer<'h>(
-    listing: &Answer,
-    if_none_match: impl IntoIterator<Item = &'h HeaderValue>,
-    context: &RequestContext,
-) -> Response {
-    let (status, body) = if matches_etag(if_none_match, &listing.etag) {
+fn answer(listing: &Answer, headers: &HeaderMap, id: &RequestId) -> Response {
+    let (status, body) = if matches_etag(headers.get_all(IF_NONE_MATCH), &listing.etag) {
         (StatusCode::NOT_MODIFIED, Body::empty())
     } else {
-        (
-            StatusCode::OK,
-            Body::from(listing.body(context.request_id())),
-        )
+        // Request ids are visible ASCII (a caller's is validated, ours is a ULID).
+        let id = id.header_value().to_str().unwrap_or_default();
+        (StatusCode::OK, Body::from(listing.body(id)))
     };
     let mut response = Response::new(body);
     *response.status_mut() = status;
@@ -144,85 +122,6 @@ fn answer<'h>(
     headers.insert(ETAG, listing.etag.clone());
     headers.insert(CACHE_CONTROL, CACHE_POLICY);
     response
-}
-
-/// Answers, without the router, the authenticated listings it can: `GET`, a path of a
-/// listing's shape without percent-encoding, ids the catalog holds. Cheap to share.
-#[derive(Debug, Clone)]
-pub struct Shortcut {
-    catalog: Catalog,
-    metrics: Metrics,
-}
-
-impl Shortcut {
-    /// A shortcut to the listings of `catalog`, counting its answers in `metrics` (which is
-    /// also how tests see that it answered).
-    pub fn new(catalog: Catalog, metrics: Metrics) -> Self {
-        Self { catalog, metrics }
-    }
-
-    /// The answer, or `None` when the request is one for the router.
-    pub(super) fn answer(&self, context: &RequestContext, request: &Request) -> Option<Response> {
-        if request.method() != Method::GET {
-            return None;
-        }
-        let found = routes::find(request.uri().path())?;
-        let snapshot = self.catalog.snapshot();
-        let (route, listing) = match found.route {
-            RouteLabel::LIST_ZONES => {
-                let [provider, region] = plain(found.params()?)?;
-                let zones = snapshot.provider(provider)?.region(region)?;
-                (RouteLabel::LIST_ZONES, zones)
-            }
-            RouteLabel::LIST_REGIONS => {
-                let [provider] = plain(found.params()?)?;
-                let regions = &snapshot.provider(provider)?.regions;
-                (RouteLabel::LIST_REGIONS, regions)
-            }
-            RouteLabel::LIST_PROVIDERS => (RouteLabel::LIST_PROVIDERS, &snapshot.providers),
-            _ => return None,
-        };
-        context.matched(route);
-        self.metrics.shortcut_answered();
-        Some(answer(
-            listing,
-            request.headers().get_all(IF_NONE_MATCH),
-            context,
-        ))
-    }
-}
-
-/// The segments, when none is percent-encoded: the router decodes, and ids never contain `%`.
-fn plain<const N: usize>(segments: [&str; N]) -> Option<[&str; N]> {
-    (!segments.iter().any(|s| s.contains('%'))).then_some(segments)
-}
-
-/// The request's `If-None-Match` values; none (and no allocation) in the usual case.
-#[derive(Debug)]
-pub struct IfNoneMatch(Vec<HeaderValue>);
-
-impl<'a> IntoIterator for &'a IfNoneMatch {
-    type Item = &'a HeaderValue;
-    type IntoIter = std::slice::Iter<'a, HeaderValue>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
-    }
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for IfNoneMatch {
-    type Rejection = Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Infallible> {
-        Ok(Self(
-            parts
-                .headers
-                .get_all(IF_NONE_MATCH)
-                .iter()
-                .cloned()
-                .collect(),
-        ))
-    }
 }
 
 /// Checks a decoded segment; a segment that was not UTF-8 is reported as non-ASCII input.

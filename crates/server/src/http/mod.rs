@@ -1,25 +1,32 @@
-//! The HTTP layer: routing, the middleware, and the JSON fallbacks.
+//! The HTTP layer: one router, the layers every request passes, the handlers.
 //!
-//! A request enters through [`crate::serve`] into [`App`] ([`stack`]), which wraps
-//! everything else:
+//! A request enters from [`crate::serve`] (which adds the client's address as
+//! `ConnectInfo<SocketAddr>`) into the router built by [`app`]. Every route, and the 404
+//! fallback, is wrapped in the layers of [`with_middleware`], outermost first:
 //!
-//! 1. [`stack::App`]: request id and the [`context::RequestContext`], load shedding and the
-//!    in-flight limit, the request timeout, panic catching; afterwards the `json_errors` safety
-//!    net (any non-JSON error a framework layer produced gets the contract's body), metrics
-//!    under the route label (recorded by the handler, else derived from the path), one log
-//!    line, and `X-Request-Id` / `X-Content-Type-Options: nosniff` on every response
-//!    ([`observe`]);
-//! 2. CORS, when origins are configured (answers preflights before authentication);
-//! 3. [`auth::Auth`]: on `/api/v1/...`, authentication, then the rate limits; everywhere, the
-//!    request body limit (413);
-//! 4. the router: API routes, operations endpoints, the JSON 404 / 405 fallbacks.
+//! 1. the request id: a caller's valid `X-Request-Id` is kept, any other replaced by a ULID,
+//!    and it is echoed on the answer (tower-http `SetRequestId` / `PropagateRequestId`);
+//! 2. `X-Content-Type-Options: nosniff` on every answer, and `X-API-KEY` marked sensitive;
+//! 3. [`observe`]: the contract's JSON body for any error a framework layer answered in plain
+//!    text ([`error::json_errors`]), metrics under the route template, one log line,
+//!    deprecation headers;
+//! 4. panics answer 500 (tower-http `CatchPanic`);
+//! 5. load shedding beyond [`HttpConfig::max_in_flight`] requests in flight (tower `LoadShed`
+//!    over a global `ConcurrencyLimit`): 503 at once, never a queue;
+//! 6. [`timeout`]: 503 after [`HttpConfig::request_timeout`], except over a write already in
+//!    storage's hands, whose real outcome is awaited;
+//! 7. CORS, when origins are configured (preflights are answered before authentication);
+//! 8. [`auth`]: on `/api/v1/...`, the API key (401), then the per-key rate limit (429), and the
+//!    `RateLimit` headers; the handlers take the [`crate::keys::Caller`] as an extension;
+//! 9. the request body limit (tower-http `RequestBodyLimit`, 413).
 //!
-//! API routes are registered through utoipa-axum's `routes!` with the contract crate's operation
-//! descriptions, so a route cannot exist without its entry in the OpenAPI document.
+//! Handlers ([`listings`], [`profiles`], [`ops`], [`docs`], [`metrics`]) take extractors and
+//! reach storage through [`crate::storage::Store`] in the state. API routes are registered
+//! through utoipa-axum's `routes!` with the contract crate's operation descriptions, so a route
+//! cannot exist without its entry in the OpenAPI document.
 
 pub mod auth;
 mod conditional;
-pub mod context;
 pub mod docs;
 pub mod error;
 pub mod limits;
@@ -29,26 +36,30 @@ pub mod observe;
 pub mod ops;
 pub mod path;
 pub mod profiles;
-pub mod routes;
-pub mod stack;
+pub mod timeout;
 
-use std::any::Any;
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
 use appzone_contract::deprecation::{DEPRECATION, SUNSET};
-use appzone_contract::headers::{API_KEY, REQUEST_ID};
-use appzone_contract::{ErrorBody, ErrorCode};
+use appzone_contract::headers::{
+    API_KEY, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, RATE_LIMIT, RATE_LIMIT_POLICY, REQUEST_ID,
+};
+use axum::error_handling::HandleErrorLayer;
 use axum::extract::FromRef;
-use axum::response::{IntoResponse, Response};
+use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use axum::Router;
-use http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER};
-use http::{HeaderValue, Method, StatusCode, Uri};
-use tower::util::Either;
-use tower::Layer;
+use http::header::{ETAG, IF_NONE_MATCH, RETRY_AFTER, X_CONTENT_TYPE_OPTIONS};
+use http::{HeaderValue, Method};
+use tower::limit::GlobalConcurrencyLimitLayer;
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -56,7 +67,6 @@ use crate::catalog::Catalog;
 use crate::health::Health;
 use crate::keys::KeyVerifier;
 use crate::storage::Store;
-use error::ApiError;
 use limits::RateLimits;
 use metrics::Metrics;
 use ops::OpenApiJson;
@@ -155,17 +165,6 @@ macro_rules! from_ref {
 }
 from_ref!(store: Store, catalog: Catalog, keys: KeyVerifier, metrics: Metrics, openapi: OpenApiJson, health: Health);
 
-impl FromRef<AppState> for (Metrics, Store, Catalog, Health) {
-    fn from_ref(state: &AppState) -> Self {
-        (
-            state.metrics.clone(),
-            state.store.clone(),
-            state.catalog.clone(),
-            state.health.clone(),
-        )
-    }
-}
-
 /// The API routes with the OpenAPI description the `routes!` registrations produced.
 pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::new()
@@ -176,9 +175,19 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .split_for_parts()
 }
 
-pub use stack::App;
+/// The application as [`crate::serve`] runs it: the router, and what the accept loop reports
+/// to (`/readyz` draining on shutdown, refused connections counted).
+#[derive(Debug, Clone)]
+pub struct App {
+    /// Every route behind the layers.
+    pub router: Router,
+    /// Shutdown and database state.
+    pub health: Health,
+    /// The service's metrics.
+    pub metrics: Metrics,
+}
 
-/// The whole application.
+/// The whole application: the API and operations routes behind the layers of [`with_middleware`].
 pub fn app(state: AppState) -> App {
     let (api, _) = api_routes();
     let routes = Router::new()
@@ -190,174 +199,76 @@ pub fn app(state: AppState) -> App {
         .route("/docs", get(docs::index))
         .route("/docs/", get(docs::index))
         .route("/docs/{*file}", get(docs::asset));
-    let shortcut = listings::Shortcut::new(state.catalog.clone(), state.metrics.clone());
-    assemble(routes, state, Some(shortcut))
+    with_middleware(routes, state)
 }
 
-/// Adds the fallbacks and the middleware to `routes`. Public so tests can check the
-/// middleware's behaviour (panics, timeouts) with routes of their own; the listing's
-/// shortcut past the router is left out, so `routes` answer every request.
+/// `routes` with the JSON 404 and 405 fallbacks and the layers of every request (the module
+/// documentation says what each does, outermost first). Public so tests can check the layers'
+/// behaviour (panics, timeouts) with routes of their own.
+///
+/// Applied with `Router::layer`, innermost first, so each route's stack sees its
+/// `MatchedPath`; the concurrency limit is one semaphore for all of them.
 pub fn with_middleware(routes: Router<AppState>, state: AppState) -> App {
-    assemble(routes, state, None)
-}
-
-fn assemble(
-    routes: Router<AppState>,
-    state: AppState,
-    shortcut: Option<listings::Shortcut>,
-) -> App {
-    let router = routes
-        .method_not_allowed_fallback(method_not_allowed)
-        .fallback(not_found)
-        .with_state(state.clone());
-    let authed = auth::Auth::new(
-        router,
-        state.keys.clone(),
-        state.limits.clone(),
-        state.http.max_body_bytes,
-        shortcut,
-    );
-    let inner = if state.http.cors_origins.is_empty() {
-        Either::Right(authed)
-    } else {
-        Either::Left(cors(&state.http.cors_origins).layer(authed))
+    let http = &state.http;
+    let routes = routes
+        .method_not_allowed_fallback(error::method_not_allowed)
+        .fallback(error::not_found)
+        .layer(
+            ServiceBuilder::new()
+                .layer(from_fn_with_state(state.clone(), auth::authenticate))
+                .layer(RequestBodyLimitLayer::new(http.max_body_bytes)),
+        );
+    // Outside authentication, so that preflights are answered without a key.
+    let routes = match http.cors_origins.as_slice() {
+        [] => routes,
+        origins => routes.layer(cors(origins)),
     };
-    App::new(
-        inner,
-        state.metrics.clone(),
-        state.health.clone(),
-        &state.http,
-    )
+    let router = routes
+        .layer(
+            ServiceBuilder::new()
+                .map_request(observe::drop_invalid_request_id)
+                .layer(SetRequestIdLayer::new(REQUEST_ID, observe::MakeUlid))
+                .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+                .layer(SetResponseHeaderLayer::overriding(
+                    X_CONTENT_TYPE_OPTIONS,
+                    HeaderValue::from_static("nosniff"),
+                ))
+                .layer(SetSensitiveRequestHeadersLayer::new([API_KEY]))
+                .layer(from_fn_with_state(
+                    observe::Observe::new(state.metrics.clone(), &http.deprecations),
+                    observe::observe,
+                ))
+                .layer(CatchPanicLayer::custom(error::panic_response))
+                .layer(HandleErrorLayer::new(error::overloaded))
+                .load_shed()
+                .layer(GlobalConcurrencyLimitLayer::new(http.max_in_flight.max(1)))
+                .layer(from_fn_with_state(
+                    http.request_timeout,
+                    timeout::request_timeout,
+                )),
+        )
+        .with_state(state.clone());
+    App {
+        router,
+        health: state.health.clone(),
+        metrics: state.metrics.clone(),
+    }
 }
 
 fn cors(origins: &[HeaderValue]) -> CorsLayer {
     CorsLayer::new()
         .allow_origin(AllowOrigin::list(origins.iter().cloned()))
         .allow_methods([Method::GET, Method::HEAD, Method::DELETE])
-        .allow_headers([API_KEY, REQUEST_ID, IF_NONE_MATCH])
-        .expose_headers([REQUEST_ID, ETAG, RETRY_AFTER, DEPRECATION, SUNSET])
+        .allow_headers([API_KEY, REQUEST_ID, IF_NONE_MATCH, IDEMPOTENCY_KEY])
+        .expose_headers([
+            REQUEST_ID,
+            ETAG,
+            RETRY_AFTER,
+            DEPRECATION,
+            SUNSET,
+            IDEMPOTENT_REPLAYED,
+            RATE_LIMIT,
+            RATE_LIMIT_POLICY,
+        ])
         .max_age(Duration::from_secs(600))
-}
-
-async fn not_found(uri: Uri) -> ApiError {
-    ApiError::new(ErrorCode::NotFound, not_found_message(uri.path()))
-}
-
-/// Longest path a 404 message names: with its words, well within the message's 1024
-/// characters, so the path is never cut (a cut path would be a wrong suggestion).
-const MAX_SUGGESTED_PATH_CHARS: usize = 512;
-
-/// "no such route", naming the route `path` would be without its trailing slash when there
-/// is one (one of the router's templates, not any path with the slash cut).
-fn not_found_message(path: &str) -> Cow<'static, str> {
-    let Some(without) = path.strip_suffix('/').filter(|p| routes::is_route(p)) else {
-        return Cow::Borrowed("no such route");
-    };
-    if without.chars().count() > MAX_SUGGESTED_PATH_CHARS {
-        return Cow::Borrowed("no such route; did you mean this path without its trailing slash?");
-    }
-    Cow::Owned(format!(
-        "no such route; did you mean {without} (no trailing slash)?"
-    ))
-}
-
-async fn method_not_allowed() -> ApiError {
-    ApiError::new(
-        ErrorCode::MethodNotAllowed,
-        "method not allowed on this route; see the Allow header",
-    )
-}
-
-pub(crate) fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
-    let detail = panic
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| panic.downcast_ref::<&str>().copied())
-        .unwrap_or("non-string panic payload");
-    ApiError::internal(format!("handler panicked: {detail}")).into_response()
-}
-
-/// Safety net: an error response whose body is not JSON (made by a framework layer, such as
-/// tower-http's 413) gets the contract's body for its status; its headers are kept.
-pub(crate) fn json_errors(response: Response) -> Response {
-    let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) {
-        return response;
-    }
-    let is_json = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if is_json {
-        return response;
-    }
-    let code = match status {
-        StatusCode::NOT_FOUND => ErrorCode::NotFound,
-        StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
-        StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
-        StatusCode::TOO_MANY_REQUESTS => ErrorCode::RateLimited,
-        StatusCode::SERVICE_UNAVAILABLE
-        | StatusCode::REQUEST_TIMEOUT
-        | StatusCode::GATEWAY_TIMEOUT => ErrorCode::Unavailable,
-        _ if status.is_server_error() => ErrorCode::InternalError,
-        // A client error without a contract code of its own keeps its status.
-        _ => ErrorCode::Other("bad_request".to_owned()),
-    };
-    let message = match &code {
-        ErrorCode::PayloadTooLarge => "request body too large",
-        ErrorCode::Unavailable => "service temporarily unavailable, retry later",
-        ErrorCode::InternalError => "internal error; quote the request id when reporting it",
-        _ => status.canonical_reason().unwrap_or("request refused"),
-    };
-    let (mut parts, _) = response.into_parts();
-    let body = serde_json::to_vec(&ErrorBody::new(code, message)).unwrap_or_default();
-    parts
-        .headers
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    parts.headers.remove(http::header::CONTENT_LENGTH);
-    if status == StatusCode::SERVICE_UNAVAILABLE && !parts.headers.contains_key(RETRY_AFTER) {
-        parts.headers.insert(RETRY_AFTER, HeaderValue::from(1u32));
-    }
-    Response::from_parts(parts, axum::body::Body::from(body))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn not_found_names_the_route_without_the_trailing_slash_only_when_there_is_one() {
-        let zones = "/api/v1/providers/aws/regions/us-east-1/zones";
-        assert_eq!(
-            not_found_message(&format!("{zones}/")),
-            format!("no such route; did you mean {zones} (no trailing slash)?")
-        );
-        assert_eq!(
-            not_found_message("/healthz/"),
-            "no such route; did you mean /healthz (no trailing slash)?"
-        );
-        for path in [
-            "/",
-            "",
-            "/nope/",
-            "/nope",
-            "/api/v1/providers/aws/regions/us-east-1/",
-            "/api/v1/applications/profiles/",
-            "/healthz//",
-            "/docs/swagger-ui.css/",
-        ] {
-            assert_eq!(not_found_message(path), "no such route", "{path}");
-        }
-        let long = format!("/api/v1/applications/profiles/{}", "a".repeat(600));
-        assert_eq!(
-            not_found_message(&format!("{long}/")),
-            "no such route; did you mean this path without its trailing slash?"
-        );
-        let longest = format!(
-            "/api/v1/applications/profiles/{}",
-            "a".repeat(MAX_SUGGESTED_PATH_CHARS - 30)
-        );
-        assert_eq!(longest.chars().count(), MAX_SUGGESTED_PATH_CHARS);
-        assert!(not_found_message(&format!("{longest}/")).contains(&longest));
-    }
 }

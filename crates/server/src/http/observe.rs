@@ -1,89 +1,192 @@
-//! Request id, one log line per request, and request metrics: what the outermost service
-//! ([`super::stack::App`]) does before and after every request.
+//! What happens around every request: its id, its metrics and its one log line.
 //!
-//! Every response leaves through `finish`, so every response gets `X-Request-Id`, is counted,
-//! and is logged once, with the internal detail of an error when there is one. The route label
-//! is the one the handler recorded, else derived from the path with the contract's templates;
-//! the key id comes from the [`RequestContext`] the auth service filled in.
+//! The request id is tower-http's (`SetRequestId` with [`MakeUlid`]), after
+//! [`drop_invalid_request_id`] removed a caller's id that is not one. [`observe`] is the one
+//! middleware of our own that sees every answer: it gives framework errors the contract's body
+//! ([`super::error::json_errors`]), counts the answer under its route template (never a raw
+//! path, so callers cannot create label values), writes the log line with the internal detail
+//! of an error, and marks answers of deprecated operations.
 
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use appzone_contract::deprecation::{Deprecation, DEPRECATION, SUNSET};
 use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
-use axum::body::{Body, Bytes};
+use appzone_contract::paths::{DELETE_PROFILE, LIST_PROVIDERS, LIST_REGIONS, LIST_ZONES};
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::middleware::Next;
 use axum::response::Response;
-use http::header::X_CONTENT_TYPE_OPTIONS;
-use http::{HeaderMap, HeaderValue, Method};
+use http::{HeaderValue, Method};
+use tower_http::request_id::{MakeRequestId, RequestId};
 
-use super::context::RequestContext;
 use super::error::InternalDetail;
 use super::metrics::Metrics;
-use super::routes::RouteLabel;
+use crate::keys::Caller;
 
-/// The caller's `X-Request-Id` when valid, else a fresh ULID.
-pub(super) fn request_id(headers: &HeaderMap) -> HeaderValue {
-    headers
-        .get(&REQUEST_ID)
-        .filter(|v| v.to_str().is_ok_and(is_valid_request_id))
-        .cloned()
-        .unwrap_or_else(fresh)
+/// Removes an `X-Request-Id` that is not a valid request id, so that one is made for it.
+pub fn drop_invalid_request_id(mut request: Request) -> Request {
+    let valid = |v: &HeaderValue| v.to_str().is_ok_and(is_valid_request_id);
+    let headers = request.headers_mut();
+    if headers.get_all(&REQUEST_ID).iter().count() > 1
+        || headers.get(&REQUEST_ID).is_some_and(|v| !valid(v))
+    {
+        headers.remove(&REQUEST_ID);
+    }
+    request
 }
 
-/// Counts and logs the answered request and adds the headers every response carries.
-pub(super) fn finish(
-    metrics: &Metrics,
-    method: &Method,
-    route: RouteLabel,
-    context: &RequestContext,
-    response: Response,
+/// Makes request ids: ULIDs (26 Crockford base32 characters).
+#[derive(Debug, Clone, Copy)]
+pub struct MakeUlid;
+
+impl MakeRequestId for MakeUlid {
+    fn make_request_id<B>(&mut self, _request: &http::Request<B>) -> Option<RequestId> {
+        let id = ulid::Ulid::generate().to_string();
+        HeaderValue::from_str(&id).ok().map(RequestId::new)
+    }
+}
+
+/// The route labels metrics and logs may name; every other path is `unmatched`.
+const ROUTES: [&str; 9] = [
+    LIST_ZONES,
+    DELETE_PROFILE,
+    LIST_PROVIDERS,
+    LIST_REGIONS,
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/openapi.json",
+    "/docs",
+];
+
+/// The label of the route the router matched: its template (the documentation page's assets
+/// count as `/docs`), or `unmatched`.
+fn route_label(matched: Option<&MatchedPath>) -> &'static str {
+    let Some(template) = matched.map(MatchedPath::as_str) else {
+        return "unmatched";
+    };
+    let template = if template.starts_with("/docs/") {
+        "/docs"
+    } else {
+        template
+    };
+    ROUTES
+        .into_iter()
+        .find(|route| *route == template)
+        .unwrap_or("unmatched")
+}
+
+/// The state of [`observe`]: the metrics, and the headers of deprecated operations.
+#[derive(Debug, Clone)]
+pub struct Observe {
+    metrics: Metrics,
+    deprecated: std::sync::Arc<[Deprecated]>,
+}
+
+/// The headers of a deprecated operation's answers, made once.
+#[derive(Debug)]
+struct Deprecated {
+    method: Method,
+    route: String,
+    deprecation: HeaderValue,
+    sunset: Option<HeaderValue>,
+}
+
+impl Observe {
+    /// Counts into `metrics` and marks the operations of `deprecations`, found by their
+    /// operation id in the contract's document (an unknown id is logged and ignored).
+    pub fn new(metrics: Metrics, deprecations: &[Deprecation]) -> Self {
+        let doc = appzone_contract::openapi::document();
+        let operation = |id: &str| {
+            let paths = doc["paths"].as_object()?;
+            paths.iter().find_map(|(path, item)| {
+                let (method, _) = item
+                    .as_object()?
+                    .iter()
+                    .find(|(_, operation)| operation["operationId"] == id)?;
+                Some((method.to_uppercase().parse().ok()?, path.clone()))
+            })
+        };
+        let deprecated = deprecations
+            .iter()
+            .filter_map(|deprecation| {
+                let found = operation(deprecation.operation_id);
+                if found.is_none() {
+                    tracing::warn!(
+                        operation_id = deprecation.operation_id,
+                        "a deprecation names no operation of the document; ignored"
+                    );
+                }
+                let (method, route) = found?;
+                Some(Deprecated {
+                    method,
+                    route,
+                    deprecation: deprecation.deprecation_header(),
+                    sunset: deprecation.sunset_header(),
+                })
+            })
+            .collect();
+        Self {
+            metrics,
+            deprecated,
+        }
+    }
+}
+
+/// The middleware: see the module documentation.
+pub async fn observe(
+    State(observe): State<Observe>,
+    matched: Option<MatchedPath>,
+    request: Request,
+    next: Next,
 ) -> Response {
-    let mut response = super::json_errors(response);
-    let elapsed = context.started().elapsed();
+    let started = Instant::now();
+    let method = request.method().clone();
+    let route = route_label(matched.as_ref());
+    let client = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip());
+    let request_id = request.headers().get(&REQUEST_ID).cloned();
+    let mut response = super::error::json_errors(next.run(request).await);
+
+    let elapsed = started.elapsed();
     let status = response.status().as_u16();
-    metrics.observe(method, route, status, elapsed);
-    let route = route.as_str();
-    let request_id = context.request_id();
-    let key_id = context.caller().map_or("-", |c| c.key.key_id.as_str());
+    observe.metrics.observe(&method, route, status, elapsed);
     let latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+    let request_id = request_id.as_ref().and_then(|v| v.to_str().ok());
+    let key_id = response
+        .extensions()
+        .get::<Caller>()
+        .map_or("-", |caller| caller.key.key_id.as_str());
+    let client = client.map(tracing::field::display);
     match response.extensions().get::<InternalDetail>() {
         Some(InternalDetail(detail)) if status >= 500 => tracing::error!(
             target: "appzone::request", %method, route, status, latency_us, request_id, key_id, detail, "request failed"
         ),
         Some(InternalDetail(detail)) => tracing::warn!(
-            target: "appzone::request", %method, route, status, latency_us, request_id, key_id, client = context.peer().map(tracing::field::display), detail, "request refused"
+            target: "appzone::request", %method, route, status, latency_us, request_id, key_id, client, detail, "request refused"
         ),
         // Refused for who is asking (no or a wrong key, a limit): the line names the client's
         // address, so an operator can trace a flood or a misconfigured caller to its source.
-        None if matches!(status, 401 | 429) => {
-            let client = context.peer().map(tracing::field::display);
-            tracing::info!(
-                target: "appzone::request", %method, route, status, latency_us, request_id, key_id, client, "request"
-            );
-        }
-        None => crate::logging::request(&crate::logging::RequestLine {
-            method,
-            route,
-            status,
-            latency_us,
-            request_id,
-            key_id,
-        }),
+        None if matches!(status, 401 | 429) => tracing::info!(
+            target: "appzone::request", %method, route, status, latency_us, request_id, key_id, client, "request"
+        ),
+        None => tracing::info!(
+            target: "appzone::request", %method, route, status, latency_us, request_id, key_id, "request"
+        ),
     }
-    if method == Method::HEAD {
-        // The router strips HEAD bodies only for what it answers itself; the layers outside
-        // it (authentication, shedding) answer too.
-        *response.body_mut() = Body::empty();
-    }
-    let headers = response.headers_mut();
-    headers.insert(REQUEST_ID, context.request_id_header().clone());
-    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    response
-}
 
-fn fresh() -> HeaderValue {
-    // A ULID is 26 Crockford base32 characters: always a valid header value. Encoded on the
-    // stack and moved into a reference-counted buffer: one allocation, and the clone `finish`
-    // puts in the response counts a reference. (A header value copied from a `&str` is
-    // copied into a buffer its first clone copies again into a shared one.)
-    let mut buffer = [0; ulid::ULID_LEN];
-    ulid::Ulid::generate().array_to_str(&mut buffer);
-    HeaderValue::from_maybe_shared(Bytes::from_owner(buffer))
-        .unwrap_or(HeaderValue::from_static("unknown"))
+    let operation = |d: &&Deprecated| {
+        d.route == route
+            && (d.method == method || (method == Method::HEAD && d.method == Method::GET))
+    };
+    if let Some(deprecated) = observe.deprecated.iter().find(operation) {
+        let headers = response.headers_mut();
+        headers.insert(DEPRECATION, deprecated.deprecation.clone());
+        if let Some(sunset) = &deprecated.sunset {
+            headers.insert(SUNSET, sunset.clone());
+        }
+    }
+    response
 }

@@ -10,20 +10,18 @@
 //! While the write is in storage's hands the request is marked as writing: its timeout then
 //! waits for the real outcome rather than answer 503 over a write that may still commit.
 
-use std::sync::Arc;
-
 use appzone_contract::headers::{idempotency_key, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED};
 use appzone_contract::{ErrorCode, ProfileId};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use http::{HeaderMap, HeaderValue, StatusCode};
+use tower_http::request_id::RequestId;
 
-use super::context::RequestContext;
 use super::error::ApiError;
 use super::metrics::Metrics;
-use super::path::RawParams;
-use super::routes::RouteLabel;
+use super::path::PathParams;
+use super::timeout::WriteBudget;
 use crate::keys::Caller;
 use crate::model::Role;
 use crate::storage::{DeleteAnswer, DeleteOutcome, DeleteRequest, Store};
@@ -57,16 +55,14 @@ fn idempotency(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
 pub async fn delete_application_profile(
     State(store): State<Store>,
     State(metrics): State<Metrics>,
-    Extension(context): Extension<Arc<RequestContext>>,
+    Extension(Caller { key }): Extension<Caller>,
+    Extension(budget): Extension<WriteBudget>,
+    Extension(request_id): Extension<RequestId>,
     headers: HeaderMap,
-    params: RawParams,
+    params: PathParams,
 ) -> Result<Response, ApiError> {
-    context.matched(RouteLabel::DELETE_PROFILE);
-    let Some(Caller { key }) = context.caller() else {
-        return Err(ApiError::internal(
-            "API route reached without an authenticated caller",
-        ));
-    };
+    // Request ids are visible ASCII (a caller's is validated, ours is a ULID).
+    let request_id = request_id.header_value().to_str().unwrap_or_default();
     let idempotency_key = idempotency(&headers)?;
     // A malformed id cannot name a profile: same answer as an absent one.
     let id: ProfileId = params
@@ -90,15 +86,15 @@ pub async fn delete_application_profile(
         }
         Role::Admin => {
             let answer = {
-                let _writing = context.writing();
+                let _writing = budget.writing();
                 store
                     .delete_profile(DeleteRequest {
                         id: &id,
                         org: &key.org_id,
                         key_id: &key.key_id,
-                        request_id: context.request_id(),
+                        request_id,
                         idempotency_key,
-                        deadline: context.write_deadline(),
+                        deadline: budget.deadline(),
                     })
                     .await
                     .map_err(ApiError::storage)?
@@ -130,7 +126,7 @@ pub async fn delete_application_profile(
                             profile_id = id.as_str(),
                             org_id = key.org_id.as_str(),
                             key_id = key.key_id.as_str(),
-                            request_id = context.request_id(),
+                            request_id,
                             "profile deleted"
                         );
                     }

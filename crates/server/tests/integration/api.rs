@@ -2,10 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use appzone_test_support::raw::{self, RawResponse};
-use appzone_test_support::{
-    both_backends, eventually, fast_config, spawn_server, test_catalog, TestApp,
-};
+use appzone_test_support::{both_backends, eventually, fast_config, test_catalog, TestApp};
 
 /// Insta settings shared by both backends, so one snapshot proves both answer alike.
 fn snapshot_settings() -> insta::Settings {
@@ -391,101 +388,4 @@ async fn audit_count(app: &TestApp, profile: &str) -> i64 {
     .await
     .unwrap()
     .0
-}
-
-/// The answer to `head` (a request head without its final blank line) from `base`.
-async fn raw_answer(base: &str, head: &str) -> RawResponse {
-    let addr = base.trim_start_matches("http://");
-    let request = format!("{head}Host: {addr}\r\nConnection: close\r\n\r\n");
-    raw::exchange(addr, request.as_bytes(), Duration::from_secs(20))
-        .await
-        .unwrap_or_else(|e| panic!("{head:?}: {e}"))
-}
-
-/// How many listings the server at `base` answered past the router (its
-/// `appzone_listing_shortcut_answers_total`).
-async fn shortcut_answers(base: &str) -> u64 {
-    let text = reqwest::get(format!("{base}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .find_map(|line| line.strip_prefix("appzone_listing_shortcut_answers_total "))
-        .unwrap_or_else(|| panic!("no shortcut counter in:\n{text}"))
-        .parse()
-        .unwrap()
-}
-
-/// Sends each request head of `cases` to the production application and to the same routes
-/// without the shortcut past the router, asserts identical answers (status line, body, header
-/// lines in any order), and returns how many of them the shortcut answered: its counter, the
-/// application's own (the two servers share the metrics; only one has the shortcut).
-pub(crate) async fn shortcut_parity(app: &TestApp, cases: &[String]) -> u64 {
-    use appzone_server::http::{api_routes, app as production_app, with_middleware};
-    use appzone_server::serve::ServeOptions;
-
-    let state = app.service.state.clone();
-    let (with_shortcut, _stop_a) =
-        spawn_server(production_app(state.clone()), ServeOptions::default()).await;
-    let (without, _stop_b) = spawn_server(
-        with_middleware(api_routes().0, state),
-        ServeOptions::default(),
-    )
-    .await;
-    let before = shortcut_answers(&with_shortcut).await;
-    for head in cases {
-        let (expected, got) = (
-            raw_answer(&without, head).await,
-            raw_answer(&with_shortcut, head).await,
-        );
-        assert_eq!(
-            (&got.status_line, got.header_lines_but_date(), &got.body),
-            (
-                &expected.status_line,
-                expected.header_lines_but_date(),
-                &expected.body
-            ),
-            "{head:?}"
-        );
-    }
-    shortcut_answers(&with_shortcut).await - before
-}
-
-#[tokio::test]
-async fn the_listing_shortcut_answers_exactly_what_the_router_answers() {
-    let app = TestApp::sqlite().await;
-    let listing = TestApp::zones_path("aws", "us-east-1");
-    let etag = app.etag(&listing).await;
-    let key = format!(
-        "X-API-KEY: {}\r\nX-Request-Id: same-id-on-both\r\n",
-        app.member_key
-    );
-    let get = |provider, region| {
-        format!(
-            "GET {} HTTP/1.1\r\n{key}",
-            TestApp::zones_path(provider, region)
-        )
-    };
-    let cases = [
-        format!("GET {listing} HTTP/1.1\r\n{key}"),
-        format!("GET {listing}?page=2 HTTP/1.1\r\n{key}"),
-        format!("GET {listing} HTTP/1.1\r\n{key}If-None-Match: {etag}\r\n"),
-        format!("GET {listing} HTTP/1.1\r\n{key}If-None-Match: \"other\", {etag}\r\n"),
-        format!("GET {listing} HTTP/1.1\r\n{key}If-None-Match: \"other\"\r\nIf-None-Match: *\r\n"),
-        format!("GET {listing} HTTP/1.1\r\n{key}If-None-Match: \"other\"\r\n"),
-        get("acme-cloud", "empty-1"),
-        get("gcp", "europe-west1"),
-        // Left to the router by the shortcut: the same answers all the same.
-        format!("HEAD {listing} HTTP/1.1\r\n{key}"),
-        format!("GET /api/v1/providers/a%77s/regions/us-east-1/zones HTTP/1.1\r\n{key}"),
-        get("aws", "nowhere-1"),
-        get("nocloud", "us-east-1"),
-        format!("GET {listing} HTTP/1.1\r\nX-Request-Id: same-id-on-both\r\n"),
-        format!("GET {listing} HTTP/1.1\r\n{key}Content-Length: 999999999\r\n"),
-    ];
-    // The shortcut answered the first eight, and left the rest to the router.
-    let answered = shortcut_parity(&app, &cases).await;
-    assert_eq!(answered, 8, "listings answered by the shortcut");
 }

@@ -430,39 +430,3 @@ async fn discovery_requests_are_counted_logged_under_their_route_and_rate_limite
     routes.sort();
     assert_eq!(routes, expected, "one log line per request: {logs}");
 }
-
-/// The shortcut past the router answers the discovery listings byte for byte as the router
-/// and the handlers do, and leaves to them what it cannot answer.
-#[tokio::test]
-async fn the_listing_shortcut_answers_the_discovery_listings_exactly_as_the_router() {
-    let app = TestApp::sqlite().await;
-    let (providers_etag, regions_etag) = (
-        app.etag(PROVIDERS).await,
-        app.etag(&regions_path("aws")).await,
-    );
-    let key = format!(
-        "X-API-KEY: {}\r\nX-Request-Id: same-id-on-both\r\n",
-        app.member_key
-    );
-    let aws = regions_path("aws");
-    let cases = [
-        format!("GET {PROVIDERS} HTTP/1.1\r\n{key}"),
-        format!("GET {PROVIDERS}?page=2 HTTP/1.1\r\n{key}"),
-        format!("GET {PROVIDERS} HTTP/1.1\r\n{key}If-None-Match: {providers_etag}\r\n"),
-        format!("GET {PROVIDERS} HTTP/1.1\r\n{key}If-None-Match: {regions_etag}\r\n"),
-        format!("GET {aws} HTTP/1.1\r\n{key}"),
-        format!("GET {aws} HTTP/1.1\r\n{key}If-None-Match: \"other\", {regions_etag}\r\n"),
-        format!("GET {} HTTP/1.1\r\n{key}", regions_path("acme-cloud")),
-        // Left to the router by the shortcut: the same answers all the same.
-        format!("HEAD {PROVIDERS} HTTP/1.1\r\n{key}"),
-        format!("HEAD {aws} HTTP/1.1\r\n{key}"),
-        format!("GET {} HTTP/1.1\r\n{key}", regions_path("a%77s")),
-        format!("GET {} HTTP/1.1\r\n{key}", regions_path("awz")),
-        format!("GET {} HTTP/1.1\r\n{key}", regions_path("AWS")),
-        format!("GET {PROVIDERS} HTTP/1.1\r\nX-Request-Id: same-id-on-both\r\n"),
-        format!("DELETE {PROVIDERS} HTTP/1.1\r\n{key}"),
-    ];
-    // The shortcut answered the first seven, and left the rest to the router.
-    let answered = crate::api::shortcut_parity(&app, &cases).await;
-    assert_eq!(answered, 7, "listings answered by the shortcut");
-}

@@ -90,6 +90,7 @@ async fn panics_answer_500_internal_error_without_details() {
     );
     let router = appzone_server::http::with_middleware(routes, app.service.state.clone());
     let response = router
+        .router
         .oneshot(http::Request::get("/boom").body(Body::empty()).unwrap())
         .await
         .unwrap();

@@ -466,7 +466,14 @@ async fn send_in_process(app: &TestApp, req: &Prepared) -> Option<RawResponse> {
     let request = builder
         .body(axum::body::Body::from(req.body.clone()))
         .ok()?;
-    let response = app.service.app.clone().oneshot(request).await.unwrap();
+    let response = app
+        .service
+        .app
+        .router
+        .clone()
+        .oneshot(request)
+        .await
+        .unwrap();
     let status = response.status();
     let headers = response
         .headers()

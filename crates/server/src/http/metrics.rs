@@ -5,7 +5,7 @@
 //! Route labels are the contract's path templates (never raw paths, which would let callers
 //! create unbounded label values); methods outside the usual set are counted as `OTHER`.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
@@ -20,7 +20,6 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use super::error::ApiError;
-use super::routes::RouteLabel;
 use crate::catalog::Catalog;
 use crate::health::{DatabaseState, Health};
 use crate::storage::Store;
@@ -50,18 +49,6 @@ fn method_index(method: &Method) -> usize {
         Method::OPTIONS => 6,
         _ => 7,
     }
-}
-
-/// Statuses whose metric handles are kept resolved; others are looked up per request.
-const STATUSES: [u16; 14] = [
-    200, 204, 304, 400, 401, 403, 404, 405, 413, 429, 431, 500, 503, 504,
-];
-
-/// A request series' counter and histogram, resolved once.
-#[derive(Debug)]
-struct Series {
-    requests: Counter,
-    latency: Histogram,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -98,11 +85,6 @@ struct Inner {
     catalog_version: Gauge,
     database_up: Gauge,
     draining: Gauge,
-    /// Listings answered past the router by `listings::Shortcut`.
-    shortcut: Counter,
-    /// Resolved series by method, route and status (`STATUSES`): the families' lookup hashes
-    /// the labels and takes a lock, per request and per family.
-    series: Box<[OnceLock<Series>]>,
 }
 
 /// The service's metrics. Cheap to clone.
@@ -171,13 +153,6 @@ impl Metrics {
             "1 once shutdown has begun (/readyz answers 503), else 0",
             draining.clone(),
         );
-        let shortcut = Counter::default();
-        registry.register(
-            "listing_shortcut_answers",
-            "Listings answered past the router (a GET of ids the catalog holds, with a plain \
-             path); the other listings, and every error, went through it",
-            shortcut.clone(),
-        );
         Self(Arc::new(Inner {
             registry,
             requests,
@@ -189,46 +164,21 @@ impl Metrics {
             catalog_version,
             database_up,
             draining,
-            shortcut,
-            series: (0..METHODS.len() * RouteLabel::COUNT * STATUSES.len())
-                .map(|_| OnceLock::new())
-                .collect(),
         }))
     }
 
-    /// Counts one answered request.
-    pub fn observe(&self, method: &Method, route: RouteLabel, status: u16, elapsed: Duration) {
-        let (method, route_index) = (method_index(method), route.index());
-        let labels = || RequestLabels {
-            method: METHODS[method],
-            route: route.as_str(),
+    /// Counts one answered request under its route template (or `unmatched`).
+    pub fn observe(&self, method: &Method, route: &'static str, status: u16, elapsed: Duration) {
+        let labels = RequestLabels {
+            method: METHODS[method_index(method)],
+            route,
             status,
         };
-        let Some(slot) = STATUSES.iter().position(|s| *s == status) else {
-            let labels = labels();
-            self.0.requests.get_or_create(&labels).inc();
-            self.0
-                .latency
-                .get_or_create(&labels)
-                .observe(elapsed.as_secs_f64());
-            return;
-        };
-        let series = self.0.series
-            [(method * RouteLabel::COUNT + route_index) * STATUSES.len() + slot]
-            .get_or_init(|| {
-                let labels = labels();
-                Series {
-                    requests: self.0.requests.get_or_create(&labels).clone(),
-                    latency: self.0.latency.get_or_create(&labels).clone(),
-                }
-            });
-        series.requests.inc();
-        series.latency.observe(elapsed.as_secs_f64());
-    }
-
-    /// Counts one listing answered by the shortcut past the router.
-    pub fn shortcut_answered(&self) {
-        self.0.shortcut.inc();
+        self.0.requests.get_or_create(&labels).inc();
+        self.0
+            .latency
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
     }
 
     /// Counts one 429.
@@ -464,12 +414,12 @@ fn text_004(openmetrics: &str) -> Result<String, std::fmt::Error> {
 }
 
 /// `GET /metrics`, in the format `Accept` asks for.
-pub async fn serve_metrics(
-    State((metrics, store, catalog, health)): State<(Metrics, Store, Catalog, Health)>,
-    headers: HeaderMap,
-) -> Response {
+pub async fn serve_metrics(State(state): State<super::AppState>, headers: HeaderMap) -> Response {
     let format = Format::negotiate(&headers);
-    match metrics.render(&store, &catalog, &health, format) {
+    match state
+        .metrics
+        .render(&state.store, &state.catalog, &state.health, format)
+    {
         Ok(text) => (
             [
                 (
@@ -532,12 +482,8 @@ mod tests {
     #[test]
     fn text_format_names_counter_families_as_their_samples_and_has_no_eof() {
         let metrics = Metrics::new();
-        metrics.observe(
-            &Method::GET,
-            RouteLabel::LIST_ZONES,
-            200,
-            Duration::from_millis(3),
-        );
+        let zones = appzone_contract::paths::LIST_ZONES;
+        metrics.observe(&Method::GET, zones, 200, Duration::from_millis(3));
         metrics.deleted();
         metrics.rate_limited("key");
         metrics.0.catalog_version.set(7);
@@ -595,10 +541,6 @@ mod tests {
             .replace(
                 " appzone_profiles_deleted ",
                 " appzone_profiles_deleted_total ",
-            )
-            .replace(
-                " appzone_listing_shortcut_answers ",
-                " appzone_listing_shortcut_answers_total ",
             )
             .replace("# EOF\n", "");
         assert_eq!(text, renamed);
