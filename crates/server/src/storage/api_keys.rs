@@ -2,13 +2,20 @@
 //! digest is stored.
 
 use appzone_contract::ApiKey;
+use sha2::{Digest, Sha256};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::errors::{found, ResultExt};
 use super::{Store, StoreError};
-use crate::keys::digest_hex;
 use crate::model::{now_ms, KeyInfo, KeyRecord, OrgId, Role};
+
+/// Lowercase hex SHA-256 of a whole key, as stored in `api_keys.digest`. Here, with the table
+/// it describes, rather than in `keys` (which verifies keys against it): storage writes it and
+/// must not import from the layer above.
+pub fn digest_hex(key: &str) -> String {
+    hex::encode(Sha256::digest(key.as_bytes()))
+}
 
 impl Store {
     /// Creates a key for an existing organization and returns it; only its digest is stored.

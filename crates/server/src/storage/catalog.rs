@@ -11,7 +11,7 @@ use sqlx::Row;
 
 use super::errors::ResultExt;
 use super::{Backend, Store, StoreError};
-use crate::catalog::file::{CatalogChanges, CatalogFile, ProviderEntry, RegionEntry};
+use crate::model::catalog_file::{CatalogChanges, CatalogFile, ProviderEntry, RegionEntry};
 use crate::model::now_ms;
 
 /// What `catalog import` did.

@@ -8,7 +8,9 @@
 //! busy" becomes [`StoreError::Unavailable`] (the HTTP layer answers 503), a broken invariant
 //! stays [`StoreError::Database`] (500), and the conflicts an operator can cause are named.
 //!
-//! Architecture invariant: this module knows nothing about HTTP.
+//! Architecture invariant: this module knows nothing about HTTP, and imports nothing of this
+//! crate but [`crate::model`] (the catalog file format included): it is the bottom layer the
+//! other modules build on.
 //!
 //! One [`Store`] handle; its methods live with the aggregate they touch:
 //! - `connection.rs`: URLs, the pool, migrations, the durability check ([`Backend`],
@@ -16,7 +18,7 @@
 //! - `sqlite_file.rs`: the SQLite file's checks before opening, and errors naming their cause;
 //! - `errors.rs`: [`StoreError`] and the classification of database errors;
 //! - `organizations.rs`: tenants;
-//! - `api_keys.rs`: keys, of which only a digest is stored;
+//! - `api_keys.rs`: keys and the digest stored for each ([`digest_hex`]);
 //! - `profiles.rs`: create, list, restore, purge, and the audit record of each change;
 //! - `deletes.rs`: profile deletes and their `Idempotency-Key` outcomes; `group_commit.rs`:
 //!   SQLite's one writer that applies them in shared transactions;
@@ -34,6 +36,7 @@ mod sqlite_file;
 
 use sqlx::AnyPool;
 
+pub use api_keys::digest_hex;
 pub use catalog::{CatalogImport, REGIONS_PER_PAUSE};
 pub use connection::{redact_url, sqlite_file, Backend, PoolSettings};
 pub use deletes::{DeleteAnswer, DeleteOutcome, DeleteRequest, IDEMPOTENCY_TTL};
