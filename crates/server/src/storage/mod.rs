@@ -14,7 +14,7 @@
 //!
 //! One [`Store`] handle; its methods live with the aggregate they touch:
 //! - `connection.rs`: URLs, the pool, migrations, the durability check ([`Backend`],
-//!   [`PoolSettings`], [`redact_url`], [`sqlite_file`]);
+//!   [`PoolSettings`], [`redact_url`], [`sqlite_file()`]);
 //! - `sqlite_file.rs`: the SQLite file's checks before opening, and errors naming their cause;
 //! - `errors.rs`: [`StoreError`] and the classification of database errors;
 //! - `organizations.rs`: tenants;
