@@ -28,12 +28,9 @@ use subtle::ConstantTimeEq;
 
 use crate::health::{DatabaseState, Health};
 use crate::model::KeyRecord;
+/// Defined by storage, which writes it; re-exported so the digest keeps its old path.
+pub use crate::storage::digest_hex;
 use crate::storage::{Store, StoreError};
-
-/// Lowercase hex SHA-256 of a whole key, as stored in `api_keys.digest`.
-pub fn digest_hex(key: &str) -> String {
-    hex::encode(Sha256::digest(key.as_bytes()))
-}
 
 /// Who is calling: the result of a successful authentication.
 #[derive(Debug, Clone)]

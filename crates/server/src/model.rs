@@ -1,4 +1,8 @@
 //! Domain types shared by storage, the HTTP layer and the operator CLI. No HTTP, no SQL.
+//!
+//! With [`crate::storage`] this is the bottom layer: it imports nothing else of this crate.
+
+pub mod catalog_file;
 
 use std::fmt;
 use std::str::FromStr;

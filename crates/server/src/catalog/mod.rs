@@ -5,8 +5,11 @@
 //! swaps in a new snapshot when it changes, which is how an import on any replica, or by the
 //! operator CLI, reaches every replica.
 
-pub mod file;
 pub mod suggest;
+
+/// The catalog file format lives in [`crate::model`], below storage, which reads and writes it;
+/// this name keeps its old path.
+pub use crate::model::catalog_file as file;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,8 +22,8 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use crate::model::catalog_file::{CatalogFile, ProviderEntry, RegionEntry};
 use crate::storage::{Store, StoreError};
-use file::{CatalogFile, ProviderEntry, RegionEntry};
 
 /// A listing's precomputed answer: its weak `ETag` and its body around the request id.
 #[derive(Debug)]

@@ -23,7 +23,8 @@ use appzone_contract::ProfileId;
 use sqlx::{AnyConnection, Row};
 
 use super::errors::ResultExt;
-use super::{audit, group_commit, Store, StoreError};
+use super::profiles::audit;
+use super::{group_commit, Store, StoreError};
 use crate::model::now_ms;
 
 /// How long the outcome of a delete sent with an `Idempotency-Key` is kept.

@@ -29,9 +29,10 @@ use appzone_contract::ProfileId;
 use sqlx::{AnyConnection, Connection as _, Executor};
 use tokio::sync::{mpsc, oneshot};
 
+use super::connection::SQLITE_PRAGMAS;
 use super::deletes::{apply_in_transaction, DeleteAnswer, DeleteRequest};
 use super::errors::ResultExt;
-use super::{StoreError, SQLITE_PRAGMAS};
+use super::StoreError;
 
 /// Most deletes applied in one transaction.
 const MAX_BATCH: usize = 256;

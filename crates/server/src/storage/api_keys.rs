@@ -1,0 +1,109 @@
+//! API keys: created for an organization, looked up by id, listed, revoked. Only a key's
+//! digest is stored.
+
+use appzone_contract::ApiKey;
+use sha2::{Digest, Sha256};
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use super::errors::{found, ResultExt};
+use super::{Store, StoreError};
+use crate::model::{now_ms, KeyInfo, KeyRecord, OrgId, Role};
+
+/// Lowercase hex SHA-256 of a whole key, as stored in `api_keys.digest`. Here, with the table
+/// it describes, rather than in `keys` (which verifies keys against it): storage writes it and
+/// must not import from the layer above.
+pub fn digest_hex(key: &str) -> String {
+    hex::encode(Sha256::digest(key.as_bytes()))
+}
+
+impl Store {
+    /// Creates a key for an existing organization and returns it; only its digest is stored.
+    pub async fn create_key(
+        &self,
+        org: &OrgId,
+        role: Role,
+        name: &str,
+    ) -> Result<ApiKey, StoreError> {
+        self.require_org(org).await?;
+        let key = ApiKey::generate();
+        sqlx::query(
+            "INSERT INTO api_keys (key_id, org_id, role, name, digest, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(key.key_id().as_str())
+        .bind(org.as_str())
+        .bind(role.as_str())
+        .bind(name)
+        .bind(digest_hex(key.expose_secret()))
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await
+        .on_foreign_key(|| format!("organization {org} does not exist"))?;
+        Ok(key)
+    }
+
+    /// The live (not revoked) key with this id, if any.
+    pub async fn find_active_key(&self, key_id: &str) -> Result<Option<KeyRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT key_id, org_id, role, digest FROM api_keys \
+             WHERE key_id = $1 AND revoked_at IS NULL",
+        )
+        .bind(key_id)
+        .fetch_optional(&self.pool)
+        .await
+        .classify()?;
+        row.map(|row| {
+            Ok(KeyRecord {
+                key_id: row.try_get("key_id").classify()?,
+                org_id: row.try_get("org_id").classify()?,
+                role: parse_role(&row)?,
+                digest: parse_digest(&row.try_get::<String, _>("digest").classify()?)?,
+            })
+        })
+        .transpose()
+    }
+
+    /// The organization's keys, oldest first, revoked ones included.
+    pub async fn list_keys(&self, org: &OrgId) -> Result<Vec<KeyInfo>, StoreError> {
+        let sql = "SELECT key_id, role, name, created_at, revoked_at FROM api_keys \
+                   WHERE org_id = $1 ORDER BY created_at, key_id";
+        self.rows_of_org(org, sql, |row| {
+            Ok(KeyInfo {
+                key_id: row.try_get("key_id").classify()?,
+                role: parse_role(row)?,
+                name: row.try_get("name").classify()?,
+                created_at: row.try_get("created_at").classify()?,
+                revoked_at: row.try_get("revoked_at").classify()?,
+            })
+        })
+        .await
+    }
+
+    /// Revokes a key. [`StoreError::NotFound`] when no live key has this id.
+    pub async fn revoke_key(&self, key_id: &str) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE api_keys SET revoked_at = $1 WHERE key_id = $2 AND revoked_at IS NULL",
+        )
+        .bind(now_ms())
+        .bind(key_id)
+        .execute(&self.pool)
+        .await
+        .classify()?;
+        found(done.rows_affected() == 1, || {
+            format!("no active key has the id {key_id:?}")
+        })
+    }
+}
+
+fn parse_digest(hex_digest: &str) -> Result<[u8; 32], StoreError> {
+    let mut digest = [0u8; 32];
+    hex::decode_to_slice(hex_digest, &mut digest)
+        .map_err(|e| StoreError::Corrupt(format!("api_keys.digest: {e}")))?;
+    Ok(digest)
+}
+
+fn parse_role(row: &AnyRow) -> Result<Role, StoreError> {
+    let role: String = row.try_get("role").classify()?;
+    role.parse().map_err(StoreError::Corrupt)
+}

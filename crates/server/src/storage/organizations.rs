@@ -1,0 +1,56 @@
+//! Organizations: the tenants every key and profile belongs to.
+
+use sqlx::any::AnyRow;
+
+use super::errors::{found, ResultExt};
+use super::{Store, StoreError};
+use crate::model::{check_display_name, now_ms, OrgId};
+
+impl Store {
+    /// Creates an organization. [`StoreError::Conflict`] when the id exists.
+    pub async fn create_org(&self, id: &OrgId, name: &str) -> Result<(), StoreError> {
+        check_display_name(name).map_err(StoreError::Invalid)?;
+        sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3)")
+            .bind(id.as_str())
+            .bind(name)
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await
+            .on_unique(|| format!("organization {id} already exists"))?;
+        Ok(())
+    }
+
+    /// Whether the organization exists.
+    pub async fn org_exists(&self, id: &OrgId) -> Result<bool, StoreError> {
+        let row = sqlx::query("SELECT 1 FROM organizations WHERE id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .classify()?;
+        Ok(row.is_some())
+    }
+
+    /// Nothing, or [`StoreError::NotFound`] naming `id` when no such organization exists.
+    pub(super) async fn require_org(&self, id: &OrgId) -> Result<(), StoreError> {
+        found(self.org_exists(id).await?, || {
+            format!("organization {id} does not exist")
+        })
+    }
+
+    /// The rows `sql` selects for the existing organization `org` (its `$1`), each read by
+    /// `read`.
+    pub(super) async fn rows_of_org<T>(
+        &self,
+        org: &OrgId,
+        sql: &'static str,
+        read: impl Fn(&AnyRow) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        self.require_org(org).await?;
+        let rows = sqlx::query(sql)
+            .bind(org.as_str())
+            .fetch_all(&self.pool)
+            .await
+            .classify()?;
+        rows.iter().map(read).collect()
+    }
+}
