@@ -42,6 +42,66 @@ async fn per_key_rate_limit_answers_429_with_retry_after_and_spares_other_keys()
 }
 
 #[tokio::test]
+async fn answers_carry_ratelimit_headers_of_their_limit_and_none_when_it_is_off() {
+    let app = TestApp::sqlite_with(appzone_server::ServiceConfig {
+        rate_limit_per_key: 3,
+        auth_failures_per_minute: 60,
+        ..fast_config()
+    })
+    .await;
+    // Per key: the quota left counts down with each answer, the 429 included.
+    let mut left = Vec::new();
+    for _ in 0..4 {
+        let resp = app.get(&zones(), Some(&app.member_key)).await;
+        assert_eq!(
+            resp.header("ratelimit-policy"),
+            Some("\"per-key\";q=3;w=1"),
+            "{resp:?}"
+        );
+        left.push((resp.status, resp.header("ratelimit").map(str::to_owned)));
+    }
+    let state = |r: u32| Some(format!("\"per-key\";r={r};t=1"));
+    assert_eq!(
+        left,
+        [(200, state(2)), (200, state(1)), (200, state(0)), (429, state(0))]
+    );
+    // Errors after authentication carry them too.
+    let unknown = app
+        .get(&TestApp::zones_path("aws", "nope-1"), Some(&app.admin_key))
+        .await;
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.header("ratelimit"), Some("\"per-key\";r=2;t=1"));
+    // A 401 carries the client address's failed-authentication limit.
+    let refused = app.get(&zones(), None).await;
+    assert_eq!(refused.status, 401);
+    assert_eq!(
+        refused.header("ratelimit-policy"),
+        Some("\"auth-failures\";q=60;w=60")
+    );
+    assert_eq!(
+        refused.header("ratelimit"),
+        Some("\"auth-failures\";r=59;t=1")
+    );
+    // Unlimited routes carry none, and neither does anything once the limits are off.
+    assert_eq!(app.get("/healthz", None).await.header("ratelimit"), None);
+    let off = TestApp::sqlite_with(appzone_server::ServiceConfig {
+        rate_limit_per_key: 0,
+        auth_failures_per_minute: 0,
+        ..fast_config()
+    })
+    .await;
+    for resp in [
+        off.get(&zones(), Some(&off.member_key)).await,
+        off.get(&zones(), None).await,
+    ] {
+        assert!(
+            resp.header("ratelimit").is_none() && resp.header("ratelimit-policy").is_none(),
+            "{resp:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn rate_limit_zero_disables_it() {
     let app = TestApp::sqlite_with(appzone_server::ServiceConfig {
         rate_limit_per_key: 0,
