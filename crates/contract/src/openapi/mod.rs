@@ -26,10 +26,12 @@ use crate::{
 };
 
 // The module is in parts: `operations` (the four `#[utoipa::path]` descriptions), `schemas`
-// (the schema-only types of headers) and `complete` (`finish` and `mark_deprecated`, which turn
-// utoipa's output into the published document).
+// (the schema-only types of headers), `complete` (`finish` and `mark_deprecated`, which turn
+// utoipa's output into the published document) and `rate_limit` (the `RateLimit` headers
+// `finish` declares).
 mod complete;
 mod operations;
+mod rate_limit;
 mod schemas;
 
 pub use complete::{finish, mark_deprecated};
@@ -115,7 +117,12 @@ a problem: it ties the response to the server's log.\n\n\
 ## Limits\n\n\
 Requests may be rate limited per key and per client address (429 with `Retry-After`), and are \
 shed with 503 `unavailable` and `Retry-After` when the service is overloaded or its database \
-is unreachable. Both are safe to retry after the indicated delay.\n\n\
+is unreachable. Both are safe to retry after the indicated delay. While a limit is on, answers \
+announce it in the `RateLimit-Policy` and `RateLimit` headers (IETF \
+draft-ietf-httpapi-ratelimit-headers): answers to a request with an accepted key show the \
+key's quota and what is left of it, for example `RateLimit-Policy: \"per-key\";q=1000;w=1` and \
+`RateLimit: \"per-key\";r=998;t=1`; a 401 shows the limit on failed authentications from the \
+client address, `\"auth-failures\"`.\n\n\
 ## Compatibility\n\n\
 Everything under `/api/v1` only changes in ways that keep working clients working: new \
 operations, new optional parameters, new response fields, new error codes, new documented \
