@@ -13,12 +13,14 @@ use super::rate_limit::{self, add_rate_limit_headers};
 ///   error response; every operation that takes a key, its 401; every listing whose 200
 ///   carries an `ETag`, its 304;
 /// - every response declares the `X-Request-Id` header;
-/// - every response that announces a rate limit declares the optional `RateLimit` and
-///   `RateLimit-Policy` headers (see `rate_limit`);
+/// - every response that announces a rate limit declares the `RateLimit` and
+///   `RateLimit-Policy` headers (IETF draft-ietf-httpapi-ratelimit-headers);
 /// - every `GET` gets its `HEAD`: the same answers without bodies;
 /// - every server entry is marked public (`x-internal: false`);
 /// - every response header the document declares is marked `required`: the service always sends
-///   each one with the status it is declared for (utoipa has no field for this).
+///   each one with the status it is declared for (utoipa has no field for this); the exceptions
+///   are `Idempotent-Replayed` (only on a replay) and the rate-limit headers (only while their
+///   limit is on), which stay optional.
 ///
 /// The server's test compares its registered routes, completed the same way, with the document.
 pub fn finish(openapi: utoipa::openapi::OpenApi) -> Value {
