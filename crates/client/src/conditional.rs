@@ -6,10 +6,11 @@
 //! is unchanged; sent back in `If-None-Match`, it makes the server answer 304 with no body.
 
 use appzone_contract::{paths, ProviderId, ProviderList, RegionId, RegionList, ZoneList};
-use http::header::{ETAG, IF_NONE_MATCH};
-use http::{HeaderMap, HeaderName, HeaderValue};
+use http::header::IF_NONE_MATCH;
+use http::{HeaderValue, StatusCode};
 
-use crate::client::{regions_path, zones_path};
+// One way only: this module builds on the client's call machinery, which knows nothing of it.
+use crate::client::{read_listing, regions_path, zones_path, ExtraHeader, Listing};
 use crate::{Client, Error, IntoId};
 
 /// The answer of a conditional listing ([`Client::list_providers_if_changed`],
@@ -127,14 +128,27 @@ impl Client {
         self.get_listing_if_changed(&zones_path(provider, region)?, etag)
             .await
     }
-}
 
-/// One extra request header of a call (the `If-None-Match` of a conditional listing).
-pub(crate) type ExtraHeader = (HeaderName, HeaderValue);
+    /// `GET`s a listing at `path` with `If-None-Match: etag` when `etag` is `Some`: 304 is
+    /// [`Conditional::NotModified`], 2xx is decoded as the plain listings are
+    /// ([`read_listing`]), any other status is an [`Error::Api`].
+    async fn get_listing_if_changed<T: Listing>(
+        &self,
+        path: &str,
+        etag: Option<&str>,
+    ) -> Result<Conditional<T>, Error> {
+        let extra = etag.map(if_none_match).transpose()?;
+        let answer = self.listing_answer::<T>(path, extra.as_ref()).await?;
+        if answer.status == StatusCode::NOT_MODIFIED {
+            return Ok(Conditional::NotModified);
+        }
+        read_listing(answer).map(|(listing, etag)| Conditional::Modified { listing, etag })
+    }
+}
 
 /// The `If-None-Match` header carrying `etag` unchanged; an [`Error::InvalidArgument`] when it
 /// cannot be sent in a header (a line break, say), before anything is sent.
-pub(crate) fn if_none_match(etag: &str) -> Result<ExtraHeader, Error> {
+fn if_none_match(etag: &str) -> Result<ExtraHeader, Error> {
     let value = HeaderValue::from_str(etag).map_err(|_| {
         Error::invalid(
             "ETag",
@@ -142,24 +156,6 @@ pub(crate) fn if_none_match(etag: &str) -> Result<ExtraHeader, Error> {
         )
     })?;
     Ok((IF_NONE_MATCH, value))
-}
-
-/// The extra header of a call as a map to add to the request; empty for a plain call (an empty
-/// `HeaderMap` does not allocate).
-pub(crate) fn extra_headers(extra: Option<&ExtraHeader>) -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    if let Some((name, value)) = extra {
-        headers.insert(name.clone(), value.clone());
-    }
-    headers
-}
-
-/// The `ETag` of an answer, when it has one that is text.
-pub(crate) fn etag_of(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get(ETAG)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -181,14 +177,6 @@ mod tests {
                 })
             ),
             "{error:?}"
-        );
-        assert!(extra_headers(None).is_empty());
-        let extra = if_none_match("*").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            extra_headers(Some(&extra))
-                .get(IF_NONE_MATCH)
-                .map(|v| v.as_bytes()),
-            Some(&b"*"[..])
         );
     }
 }

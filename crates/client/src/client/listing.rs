@@ -1,0 +1,83 @@
+//! What the three listings share: their bodies' decoding ([`Listing`]), reading a listing's
+//! answer ([`read_listing`], also used by the conditional listings) and their paths.
+
+use appzone_contract::{paths, ProviderId, ProviderList, RegionId, RegionList, ZoneList};
+
+use super::call::{Answer, MAX_BODY_BYTES};
+use crate::{Error, IntoId};
+// Named only by doc links (of private items, shown with --document-private-items).
+#[cfg(doc)]
+use super::Client;
+
+/// A listing body: the provider, region and zone lists, which share one envelope and are read
+/// by [`Client::get_listing`].
+pub(crate) trait Listing: Sized {
+    /// What the body is, in a decode error's reason: `not a zone list: ...`.
+    const NAME: &'static str;
+
+    /// The `operationId` of the operation answering it.
+    const OPERATION: &'static str;
+
+    /// Decodes the body (tolerantly: the contract's types default the missing fields).
+    fn decode(body: &[u8]) -> Result<Self, serde_json::Error>;
+}
+
+/// Implements [`Listing`] for contract types, each with its name for decode errors.
+macro_rules! listing {
+    ($($list:ty => $name:literal, $operation:literal);+ $(;)?) => {$(
+        impl Listing for $list {
+            const NAME: &'static str = $name;
+            const OPERATION: &'static str = $operation;
+
+            fn decode(body: &[u8]) -> Result<Self, serde_json::Error> {
+                serde_json::from_slice(body)
+            }
+        }
+    )+};
+}
+
+listing!(
+    ProviderList => "provider list", "listProviders";
+    RegionList => "region list", "listRegions";
+    ZoneList => "zone list", "listZones";
+);
+
+/// The path of `provider`'s region listing; a malformed id is an [`Error::InvalidArgument`].
+pub(crate) fn regions_path(provider: impl IntoId<ProviderId>) -> Result<String, Error> {
+    let provider = provider
+        .into_id()
+        .map_err(|e| Error::invalid("argument", e))?;
+    Ok(paths::list_regions(&provider))
+}
+
+/// The path of the zone listing of `region` of `provider`; a malformed id is an
+/// [`Error::InvalidArgument`].
+pub(crate) fn zones_path(
+    provider: impl IntoId<ProviderId>,
+    region: impl IntoId<RegionId>,
+) -> Result<String, Error> {
+    let provider = provider
+        .into_id()
+        .map_err(|e| Error::invalid("argument", e))?;
+    let region = region
+        .into_id()
+        .map_err(|e| Error::invalid("argument", e))?;
+    Ok(paths::list_zones(&provider, &region))
+}
+
+/// A listing's answer as the listing and its `ETag`: a non-2xx answer is an [`Error::Api`]; a
+/// 2xx body longer than [`MAX_BODY_BYTES`] or not decodable as `T` is an [`Error::Decode`]
+/// (reason `not a <T::NAME>: ...`).
+pub(crate) fn read_listing<T: Listing>(answer: Answer) -> Result<(T, Option<String>), Error> {
+    if !answer.status.is_success() {
+        return Err(answer.into_api_error());
+    }
+    if answer.truncated {
+        let reason = format!("the body is longer than {MAX_BODY_BYTES} bytes");
+        return Err(answer.into_decode_error(reason));
+    }
+    match T::decode(&answer.body) {
+        Ok(listing) => Ok((listing, answer.etag)),
+        Err(e) => Err(answer.into_decode_error(format!("not a {}: {e}", T::NAME))),
+    }
+}
