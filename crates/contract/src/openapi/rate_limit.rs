@@ -6,15 +6,15 @@
 //! declared optional (never `required`). Which limit an answer announces depends on how far the
 //! request got:
 //!
-//! - an answer to an authenticated request (the operation's statuses, 304, 429 and 503)
+//! - an answer to an authenticated request (the operation's statuses, 304, 413, 429 and 503)
 //!   carries the per-key policy, for example `RateLimit-Policy: "per-key";q=1000;w=1` and
 //!   `RateLimit: "per-key";r=998;t=1`;
 //! - a 401 carries the policy of failed authentications per client address, for example
 //!   `RateLimit-Policy: "auth-failures";q=600;w=60` and `RateLimit: "auth-failures";r=599;t=1`;
 //! - a 429 carries whichever of the two was reached, with `r=0`.
 //!
-//! 413, 500 and the `default` response declare neither: the server was not said to send them
-//! there.
+//! 500 and the `default` response declare neither: a panic's 500 is answered before the
+//! limits' headers are added.
 
 use serde_json::{json, Map, Value};
 
@@ -52,7 +52,7 @@ impl Announced {
     /// without the headers (or before it has counted the request against a limit).
     fn of(status: &str) -> Option<Self> {
         match status {
-            "200" | "204" | "304" | "400" | "403" | "404" | "409" | "422" | "503" => {
+            "200" | "204" | "304" | "400" | "403" | "404" | "409" | "413" | "422" | "503" => {
                 Some(Announced::PerKey)
             }
             "401" => Some(Announced::AuthFailures),
@@ -226,7 +226,8 @@ mod tests {
                 );
             }
         }
-        assert_eq!(Announced::of("413"), None);
+        assert_eq!(Announced::of("413"), Some(Announced::PerKey));
+        assert_eq!(Announced::of("500"), None);
         assert_eq!(Announced::of("default"), None);
     }
 

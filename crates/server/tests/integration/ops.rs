@@ -63,7 +63,12 @@ async fn answers_carry_ratelimit_headers_of_their_limit_and_none_when_it_is_off(
     let state = |r: u32| Some(format!("\"per-key\";r={r};t=1"));
     assert_eq!(
         left,
-        [(200, state(2)), (200, state(1)), (200, state(0)), (429, state(0))]
+        [
+            (200, state(2)),
+            (200, state(1)),
+            (200, state(0)),
+            (429, state(0))
+        ]
     );
     // Errors after authentication carry them too.
     let unknown = app
@@ -71,6 +76,17 @@ async fn answers_carry_ratelimit_headers_of_their_limit_and_none_when_it_is_off(
         .await;
     assert_eq!(unknown.status, 404);
     assert_eq!(unknown.header("ratelimit"), Some("\"per-key\";r=2;t=1"));
+    let too_large = app
+        .http
+        .delete(app.url(&TestApp::profile_path(app.profile.as_str())))
+        .header("x-api-key", &app.admin_key)
+        .body(vec![b'x'; 100 * 1024])
+        .send()
+        .await
+        .unwrap();
+    let too_large = Resp::read(too_large).await;
+    assert_eq!(too_large.status, 413);
+    assert_eq!(too_large.header("ratelimit"), Some("\"per-key\";r=1;t=1"));
     // A 401 carries the client address's failed-authentication limit.
     let refused = app.get(&zones(), None).await;
     assert_eq!(refused.status, 401);
