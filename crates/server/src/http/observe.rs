@@ -23,15 +23,18 @@ use super::error::InternalDetail;
 use super::metrics::Metrics;
 use crate::keys::Caller;
 
-/// Removes an `X-Request-Id` that is not a valid request id, so that one is made for it.
+/// Keeps a caller's `X-Request-Id` (its first value) when it is a valid request id, and removes
+/// it otherwise, so that one is made for the request.
 pub fn drop_invalid_request_id(mut request: Request) -> Request {
-    let valid = |v: &HeaderValue| v.to_str().is_ok_and(is_valid_request_id);
     let headers = request.headers_mut();
-    if headers.get_all(&REQUEST_ID).iter().count() > 1
-        || headers.get(&REQUEST_ID).is_some_and(|v| !valid(v))
-    {
-        headers.remove(&REQUEST_ID);
-    }
+    let valid = headers
+        .get(&REQUEST_ID)
+        .filter(|v| v.to_str().is_ok_and(is_valid_request_id))
+        .cloned();
+    match valid {
+        Some(id) => headers.insert(REQUEST_ID, id),
+        None => headers.remove(&REQUEST_ID),
+    };
     request
 }
 
