@@ -32,6 +32,7 @@
 //! and their results), [`phases`] (what runs against SQLite and PostgreSQL), [`perf`] and
 //! [`instructions`] (the profilers), [`report`] (the Markdown).
 
+mod catalog;
 mod http;
 mod instructions;
 mod load;

@@ -29,10 +29,6 @@ pub(crate) struct BenchArgs {
     #[arg(long, value_name = "SECS", value_parser = at_least_one::<u64>())]
     duration: Option<u64>,
 
-    /// wrk threads (1 leaves the machine's other core to the server)
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one::<usize>())]
-    threads: usize,
-
     /// Requests of the long memory run at 64 connections, 0 to skip it [default: 1000000; 0
     /// with --quick or --listing-only]
     #[arg(long, value_name = "N")]
@@ -77,13 +73,12 @@ pub(crate) struct BenchArgs {
 
     /// Instead of the load benchmarks, the scale run (about 6 minutes after the build): catalog
     /// 1x/10x/100x, 10 vs 1,000,000 API keys, 1,000 vs 10,000,000 profiles, 0 vs 5,000 idle
-    /// connections and a wrong-key flood, each small and large case in the same run with their
-    /// ratio (the other flags but --output and --keep do not apply)
+    /// connections and a wrong-key flood (the other flags but --output and --keep do not apply)
     #[arg(long)]
     scale: bool,
 }
 
-/// A positive count: zero rounds, seconds or threads would measure nothing.
+/// A positive count: zero rounds or seconds would measure nothing.
 fn at_least_one<T: TryFrom<u64> + Clone + Send + Sync + 'static>() -> RangedU64ValueParser<T> {
     RangedU64ValueParser::new().range(1..)
 }
@@ -95,7 +90,6 @@ pub(super) struct Options {
     pub(super) duration: u64,
     /// Seconds of warm-up per server before the measured runs.
     pub(super) warmup: u64,
-    pub(super) threads: usize,
     pub(super) long_requests: u64,
     /// PostgreSQL for the delete scenario; `None` skips it.
     pub(super) postgres: Option<String>,
@@ -119,7 +113,6 @@ impl BenchArgs {
             rounds: self.rounds.unwrap_or(if quick { 1 } else { 5 }),
             duration: self.duration.unwrap_or(if quick { 2 } else { 5 }),
             warmup: if quick { 1 } else { 2 },
-            threads: self.threads,
             long_requests: match self.long_requests {
                 _ if only => 0,
                 Some(n) => n,
@@ -162,7 +155,7 @@ mod tests {
     #[test]
     fn presets_and_explicit_values() {
         let full = parse(&[]).unwrap();
-        assert_eq!((full.rounds, full.duration, full.threads), (5, 5, 1));
+        assert_eq!((full.rounds, full.duration), (5, 5));
         assert_eq!(full.long_requests, 1_000_000);
         assert_eq!(full.client, Some((2000, 5)));
 
@@ -203,7 +196,7 @@ mod tests {
             &["--rounds"][..],
             &["--rounds", "0"],
             &["--duration", "0"],
-            &["--threads", "x"],
+            &["--threads", "2"],
             &["--bogus"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");

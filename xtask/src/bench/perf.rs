@@ -16,7 +16,7 @@ const REPORT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Samples appzone's CPU with `perf record` during one more run of `load`; returns the top of
 /// `perf report` (self time by symbol). The data stays in `target/bench/perf.data` for
 /// `perf report --children` and the like.
-pub(super) fn profile(wrk: &Wrk<'_>, server: &Server, load: &Load<'_>) -> Result<String> {
+pub(super) fn profile(wrk: &Wrk<'_>, server: &Server, load: &Load) -> Result<String> {
     eprintln!(
         "bench: perf profile of appzone at {} connections",
         load.connections

@@ -52,7 +52,6 @@ pub(super) struct Report {
     pub(super) body_bytes: usize,
     rounds: usize,
     duration: u64,
-    threads: usize,
     wrk_version: String,
     load_before: String,
     pub(super) load_after: String,
@@ -94,7 +93,6 @@ impl Report {
             body_bytes: 0,
             rounds: opts.rounds,
             duration: opts.duration,
-            threads: opts.threads,
             wrk_version,
             load_before: load_average(),
             load_after: String::new(),
@@ -188,13 +186,12 @@ impl Report {
         let _ = writeln!(out, "{}\n", machine_line());
         let _ = writeln!(
             out,
-            "{} round(s) of {} s per scenario and server, A B A B; wrk ({}) with {} thread(s), \
+            "{} round(s) of {} s per scenario and server, A B A B; wrk ({}) with 1 thread, \
              over 127.0.0.1; zone listing body {} bytes. Load average before {}, after {}; \
              whole run {:.0} s.\n",
             self.rounds,
             self.duration,
             self.wrk_version,
-            self.threads,
             self.body_bytes,
             self.load_before,
             self.load_after,
