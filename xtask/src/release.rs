@@ -19,8 +19,7 @@
 //! For trying them out before a release exists or is committed, the release commit of
 //! `<version>` may be given in `APPZONE_RELEASE_COMMIT_<VERSION>` (the version upper-cased,
 //! every character other than a letter or digit replaced by `_`: `APPZONE_RELEASE_COMMIT_V1_0_0`),
-//! and both tasks take `--baseline-rev <rev>` (any git revision, instead of the releases);
-//! `old-client` also takes `--baseline-dir <dir>` (a copy of an old checkout).
+//! and both tasks take `--baseline-rev <rev>` (any git revision, instead of the releases).
 //!
 //! The scenario takes the server and the fixture from the environment: `APPZONE_BASE_URL`,
 //! `APPZONE_ADMIN_KEY`, `APPZONE_MEMBER_KEY` and `APPZONE_DELETABLE_PROFILE`. Released
@@ -58,12 +57,8 @@ const SCENARIO: &str = "crates/client/examples/compat_scenario.rs";
 pub struct OldClientArgs {
     /// Check the scenario of this git revision instead of the releases' (to try the task
     /// before a release is committed)
-    #[arg(long, value_name = "REV", conflicts_with = "baseline_dir")]
+    #[arg(long, value_name = "REV")]
     baseline_rev: Option<String>,
-    /// Check the scenario of the tree in this directory (a copy of an old checkout) instead of
-    /// the releases'
-    #[arg(long, value_name = "DIR")]
-    baseline_dir: Option<PathBuf>,
 }
 
 /// Options of `cargo xtask semver-checks`; the default compares with the newest release.
@@ -74,78 +69,38 @@ pub struct SemverArgs {
     baseline_rev: Option<String>,
 }
 
-/// One old tree to check, and what to call it in the output and under `target/compat/`.
-#[derive(Debug)]
-struct Baseline {
-    label: String,
-    source: Source,
-}
-
-#[derive(Debug)]
-enum Source {
-    /// A commit, extracted with `git archive`.
-    Commit(String),
-    /// A directory holding the tree.
-    Dir(PathBuf),
-}
-
 // ---------------------------------------------------------------------------------------------
 // old-client
 
 /// `cargo xtask old-client`.
 pub fn old_client(args: OldClientArgs) -> Result<()> {
     let root = crate::root();
-    let baselines = match (args.baseline_dir, args.baseline_rev) {
-        (Some(dir), _) => {
-            ensure!(
-                dir.is_dir(),
-                "--baseline-dir {}: no such directory",
-                dir.display()
-            );
-            let label = dir
-                .file_name()
-                .map(|name| name.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "baseline-dir".to_owned());
-            vec![Baseline {
-                label,
-                source: Source::Dir(dir),
-            }]
-        }
-        (None, Some(rev)) => vec![Baseline {
-            source: Source::Commit(resolve(&root, &rev)?),
-            label: rev,
-        }],
-        (None, None) => {
-            let mut baselines = Vec::new();
-            for version in releases(&root)? {
-                baselines.push(Baseline {
-                    source: Source::Commit(release_commit(&root, &version)?),
-                    label: version,
-                });
-            }
-            ensure!(
-                !baselines.is_empty(),
-                "no release under release/*/openapi.json"
-            );
-            baselines
-        }
+    // (what to call it in the output and under `target/compat/`, its commit)
+    let baselines = match args.baseline_rev {
+        Some(rev) => vec![(rev.clone(), resolve(&root, &rev)?)],
+        None => releases(&root)?
+            .into_iter()
+            .map(|version| Ok((version.clone(), release_commit(&root, &version)?)))
+            .collect::<Result<Vec<_>>>()?,
     };
-
+    ensure!(
+        !baselines.is_empty(),
+        "no release under release/*/openapi.json"
+    );
     // Every old scenario is built before the server, so a release that cannot be checked
     // fails at once.
     let mut scenarios = Vec::new();
-    for baseline in &baselines {
-        let scenario = build_scenario(&root, baseline)
-            .with_context(|| format!("old-client {}", baseline.label))?;
-        scenarios.push((baseline, scenario));
+    for (label, commit) in &baselines {
+        let scenario =
+            build_scenario(&root, label, commit).with_context(|| format!("old-client {label}"))?;
+        scenarios.push((label, scenario));
     }
     let server = build_server()?;
-    for (baseline, scenario) in &scenarios {
-        eprintln!("old-client: --- the scenario of {} ---", baseline.label);
-        run_scenario(&server, scenario, &baseline.label)
-            .with_context(|| format!("old-client {}", baseline.label))?;
+    for (label, scenario) in &scenarios {
+        eprintln!("old-client: --- the scenario of {label} ---");
+        run_scenario(&server, scenario, label).with_context(|| format!("old-client {label}"))?;
     }
-    let labels: Vec<&str> = baselines.iter().map(|b| b.label.as_str()).collect();
+    let labels: Vec<&str> = baselines.iter().map(|(label, _)| label.as_str()).collect();
     eprintln!(
         "old-client: the client scenario of {} passed against the current server",
         labels.join(", ")
@@ -163,36 +118,15 @@ pub fn old_client(args: OldClientArgs) -> Result<()> {
 /// changed old tree was not rebuilt), and an old build would overwrite the current tree's
 /// artifacts. So the dependencies are built once per release commit, and later runs reuse
 /// them: the directory is named after the commit, whose tree never changes.
-fn build_scenario(root: &Path, baseline: &Baseline) -> Result<PathBuf> {
-    let targets = crate::target_dir().join("compat-target");
-    let (tree, target) = match &baseline.source {
-        Source::Dir(dir) => {
-            // A checkout: its modification times are real, as in any cargo build.
-            let dir = dir
-                .canonicalize()
-                .with_context(|| format!("cannot read {}", dir.display()))?;
-            let target = targets.join(format!("dir{}", path_safe(&dir.display().to_string())));
-            (dir, target)
-        }
-        Source::Commit(commit) => {
-            let tree = crate::target_dir()
-                .join("compat")
-                .join(path_safe(&baseline.label));
-            extract(root, commit, &tree)?;
-            (tree, targets.join(commit))
-        }
-    };
-    if !tree.join(SCENARIO).is_file() {
-        let which = match &baseline.source {
-            Source::Commit(commit) => format!("commit {commit}"),
-            Source::Dir(dir) => format!("directory {}", dir.display()),
-        };
-        bail!(
-            "{} ({which}) has no {SCENARIO}: the old-client scenario was added after it, so \
-             this version cannot be checked",
-            baseline.label
-        );
-    }
+fn build_scenario(root: &Path, label: &str, commit: &str) -> Result<PathBuf> {
+    let tree = crate::target_dir().join("compat").join(path_safe(label));
+    let target = crate::target_dir().join("compat-target").join(commit);
+    extract(root, commit, &tree)?;
+    ensure!(
+        tree.join(SCENARIO).is_file(),
+        "{label} (commit {commit}) has no {SCENARIO}: the old-client scenario was added after \
+         it, so this version cannot be checked"
+    );
     run_bounded(
         cargo()
             .args([

@@ -13,7 +13,7 @@ use super::procfs::RssSampler;
 use super::report::{LongRun, Report, Target};
 use super::seed::{self, DELETE_IDS_PER_SECOND};
 use super::servers::{capture, replaying_baseline, Server};
-use super::{instructions, perf, unix_secs, Binaries, WorkDir};
+use super::{instructions, unix_secs, Binaries, WorkDir};
 use super::{PROVIDERS_PATH, REGIONS_PATH, ZONES, ZONES_PATH};
 use crate::process::{output, psql, show};
 
@@ -105,9 +105,6 @@ pub(super) fn sqlite(
         }
     }
 
-    if opts.perf {
-        report.profile = Some(perf::profile(&wrk, &appzone, &list(64))?);
-    }
     if opts.callgrind {
         let counts = instructions::callgrind_counts(bins, work, &wrk, &url, &zones, &list(8))?;
         report.instructions = Some(counts);

@@ -42,8 +42,6 @@ pub(super) struct Report {
     runs: BTreeMap<(usize, String, Target, usize), Vec<RunResult>>,
     order: Vec<String>,
     pub(super) long: Option<LongRun>,
-    /// `perf report` of appzone under the 64-connection listing (`--perf`).
-    pub(super) profile: Option<String>,
     /// User-space instructions per listing, appzone and baseline (`--callgrind`).
     pub(super) instructions: Option<(f64, f64)>,
     pub(super) client: Option<BTreeMap<String, String>>,
@@ -85,7 +83,6 @@ impl Report {
             runs: BTreeMap::new(),
             order: Vec::new(),
             long: None,
-            profile: None,
             instructions: None,
             client: None,
             peak_rss: BTreeMap::new(),
@@ -370,9 +367,6 @@ impl Report {
                 "\nPeak RSS (VmHWM) per server process: {}.",
                 peaks.join(", ")
             );
-        }
-        if let Some(profile) = &self.profile {
-            let _ = writeln!(out, "\n### Profile\n\n{profile}");
         }
         for note in &self.notes {
             let _ = writeln!(out, "\n{note}");
