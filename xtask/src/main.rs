@@ -70,8 +70,8 @@ enum Task {
     /// --listing-only.
     Bench(bench::BenchArgs),
     /// The speed guard: instructions per zone listing under callgrind, appzone against the bare
-    /// axum route; fails when appzone's are more (needs valgrind and wrk; skipped with a notice
-    /// without them)
+    /// axum route; fails when appzone's exceed a ceiling times the bare route's (needs valgrind
+    /// and wrk; skipped with a notice without them)
     Instructions,
     /// Build the container image (static binary, FROM scratch; needs podman); with --check,
     /// also run it as a platform would and report its size and start-up time
