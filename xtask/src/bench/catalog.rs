@@ -18,8 +18,8 @@ use serde_json::Value;
 
 use super::instructions::callgrind_per_request;
 use super::load::{Load, Wrk};
-use super::report::{median, min_max};
-use super::scale::{cli, count, per_second, ratio, seconds, sqlite_url, thousands, ScaleReport};
+use super::report::{count, median, min_max, per_second, ratio, seconds, thousands};
+use super::scale::{cli, sqlite_url, ScaleReport};
 use super::servers::Server;
 use super::{http, seed, Binaries, WorkDir, ZONES_PATH};
 use crate::process::stdout_of;

@@ -28,7 +28,10 @@ use super::instructions::{callgrind_steps, Step};
 use super::load::{self, Load, RunResult, Wrk};
 use super::options::Options;
 use super::procfs::{self, RssSampler};
-use super::report::{load_average, machine_line, median};
+use super::report::{
+    count, load_average, machine_line, mebibytes, median, micros, millis, per_second, ratio,
+    thousands,
+};
 use super::servers::Server;
 use super::{seed, Binaries, WorkDir, ZONES_PATH};
 use crate::process::{output, stdout_of, PROBE_TIMEOUT};
@@ -558,65 +561,4 @@ pub(super) fn cli(bins: &Binaries, url: &str, args: &[&str]) -> Result<String> {
 
 pub(super) fn sqlite_url(db: &Path) -> String {
     format!("sqlite://{}", db.display())
-}
-
-/// large / small, when small is a value to divide by.
-pub(super) fn ratio(small: f64, large: f64) -> Option<f64> {
-    (small > 0.0).then(|| large / small)
-}
-
-pub(super) fn seconds(secs: f64) -> String {
-    if secs < 1.0 {
-        format!("{:.1} ms", secs * 1e3)
-    } else {
-        format!("{secs:.2} s")
-    }
-}
-
-fn millis(secs: f64) -> String {
-    format!("{:.2} ms", secs * 1e3)
-}
-
-fn micros(secs: f64) -> String {
-    format!("{:.0} µs", secs * 1e6)
-}
-
-pub(super) fn per_second(rate: f64) -> String {
-    thousands(rate.round() as u64)
-}
-
-pub(super) fn count(n: f64) -> String {
-    thousands(n.round() as u64)
-}
-
-fn mebibytes(kb: f64) -> String {
-    format!("{:.1} MiB", kb / 1024.0)
-}
-
-/// `1234567` as `1,234,567`.
-pub(super) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats_for_the_table() {
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(10_000_000), "10,000,000");
-        assert_eq!(seconds(0.0213), "21.3 ms");
-        assert_eq!(seconds(3.856), "3.86 s");
-        assert_eq!(ratio(2.0, 5.0), Some(2.5));
-        assert_eq!(ratio(0.0, 5.0), None);
-    }
 }
