@@ -278,7 +278,10 @@ fn listing_during_import(
         let what =
             format!("listing req/s while the 100× import{how} itself runs (server's counter)");
         report.row(what, (quiet_counted, counted), per_second);
-        let what = format!("listing req/s from the 100× import's{how} start until the server serves its catalog ({courses} s; server's counter)");
+        let what = format!(
+            "listing req/s from the start of the 100× import{how} until the server serves its \
+             catalog ({courses} s; server's counter)"
+        );
         report.row(what, (quiet_counted, course), per_second);
     }
     let durations: Vec<f64> = busy
