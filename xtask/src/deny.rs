@@ -142,110 +142,84 @@ fn ensure_cargo_deny() -> Result<()> {
 
 /// Copies the snapshot into place when it changed; returns its age.
 fn prepare_snapshot(snapshot: &Path) -> Result<Duration> {
-    let root = crate::root();
-    let stamp = std::fs::read_to_string(snapshot.join("SNAPSHOT.txt")).with_context(|| {
-        format!(
-            "no advisory snapshot at {}; set APPZONE_DENY_FETCH=1 to fetch the database",
-            snapshot.display()
-        )
-    })?;
-    let dated = snapshot_time(&stamp)
+    let stamp = std::fs::read_to_string(snapshot.join("SNAPSHOT.txt"))
+        .with_context(|| format!("no advisory snapshot at {}", snapshot.display()))?;
+    let date = snapshot_date(&stamp)
         .with_context(|| format!("no (YYYY-MM-DD) date in SNAPSHOT.txt: {stamp:?}"))?;
-    let db = root.join(DB_DIR);
+    let midnight = format!("{date}T00:00:00Z");
+    let db = crate::root().join(DB_DIR);
     let marker = db.join(".git").join("appzone-snapshot");
     if std::fs::read_to_string(&marker).ok().as_deref() != Some(stamp.as_str()) {
         if db.exists() {
             std::fs::remove_dir_all(&db)
                 .with_context(|| format!("cannot clear {}", db.display()))?;
         }
-        copy_dir(snapshot, &db)?;
-        make_checkout(&db, &stamp)?;
+        std::fs::create_dir_all(&db).with_context(|| format!("cannot create {}", db.display()))?;
+        process::run_bounded(
+            Command::new("cp")
+                .arg("-R")
+                .arg(snapshot.join("."))
+                .arg(&db),
+            GIT_TIMEOUT,
+        )?;
+        let _ = std::fs::remove_dir_all(db.join(".git"));
+        // A git repository with the snapshot as its one commit, dated like the snapshot.
+        // Without git, a bare `.git` directory will do: cargo-deny only reads `FETCH_HEAD`'s time.
+        let git = |args: &[&str]| {
+            let mut command = Command::new("git");
+            command.arg("-C").arg(&db).args([
+                "-c",
+                "user.name=xtask",
+                "-c",
+                "user.email=xtask@localhost",
+            ]);
+            command
+                .args(args)
+                .env("GIT_AUTHOR_DATE", &midnight)
+                .env("GIT_COMMITTER_DATE", &midnight);
+            output(&mut command, GIT_TIMEOUT).is_ok_and(|out| out.status.success())
+        };
+        let message = ["commit", "-q", "--no-gpg-sign", "-m", stamp.trim()];
+        if !(git(&["init", "-q"]) && git(&["add", "-A"]) && git(&message)) {
+            eprintln!("deny: git unavailable; using the snapshot as a plain directory");
+            std::fs::create_dir_all(db.join(".git")).context("cannot create the .git directory")?;
+        }
         std::fs::write(&marker, &stamp)
             .with_context(|| format!("cannot write {}", marker.display()))?;
     }
     // cargo-deny dates the database by `.git/FETCH_HEAD`: the snapshot's date, not today's.
     let fetch_head = db.join(".git").join("FETCH_HEAD");
     std::fs::write(&fetch_head, "")
-        .and_then(|()| std::fs::File::options().write(true).open(&fetch_head))
-        .and_then(|file| file.set_modified(dated))
-        .with_context(|| format!("cannot date {}", fetch_head.display()))?;
+        .with_context(|| format!("cannot write {}", fetch_head.display()))?;
+    process::run_bounded(
+        Command::new("touch")
+            .args(["-d", &midnight])
+            .arg(&fetch_head),
+        GIT_TIMEOUT,
+    )?;
+    let dated = std::fs::metadata(&fetch_head).and_then(|m| m.modified());
+    let dated =
+        dated.with_context(|| format!("cannot read the time of {}", fetch_head.display()))?;
     Ok(SystemTime::now()
         .duration_since(dated)
         .unwrap_or(Duration::ZERO))
 }
 
-/// A git repository with the snapshot as its one commit, dated like the snapshot. Without git,
-/// a bare `.git` directory is enough for cargo-deny, which only reads `FETCH_HEAD`'s time.
-fn make_checkout(db: &Path, stamp: &str) -> Result<()> {
-    let date = stamp
-        .split('(')
-        .nth(1)
-        .and_then(|s| s.split(')').next())
-        .map(|d| format!("{d}T00:00:00Z"))
-        .unwrap_or_default();
-    let git = |args: &[&str]| {
-        output(
-            Command::new("git")
-                .arg("-C")
-                .arg(db)
-                .args(["-c", "user.name=xtask", "-c", "user.email=xtask@localhost"])
-                .args(args)
-                .env("GIT_AUTHOR_DATE", &date)
-                .env("GIT_COMMITTER_DATE", &date),
-            GIT_TIMEOUT,
-        )
-        .is_ok_and(|out| out.status.success())
-    };
-    let committed = git(&["init", "-q"])
-        && git(&["add", "-A"])
-        && git(&["commit", "-q", "--no-gpg-sign", "-m", stamp.trim()]);
-    if !committed {
-        eprintln!("deny: git unavailable; using the snapshot as a plain directory");
-        std::fs::create_dir_all(db.join(".git"))
-            .with_context(|| format!("cannot create {}/.git", db.display()))?;
-    }
-    Ok(())
-}
-
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    let copying = |path: &Path| format!("copying {}", path.display());
-    std::fs::create_dir_all(to).with_context(|| copying(to))?;
-    for entry in std::fs::read_dir(from).with_context(|| copying(from))? {
-        let entry = entry.with_context(|| copying(from))?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        if entry.file_type().with_context(|| copying(&src))?.is_dir() {
-            if entry.file_name() != ".git" {
-                copy_dir(&src, &dst)?;
-            }
-        } else {
-            std::fs::copy(&src, &dst).with_context(|| copying(&src))?;
-        }
-    }
-    Ok(())
-}
-
-/// The `(YYYY-MM-DD)` date in SNAPSHOT.txt, as midnight UTC.
-fn snapshot_time(stamp: &str) -> Option<SystemTime> {
+/// The `(YYYY-MM-DD)` date in SNAPSHOT.txt.
+fn snapshot_date(stamp: &str) -> Option<&str> {
     let date = stamp.split('(').nth(1)?.split(')').next()?;
-    let mut parts = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
+    let digits = |part: &str, len| part.len() == len && part.bytes().all(|b| b.is_ascii_digit());
+    match date.split('-').collect::<Vec<_>>()[..] {
+        [y, m, d] if digits(y, 4) && digits(m, 2) && digits(d, 2) && ("01"..="12").contains(&m) => {
+            Some(date)
+        }
+        _ => None,
     }
-    // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = u64::try_from(era * 146_097 + doe - 719_468).ok()?;
-    SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(days * 86_400))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{advisory_source, snapshot_time, AdvisorySource};
-    use std::time::{Duration, SystemTime};
+    use super::{advisory_source, snapshot_date, AdvisorySource};
 
     /// A fresh machine with neither snapshot nor network passes with a notice; CI does not.
     #[test]
@@ -271,15 +245,12 @@ mod tests {
     }
 
     #[test]
-    fn snapshot_dates_become_midnight_utc() {
-        let at =
-            |s: &str| snapshot_time(s).and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok());
-        assert_eq!(at("x (1970-01-01)"), Some(Duration::ZERO));
+    fn snapshot_dates_are_read_from_the_stamp() {
         assert_eq!(
-            at("snapshot at commit bf5c (2026-08-21)"),
-            Some(Duration::from_secs(1_787_270_400))
+            snapshot_date("snapshot at commit bf5c (2026-08-21)"),
+            Some("2026-08-21")
         );
-        assert_eq!(at("2000-03-01"), None);
-        assert_eq!(at("(2026-13-01)"), None);
+        assert_eq!(snapshot_date("2000-03-01"), None);
+        assert_eq!(snapshot_date("(2026-13-01)"), None);
     }
 }

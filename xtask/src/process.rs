@@ -34,7 +34,6 @@ pub(crate) fn skip(notice: &str) -> Result<()> {
     Ok(())
 }
 
-/// A path as an argument, relative to the repository root when it is inside it.
 /// The lines `child` writes to its piped stderr, read on a thread of their own so that a silent
 /// child cannot hang the caller (which waits on the receiver with a deadline). `None` when its
 /// stderr was not piped.
@@ -52,6 +51,7 @@ pub(crate) fn stderr_lines(child: &mut Child) -> Option<std::sync::mpsc::Receive
     Some(rx)
 }
 
+/// A path as an argument, relative to the repository root when it is inside it.
 pub(crate) fn path_arg(path: &Path) -> String {
     path.strip_prefix(crate::root())
         .unwrap_or(path)

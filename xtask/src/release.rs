@@ -13,14 +13,13 @@
 //!   main target directory, see [`build_scenario`]), then runs it against the **current**
 //!   `appzone-server` on a fresh SQLite database, provisioned with the operator CLI: the
 //!   released client must keep working against today's server.
-//! - `semver-checks` runs `cargo semver-checks check-release` on `appzone-contract` and
+//! - `semver-checks` (semver.rs) runs `cargo semver-checks check-release` on `appzone-contract` and
 //!   `appzone-client` with the newest release commit as the baseline.
 //!
 //! For trying them out before a release exists or is committed, the release commit of
 //! `<version>` may be given in `APPZONE_RELEASE_COMMIT_<VERSION>` (the version upper-cased,
 //! every character other than a letter or digit replaced by `_`: `APPZONE_RELEASE_COMMIT_V1_0_0`),
-//! and both tasks take `--baseline-rev <rev>` (any git revision, instead of the releases);
-//! `old-client` also takes `--baseline-dir <dir>` (a copy of an old checkout).
+//! and both tasks take `--baseline-rev <rev>` (any git revision, instead of the releases).
 //!
 //! The scenario takes the server and the fixture from the environment: `APPZONE_BASE_URL`,
 //! `APPZONE_ADMIN_KEY`, `APPZONE_MEMBER_KEY` and `APPZONE_DELETABLE_PROFILE`. Released
@@ -33,22 +32,20 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, ensure, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 
-use crate::process::{cargo, output_with, run_bounded, show, skip, stdout_of, version};
+use crate::process::{cargo, output_with, run_bounded, show, stdout_of};
 
 /// A build of a whole tree (the old one compiles its server too, as a dev-dependency).
 const BUILD_TIMEOUT: Duration = Duration::from_secs(45 * 60);
 /// `git` questions, `git archive` and `tar`.
-const GIT_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const GIT_TIMEOUT: Duration = Duration::from_secs(120);
 /// One operator command (`org create`, `key create`, ...).
 const OPERATOR_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the server may take to say where it listens.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// One scenario run (the program also gives up by itself after 60 s).
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
-/// `cargo semver-checks`: it builds the rustdoc JSON of both versions of both crates.
-const SEMVER_TIMEOUT: Duration = Duration::from_secs(45 * 60);
 
 /// The old client's scenario, in every tree that can be checked.
 const SCENARIO: &str = "crates/client/examples/compat_scenario.rs";
@@ -58,35 +55,8 @@ const SCENARIO: &str = "crates/client/examples/compat_scenario.rs";
 pub struct OldClientArgs {
     /// Check the scenario of this git revision instead of the releases' (to try the task
     /// before a release is committed)
-    #[arg(long, value_name = "REV", conflicts_with = "baseline_dir")]
-    baseline_rev: Option<String>,
-    /// Check the scenario of the tree in this directory (a copy of an old checkout) instead of
-    /// the releases'
-    #[arg(long, value_name = "DIR")]
-    baseline_dir: Option<PathBuf>,
-}
-
-/// Options of `cargo xtask semver-checks`; the default compares with the newest release.
-#[derive(Debug, Default, clap::Args)]
-pub struct SemverArgs {
-    /// Compare with this git revision instead of the newest release commit
     #[arg(long, value_name = "REV")]
     baseline_rev: Option<String>,
-}
-
-/// One old tree to check, and what to call it in the output and under `target/compat/`.
-#[derive(Debug)]
-struct Baseline {
-    label: String,
-    source: Source,
-}
-
-#[derive(Debug)]
-enum Source {
-    /// A commit, extracted with `git archive`.
-    Commit(String),
-    /// A directory holding the tree.
-    Dir(PathBuf),
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -95,57 +65,32 @@ enum Source {
 /// `cargo xtask old-client`.
 pub fn old_client(args: OldClientArgs) -> Result<()> {
     let root = crate::root();
-    let baselines = match (args.baseline_dir, args.baseline_rev) {
-        (Some(dir), _) => {
-            ensure!(
-                dir.is_dir(),
-                "--baseline-dir {}: no such directory",
-                dir.display()
-            );
-            let label = dir
-                .file_name()
-                .map(|name| name.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "baseline-dir".to_owned());
-            vec![Baseline {
-                label,
-                source: Source::Dir(dir),
-            }]
-        }
-        (None, Some(rev)) => vec![Baseline {
-            source: Source::Commit(resolve(&root, &rev)?),
-            label: rev,
-        }],
-        (None, None) => {
-            let mut baselines = Vec::new();
-            for version in releases(&root)? {
-                baselines.push(Baseline {
-                    source: Source::Commit(release_commit(&root, &version)?),
-                    label: version,
-                });
-            }
-            ensure!(
-                !baselines.is_empty(),
-                "no release under release/*/openapi.json"
-            );
-            baselines
-        }
+    // (what to call it in the output and under `target/compat/`, its commit)
+    let baselines = match args.baseline_rev {
+        Some(rev) => vec![(rev.clone(), resolve(&root, &rev)?)],
+        None => releases(&root)?
+            .into_iter()
+            .map(|version| Ok((version.clone(), release_commit(&root, &version)?)))
+            .collect::<Result<Vec<_>>>()?,
     };
-
+    ensure!(
+        !baselines.is_empty(),
+        "no release under release/*/openapi.json"
+    );
     // Every old scenario is built before the server, so a release that cannot be checked
     // fails at once.
     let mut scenarios = Vec::new();
-    for baseline in &baselines {
-        let scenario = build_scenario(&root, baseline)
-            .with_context(|| format!("old-client {}", baseline.label))?;
-        scenarios.push((baseline, scenario));
+    for (label, commit) in &baselines {
+        let scenario =
+            build_scenario(&root, label, commit).with_context(|| format!("old-client {label}"))?;
+        scenarios.push((label, scenario));
     }
     let server = build_server()?;
-    for (baseline, scenario) in &scenarios {
-        eprintln!("old-client: --- the scenario of {} ---", baseline.label);
-        run_scenario(&server, scenario, &baseline.label)
-            .with_context(|| format!("old-client {}", baseline.label))?;
+    for (label, scenario) in &scenarios {
+        eprintln!("old-client: --- the scenario of {label} ---");
+        run_scenario(&server, scenario, label).with_context(|| format!("old-client {label}"))?;
     }
-    let labels: Vec<&str> = baselines.iter().map(|b| b.label.as_str()).collect();
+    let labels: Vec<&str> = baselines.iter().map(|(label, _)| label.as_str()).collect();
     eprintln!(
         "old-client: the client scenario of {} passed against the current server",
         labels.join(", ")
@@ -163,36 +108,15 @@ pub fn old_client(args: OldClientArgs) -> Result<()> {
 /// changed old tree was not rebuilt), and an old build would overwrite the current tree's
 /// artifacts. So the dependencies are built once per release commit, and later runs reuse
 /// them: the directory is named after the commit, whose tree never changes.
-fn build_scenario(root: &Path, baseline: &Baseline) -> Result<PathBuf> {
-    let targets = crate::target_dir().join("compat-target");
-    let (tree, target) = match &baseline.source {
-        Source::Dir(dir) => {
-            // A checkout: its modification times are real, as in any cargo build.
-            let dir = dir
-                .canonicalize()
-                .with_context(|| format!("cannot read {}", dir.display()))?;
-            let target = targets.join(format!("dir{}", path_safe(&dir.display().to_string())));
-            (dir, target)
-        }
-        Source::Commit(commit) => {
-            let tree = crate::target_dir()
-                .join("compat")
-                .join(path_safe(&baseline.label));
-            extract(root, commit, &tree)?;
-            (tree, targets.join(commit))
-        }
-    };
-    if !tree.join(SCENARIO).is_file() {
-        let which = match &baseline.source {
-            Source::Commit(commit) => format!("commit {commit}"),
-            Source::Dir(dir) => format!("directory {}", dir.display()),
-        };
-        bail!(
-            "{} ({which}) has no {SCENARIO}: the old-client scenario was added after it, so \
-             this version cannot be checked",
-            baseline.label
-        );
-    }
+fn build_scenario(root: &Path, label: &str, commit: &str) -> Result<PathBuf> {
+    let tree = crate::target_dir().join("compat").join(path_safe(label));
+    let target = crate::target_dir().join("compat-target").join(commit);
+    extract(root, commit, &tree)?;
+    ensure!(
+        tree.join(SCENARIO).is_file(),
+        "{label} (commit {commit}) has no {SCENARIO}: the old-client scenario was added after \
+         it, so this version cannot be checked"
+    );
     run_bounded(
         cargo()
             .args([
@@ -422,115 +346,6 @@ impl Drop for RemoveOnDrop {
 }
 
 // ---------------------------------------------------------------------------------------------
-// semver-checks
-
-/// `cargo xtask semver-checks`.
-pub fn semver_checks(args: SemverArgs) -> Result<()> {
-    let root = crate::root();
-    // The baseline first: a repository without a release is an error even where the tool is
-    // missing.
-    let (label, commit) = match args.baseline_rev {
-        Some(rev) => {
-            let commit = resolve(&root, &rev)?;
-            (rev, commit)
-        }
-        None => {
-            let newest = releases(&root)?
-                .pop()
-                .ok_or_else(|| anyhow!("no release under release/*/openapi.json"))?;
-            let commit = release_commit(&root, &newest)?;
-            (newest, commit)
-        }
-    };
-    let Some(tool) = version(cargo().args(["semver-checks", "--version"])) else {
-        return skip(
-            "semver-checks: SKIPPED (cargo-semver-checks is not installed: `cargo install \
-             --locked cargo-semver-checks`)",
-        );
-    };
-    eprintln!("semver-checks: {tool}; baseline {label} (commit {commit})");
-    // `check-release` compares what changed with what the version numbers allow, so the
-    // versions decide how much is checked: say so, a run that checks nothing must not pass
-    // unnoticed.
-    let baseline_toml = stdout_of(
-        git(&root).args(["show", &format!("{commit}:Cargo.toml")]),
-        GIT_TIMEOUT,
-    )?;
-    let current_toml =
-        std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read Cargo.toml")?;
-    let versions = (
-        workspace_version(&baseline_toml),
-        workspace_version(&current_toml),
-    );
-    if let (Some(baseline), Some(current)) = versions {
-        eprintln!("semver-checks: {}", version_note(baseline, current));
-    }
-    run_bounded(
-        cargo().args([
-            "semver-checks",
-            "check-release",
-            "-p",
-            "appzone-contract",
-            "-p",
-            "appzone-client",
-            "--baseline-rev",
-            &commit,
-        ]),
-        SEMVER_TIMEOUT,
-    )?;
-    eprintln!("semver-checks: appzone-contract and appzone-client passed against {label}");
-    Ok(())
-}
-
-/// The `version` of `[workspace.package]` in a workspace's Cargo.toml (the crates inherit it).
-fn workspace_version(manifest: &str) -> Option<&str> {
-    let mut in_package = false;
-    for line in manifest.lines().map(str::trim) {
-        if line.starts_with('[') {
-            in_package = line == "[workspace.package]";
-        } else if let Some(value) = line.strip_prefix("version").filter(|_| in_package) {
-            let value = value.trim_start().strip_prefix('=')?.trim();
-            return value.strip_prefix('"')?.split('"').next();
-        }
-    }
-    None
-}
-
-/// What `check-release` will hold the crates to, going from `baseline` to `current`.
-///
-/// Verified with cargo-semver-checks 0.51: the same version is checked as a patch release
-/// ("no change; assume patch"): every breaking change fails, and so do the changes that need
-/// a minor release (a newly deprecated item, say). A major change ("0.1.0 -> 1.0.0") skips
-/// every check.
-fn version_note(baseline: &str, current: &str) -> String {
-    let numbers = |v: &str| -> Vec<u64> {
-        let core = v.split(['-', '+']).next().unwrap_or(v);
-        core.split('.').map(|n| n.parse().unwrap_or(0)).collect()
-    };
-    let (b, c) = (numbers(baseline), numbers(current));
-    let part = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
-    // Cargo's rule: the first non-zero number is the "major" one.
-    let major = |v: &[u64]| match (part(v, 0), part(v, 1)) {
-        (0, 0) => (0, 0, part(v, 2)),
-        (0, minor) => (0, minor, 0),
-        (major, _) => (major, 0, 0),
-    };
-    if baseline == current {
-        format!(
-            "the version is still {current}: checked as a patch release, so any breaking \
-             change and any change that needs a minor release fails"
-        )
-    } else if major(&b) != major(&c) {
-        format!(
-            "{baseline} -> {current} is a major change: cargo-semver-checks allows every \
-             breaking change and checks nothing"
-        )
-    } else {
-        format!("{baseline} -> {current}: breaking changes fail")
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Releases and their commits
 
 /// The released versions (`release/<version>/openapi.json`), oldest first.
@@ -580,7 +395,7 @@ fn commit_variable(version: &str) -> String {
 
 /// The commit of a release: `APPZONE_RELEASE_COMMIT_<VERSION>` when set, else the commit that
 /// added `release/<version>/openapi.json`.
-fn release_commit(root: &Path, version: &str) -> Result<String> {
+pub(crate) fn release_commit(root: &Path, version: &str) -> Result<String> {
     let variable = commit_variable(version);
     if let Some(rev) = std::env::var(&variable).ok().filter(|rev| !rev.is_empty()) {
         eprintln!("release {version}: commit from {variable}={rev}");
@@ -611,7 +426,7 @@ fn release_commit(root: &Path, version: &str) -> Result<String> {
 }
 
 /// The full hash of the commit `rev` names.
-fn resolve(root: &Path, rev: &str) -> Result<String> {
+pub(crate) fn resolve(root: &Path, rev: &str) -> Result<String> {
     let out = stdout_of(
         git(root).args([
             "rev-parse",
@@ -630,7 +445,7 @@ fn resolve(root: &Path, rev: &str) -> Result<String> {
     Ok(commit.to_owned())
 }
 
-fn git(root: &Path) -> Command {
+pub(crate) fn git(root: &Path) -> Command {
     let mut command = Command::new("git");
     command.current_dir(root);
     command
@@ -680,19 +495,6 @@ mod tests {
         assert_eq!(path_safe("HEAD~1"), "HEAD_1");
         assert_eq!(path_safe("origin/main"), "origin_main");
         assert_eq!(path_safe(".."), "_");
-    }
-
-    #[test]
-    fn the_note_says_what_the_versions_let_semver_checks_hold() {
-        let manifest = "[workspace]\nmembers = []\n\n[workspace.package]\nversion = \"1.2.3\"\n\
-                        edition = \"2021\"\n[package]\nversion = \"9.9.9\"\n";
-        assert_eq!(workspace_version(manifest), Some("1.2.3"));
-        assert_eq!(workspace_version("[package]\nversion = \"1.0.0\"\n"), None);
-        assert!(version_note("1.0.0", "1.0.0").contains("patch release"));
-        assert!(version_note("0.1.0", "1.0.0").contains("checks nothing"));
-        assert!(version_note("0.1.0", "0.2.0").contains("checks nothing"));
-        assert!(version_note("1.0.0", "1.1.0").contains("breaking changes fail"));
-        assert!(version_note("0.1.0", "0.1.1").contains("breaking changes fail"));
     }
 
     /// A scratch repository: the release commit is the one that added the document, not a

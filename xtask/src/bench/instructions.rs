@@ -15,10 +15,17 @@ use crate::process::{output, stdout_of, PROBE_TIMEOUT};
 const WARMUP_SECONDS: u64 = 3;
 const COUNTED_SECONDS: u64 = 5;
 
+/// The alarm of the speed guard: appzone may cost at most this many times the bare route's
+/// instructions per zone listing, both counted in the same run. It is the simplified path's
+/// measured ratio plus 10%; 3.0 stands until the lead measures the simplified request path and
+/// sets the final figure.
+const CEILING: f64 = 3.0;
+
 /// `cargo xtask ci`'s speed guard: user-space instructions per zone listing under callgrind,
 /// for appzone and for the bare route serving its bytes, measured the same way in the same
-/// run (`--callgrind`'s counts). Fails when appzone's exceed the bare route's. Deterministic
-/// enough for CI: callgrind counts instructions, not time, whatever else the machine does.
+/// run (`--callgrind`'s counts). An alarm, not a race with the bare route: it fails only when
+/// appzone's count exceeds [`CEILING`] times the bare route's. Deterministic enough for CI:
+/// callgrind counts instructions, not time, whatever else the machine does.
 ///
 /// Needs valgrind and wrk: without them it prints a notice and passes, except under CI
 /// (`CI=true`), where a guard that did not run must not look like one that held.
@@ -43,17 +50,21 @@ pub(crate) fn instruction_guard() -> Result<()> {
         let appzone = Server::appzone(&bins, &work, "appzone", &url, None)?;
         capture(&appzone, ZONES_PATH, "zones", &key, &work)?
     };
-    let wrk = Wrk::new(&work.path, 1, COUNTED_SECONDS);
+    let wrk = Wrk {
+        dir: &work.path,
+        duration: COUNTED_SECONDS,
+    };
     let load = Load::get(8, ZONES_PATH, &[&format!("X-API-KEY: {key}")]);
     let (appzone, baseline) = callgrind_counts(&bins, &work, &wrk, &url, &zones, &load)?;
+    let ratio = appzone / baseline;
     let verdict = format!(
         "instructions per zone listing (callgrind, user space): appzone {appzone:.0}, bare axum \
-         route {baseline:.0}: {:.3}x",
-        appzone / baseline
+         route {baseline:.0}: ratio {ratio:.3}x, ceiling {CEILING:.2}x"
     );
-    if appzone > baseline {
+    // A NaN ratio (a count of 0) fails too: a guard that measured nothing did not hold.
+    if ratio.is_nan() || ratio > CEILING {
         bail!(
-            "{verdict}: appzone exceeds the bare route (BENCHMARKS.md, \"Reproducing the \
+            "{verdict}: appzone exceeds the ceiling (BENCHMARKS.md, \"Reproducing the \
              profiles\", says how to find where)"
         );
     }
@@ -70,7 +81,7 @@ pub(super) fn callgrind_counts(
     wrk: &Wrk<'_>,
     url: &str,
     zones: &Captured,
-    load: &Load<'_>,
+    load: &Load,
 ) -> Result<(f64, f64)> {
     output(Command::new("valgrind").arg("--version"), PROBE_TIMEOUT)
         .context("--callgrind needs valgrind (Debian: `apt-get install valgrind`)")?;
@@ -78,14 +89,7 @@ pub(super) fn callgrind_counts(
         Server::appzone(bins, work, "callgrind-appzone", url, None)
     })?;
     let baseline = callgrind_per_request(bins, work, wrk, "callgrind-baseline", load, |bins| {
-        Server::baseline(
-            bins,
-            work,
-            "callgrind-baseline",
-            ZONES,
-            &zones.file,
-            &zones.etag,
-        )
+        Server::baseline(bins, work, "callgrind-baseline", ZONES, zones)
     })?;
     Ok((appzone, baseline))
 }
@@ -98,7 +102,7 @@ pub(super) fn callgrind_per_request(
     work: &WorkDir,
     wrk: &Wrk<'_>,
     name: &str,
-    load: &Load<'_>,
+    load: &Load,
     start: impl FnOnce(&Binaries) -> Result<Server>,
 ) -> Result<f64> {
     let warm_up = |server: &Server| wrk.lasting(WARMUP_SECONDS).run(server, load).map(drop);

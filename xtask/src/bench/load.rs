@@ -1,8 +1,9 @@
 //! The load: wrk runs against one server, and what they measured.
 //!
-//! Every run reports through the `done` hook of `wrk/done.lua` (one machine-readable line);
-//! the delete and mixed scenarios generate their requests with `wrk/dynamic.lua`, and `--scale`
-//! its wrong keys and counted deletes with `wrk/wrong_keys.lua` and `wrk/counted_deletes.lua`.
+//! Every run reports through the `done` hook of `wrk/done.lua` (one machine-readable line, as
+//! wrk's own `--latency` stops at p99). The other scripts generate requests where wrk's one
+//! prebuilt request will not do: `dynamic.lua` (deletes, the mixed load), and for `--scale`
+//! `counted.lua` (runs that stop at a count), `wrong_keys.lua` and `idle.lua`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,16 +17,16 @@ use super::servers::Server;
 use crate::process::{output, PROBE_TIMEOUT};
 
 const DONE_LUA: &str = include_str!("wrk/done.lua");
-const DYNAMIC_LUA: &str = include_str!("wrk/dynamic.lua");
-const WRONG_KEYS_LUA: &str = include_str!("wrk/wrong_keys.lua");
-const COUNTED_DELETES_LUA: &str = include_str!("wrk/counted_deletes.lua");
-/// The script of runs with wrk's prebuilt request (no `request` function).
-const STATIC_SCRIPT: &str = "static.lua";
-/// The script of runs that generate their requests.
-const DYNAMIC_SCRIPT: &str = "dynamic.lua";
-/// `--scale`'s wrong-key flood and its deletes that stop at a count.
-const WRONG_KEYS_SCRIPT: &str = "wrong_keys.lua";
-const COUNTED_DELETES_SCRIPT: &str = "counted_deletes.lua";
+/// The scripts [`write_scripts`] writes: each name with its request generation (none for
+/// `static.lua`, so wrk sends its prebuilt request at full speed; wrk decides that when it
+/// loads the script, so it cannot be one script with the others).
+const SCRIPTS: [(&str, &str); 5] = [
+    ("static.lua", ""),
+    ("dynamic.lua", include_str!("wrk/dynamic.lua")),
+    ("counted.lua", include_str!("wrk/counted.lua")),
+    ("wrong_keys.lua", include_str!("wrk/wrong_keys.lua")),
+    ("idle.lua", include_str!("wrk/idle.lua")),
+];
 /// Past the run's own length: wrk's start, its last requests' timeout and its report.
 const WRK_GRACE: Duration = Duration::from_secs(60);
 
@@ -33,141 +34,84 @@ const WRK_GRACE: Duration = Duration::from_secs(60);
 pub(super) fn wrk_version() -> Result<String> {
     // wrk prints its version and usage, and exits 1, for --version.
     let probe = output(Command::new("wrk").arg("--version"), PROBE_TIMEOUT).context(
-        "wrk is not installed. Install it from your distribution's packages, e.g. \
-         `sudo apt-get install -y wrk` on Debian/Ubuntu (`brew install wrk` on macOS), then \
-         run `cargo xtask bench` again.",
+        "wrk is not installed: `sudo apt-get install -y wrk` on Debian/Ubuntu (`brew install \
+         wrk` on macOS)",
     )?;
     Ok(probe.first_line().unwrap_or("wrk").to_owned())
 }
 
 /// Writes the wrk scripts into `dir`, where [`Wrk`] finds them.
 pub(super) fn write_scripts(dir: &Path) -> Result<()> {
-    for (name, text) in [
-        (STATIC_SCRIPT, DONE_LUA.to_owned()),
-        (DYNAMIC_SCRIPT, format!("{DYNAMIC_LUA}\n{DONE_LUA}")),
-        (WRONG_KEYS_SCRIPT, format!("{WRONG_KEYS_LUA}\n{DONE_LUA}")),
-        (
-            COUNTED_DELETES_SCRIPT,
-            format!("{COUNTED_DELETES_LUA}\n{DONE_LUA}"),
-        ),
-    ] {
+    for (name, requests) in SCRIPTS {
         let file = dir.join(name);
-        std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
+        std::fs::write(&file, format!("{requests}\n{DONE_LUA}"))
+            .with_context(|| format!("cannot write {}", file.display()))?;
     }
     Ok(())
 }
 
-/// How wrk runs: its threads and the length of each run.
-#[derive(Clone, Copy)]
-pub(super) struct Wrk<'a> {
-    /// Holds the scripts ([`write_scripts`]).
-    dir: &'a Path,
-    threads: usize,
-    pub(super) duration: u64,
-}
-
-/// What one run sends.
-pub(super) struct Load<'a> {
+/// What one run sends: `connections` connections to `path`, with `headers` (`Name: value`),
+/// by `script` (one of [`SCRIPTS`]) given `args`.
+#[derive(Clone)]
+pub(super) struct Load {
     pub(super) connections: usize,
-    pub(super) path: &'a str,
+    pub(super) path: String,
     headers: Vec<String>,
-    /// The script wrk runs, one of those [`write_scripts`] writes.
     script: &'static str,
-    /// The script's arguments, after `--`.
-    script_args: Vec<String>,
+    args: Vec<String>,
 }
 
-impl<'a> Load<'a> {
-    /// GETs of `path` with `headers` (`Name: value`), wrk's prebuilt request at full speed.
-    pub(super) fn get(connections: usize, path: &'a str, headers: &[&str]) -> Self {
+impl Load {
+    /// GETs of `path` with `headers`, wrk's prebuilt request at full speed.
+    pub(super) fn get(connections: usize, path: &str, headers: &[&str]) -> Self {
+        Self::script(connections, path, "static.lua", &[]).headers(headers)
+    }
+
+    /// `path` by `script`, with the script's arguments.
+    pub(super) fn script(
+        connections: usize,
+        path: &str,
+        script: &'static str,
+        args: &[&str],
+    ) -> Self {
         Self {
             connections,
-            path,
-            headers: headers.iter().map(|h| (*h).to_owned()).collect(),
-            script: STATIC_SCRIPT,
-            script_args: Vec::new(),
+            path: path.to_owned(),
+            headers: Vec::new(),
+            script,
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
         }
+    }
+
+    pub(super) fn headers(mut self, headers: &[&str]) -> Self {
+        self.headers = headers.iter().map(|h| (*h).to_owned()).collect();
+        self
     }
 
     /// The same load on another path.
-    pub(super) fn on(&self, path: &'a str) -> Self {
+    pub(super) fn on(&self, path: &str) -> Self {
         Self {
-            connections: self.connections,
-            path,
-            headers: self.headers.clone(),
-            script: self.script,
-            script_args: self.script_args.clone(),
+            path: path.to_owned(),
+            ..self.clone()
         }
     }
 
-    /// GETs of `path`, each with a wrong key of the right shape and a random key id (every one
-    /// a database lookup and a negative cache entry on the server).
-    pub(super) fn wrong_keys(connections: usize, path: &'a str) -> Self {
-        Self {
-            script: WRONG_KEYS_SCRIPT,
-            ..Self::get(connections, path, &[])
-        }
-    }
-
-    /// Deletes of profiles `bench-<first>` up, each once, until `limit` answers (one wrk
-    /// thread; the run still lasts its whole duration, see `wrk/counted_deletes.lua`).
-    pub(super) fn counted_deletes(connections: usize, key: &str, first: u64, limit: u64) -> Self {
-        Self {
+    /// Deletes of profiles `bench-<first>` up, each once (one wrk thread).
+    pub(super) fn deletes(connections: usize, key: &str, first: u64) -> Self {
+        let first = first.to_string();
+        Self::script(
             connections,
-            path: "/",
-            headers: Vec::new(),
-            script: COUNTED_DELETES_SCRIPT,
-            script_args: vec![key.to_owned(), first.to_string(), limit.to_string()],
-        }
-    }
-
-    /// Deletes of profiles `bench-<first>` up, each once, over `threads` wrk threads.
-    pub(super) fn deletes(connections: usize, key: &str, first: u64, threads: usize) -> Self {
-        Self::scripted(connections, "/", ["delete", key], first, threads, None)
+            "/",
+            "dynamic.lua",
+            &["delete", key, &first, "1"],
+        )
     }
 
     /// Per 10 requests: 1 delete (as [`Load::deletes`]), 1 listing of `path` with
     /// `If-None-Match: etag`, 8 plain listings.
-    pub(super) fn mixed(
-        connections: usize,
-        path: &'a str,
-        key: &str,
-        first: u64,
-        threads: usize,
-        etag: &str,
-    ) -> Self {
-        Self::scripted(
-            connections,
-            path,
-            ["mixed", key],
-            first,
-            threads,
-            Some(etag),
-        )
-    }
-
-    fn scripted(
-        connections: usize,
-        path: &'a str,
-        [mode, key]: [&str; 2],
-        first: u64,
-        threads: usize,
-        etag: Option<&str>,
-    ) -> Self {
-        let mut script_args = vec![
-            mode.to_owned(),
-            key.to_owned(),
-            first.to_string(),
-            threads.to_string(),
-        ];
-        script_args.extend(etag.map(str::to_owned));
-        Self {
-            connections,
-            path,
-            headers: Vec::new(),
-            script: DYNAMIC_SCRIPT,
-            script_args,
-        }
+    pub(super) fn mixed(path: &str, key: &str, first: u64, etag: &str) -> Self {
+        let first = first.to_string();
+        Self::script(64, path, "dynamic.lua", &["mixed", key, &first, "1", etag])
     }
 }
 
@@ -197,15 +141,15 @@ impl RunResult {
     }
 }
 
-impl<'a> Wrk<'a> {
-    pub(super) fn new(dir: &'a Path, threads: usize, duration: u64) -> Self {
-        Self {
-            dir,
-            threads,
-            duration,
-        }
-    }
+/// How wrk runs: one thread (leaving the machine's other core to the server), runs of
+/// `duration` seconds, its scripts in `dir` ([`write_scripts`]).
+#[derive(Clone, Copy)]
+pub(super) struct Wrk<'a> {
+    pub(super) dir: &'a Path,
+    pub(super) duration: u64,
+}
 
+impl Wrk<'_> {
     /// The same with runs of `seconds`.
     pub(super) fn lasting(self, seconds: u64) -> Self {
         Self {
@@ -214,24 +158,23 @@ impl<'a> Wrk<'a> {
         }
     }
 
-    pub(super) fn run(&self, server: &Server, load: &Load<'_>) -> Result<RunResult> {
+    pub(super) fn run(&self, server: &Server, load: &Load) -> Result<RunResult> {
         let mut command = Command::new("wrk");
         command
-            .arg("-t")
-            .arg(self.threads.min(load.connections).to_string())
-            .arg("-c")
-            .arg(load.connections.to_string())
-            .arg("-d")
-            .arg(format!("{}s", self.duration))
-            .args(["--timeout", "5s", "-s"])
+            .args(["-t1", "-c", &load.connections.to_string()])
+            .args([
+                "-d",
+                &format!("{}s", self.duration),
+                "--timeout",
+                "5s",
+                "-s",
+            ])
             .arg(self.dir.join(load.script));
         for header in &load.headers {
             command.arg("-H").arg(header);
         }
         command.arg(format!("http://{}{}", server.addr, load.path));
-        if !load.script_args.is_empty() {
-            command.arg("--").args(&load.script_args);
-        }
+        command.arg("--").args(&load.args);
         let ticks_before = server.cpu_ticks();
         let wrk_before = procfs::children_cpu_ticks();
         let out = output(&mut command, Duration::from_secs(self.duration) + WRK_GRACE)?;
@@ -305,8 +248,7 @@ mod tests {
                     connect_errors=0 read_errors=1 write_errors=0 timeouts=2 p50_us=100 \
                     p75_us=150 p90_us=200 p99_us=900 p999_us=2500 max_us=9000 mean_us=120.5";
         let run = parse_wrk_line(line).unwrap();
-        assert_eq!(run.requests, 1000);
-        assert_eq!(run.errors, 6);
+        assert_eq!((run.requests, run.errors), (1000, 6));
         assert!((run.rps() - 500.0).abs() < 1e-9);
         assert!((run.p999_us - 2500.0).abs() < 1e-9);
         assert!((run.mean_us - 120.5).abs() < 1e-9);
@@ -316,38 +258,22 @@ mod tests {
     #[test]
     fn the_scripts_report_the_line_the_parser_reads() {
         for key in [
+            "APPZONE_WRK ",
             "requests=",
             "duration_us=",
             "p999_us=",
-            "mean_us=",
             "timeouts=",
         ] {
             assert!(DONE_LUA.contains(key), "{key}");
         }
-        assert!(DONE_LUA.contains("APPZONE_WRK "));
-        for script in [DYNAMIC_LUA, WRONG_KEYS_LUA, COUNTED_DELETES_LUA] {
-            assert!(script.contains("function request()"));
-            assert!(!script.contains("function done("));
+        // A script with a `response` hook has wrk hand every answer to Lua: only the counted
+        // runs, which must stop, may have one; and only the static one may lack `request`.
+        for (name, script) in SCRIPTS {
+            assert!(!script.contains("function done("), "{name}");
+            let counted = name == "counted.lua";
+            assert_eq!(script.contains("function response("), counted, "{name}");
+            let generates = !matches!(name, "static.lua" | "idle.lua");
+            assert_eq!(script.contains("function request()"), generates, "{name}");
         }
-        // wrk stops a counted run's thread from its `response` hook; the others have none, so
-        // wrk does not hand every answer to Lua.
-        assert!(COUNTED_DELETES_LUA.contains("wrk.thread:stop()"));
-        assert!(!WRONG_KEYS_LUA.contains("function response("));
-        assert!(!DONE_LUA.contains("function request()"));
-    }
-
-    #[test]
-    fn scripted_loads_pass_their_arguments() {
-        let deletes = Load::deletes(32, "k", 7, 2);
-        assert_eq!(deletes.script_args, ["delete", "k", "7", "2"]);
-        let mixed = Load::mixed(64, "/p", "k", 1, 1, "W/\"e\"");
-        assert_eq!(mixed.script_args, ["mixed", "k", "1", "1", "W/\"e\""]);
-        assert!(Load::get(8, "/p", &["X-API-KEY: k"]).script_args.is_empty());
-        let counted = Load::counted_deletes(32, "k", 1, 900);
-        assert_eq!(counted.script_args, ["k", "1", "900"]);
-        assert_eq!(counted.script, COUNTED_DELETES_SCRIPT);
-        let flood = Load::wrong_keys(64, "/p");
-        assert_eq!((flood.script, flood.path), (WRONG_KEYS_SCRIPT, "/p"));
-        assert!(flood.script_args.is_empty() && flood.headers.is_empty());
     }
 }

@@ -1,42 +1,20 @@
-//! `cargo xtask bench`: load benchmarks of a release build over loopback, with wrk.
+//! `cargo xtask bench`: load benchmarks of a release build over 127.0.0.1, driven by wrk; see
+//! `BENCHMARKS.md` for the method and the latest figures. [`phases`] says what one run does:
+//! appzone (production defaults but the per-key rate limit, and again with `APPZONE_LOG=warn`)
+//! against the bare-axum baseline answering appzone's bytes, A B A B over the rounds; then
+//! deletes, a mixed load, a long run for memory and the client benchmark, on SQLite, and the
+//! deletes again on PostgreSQL when one answers. `--scale` runs [`scale`] instead.
 //!
-//! What one run does (see `BENCHMARKS.md` for the method and the latest figures):
-//!
-//! 1. builds `appzone-server` and `appzone-bench` in release mode;
-//! 2. creates a fresh SQLite database in a temporary directory, seeds an organization and an
-//!    admin key with the operator CLI and many profiles with the `sqlite3` CLI;
-//! 3. starts three servers on 127.0.0.1: appzone with its production defaults (INFO request
-//!    log, only the per-key rate limit off so one key may send everything), the same with
-//!    `APPZONE_LOG=warn` (to show what the request log costs), and the bare-axum baseline
-//!    (`appzone-bench-baseline`) answering the bytes appzone answered; and one baseline per
-//!    discovery listing (providers, the regions of aws), answering appzone's bytes for it;
-//! 4. runs every list scenario against appzone then the baseline (A B A B ...), `--rounds`
-//!    times, each run `--duration` seconds of wrk; then deletes (32 connections, every request
-//!    a distinct profile), a mixed load, one long run for memory, and the client benchmark;
-//! 5. does the delete scenario again on PostgreSQL (a fresh schema, dropped afterwards) when
-//!    `APPZONE_BENCH_POSTGRES_URL` or `postgres://postgres@127.0.0.1:5432/test` is reachable;
-//! 6. prints a Markdown report (medians and spread over the rounds, ratios, targets) and writes
-//!    it to `target/bench/report.md`.
-//!
-//! `--scale` runs [`scale`] instead: how the costs grow with the catalog, the keys, the profiles,
-//! idle connections and a flood of wrong keys, each at a small and a large size in the same run
-//! (`target/bench/scale.md`).
-//!
-//! Server CPU per request is the server process's utime+stime (`/proc/PID/stat`) over the run
-//! divided by the requests wrk completed; RSS is `VmRSS` of `/proc/PID/status` after the run.
-//! Nothing here talks to anything but 127.0.0.1, and every run is bounded in time.
-//!
-//! The parts: [`options`] (the command line), [`seed`] (databases and keys), [`servers`]
-//! (starting appzone and the baselines, waiting until they answer), [`http`] (the one GET that
-//! readiness and capturing need), [`procfs`] (CPU and memory of a process), [`load`] (wrk runs
-//! and their results), [`phases`] (what runs against SQLite and PostgreSQL), [`perf`] and
-//! [`instructions`] (the profilers), [`report`] (the Markdown).
+//! The parts: [`options`] (the command line), [`seed`] (databases and keys, by the operator CLI
+//! and sqlite3/psql), [`servers`] (starting the servers, waiting until they answer), [`load`]
+//! (wrk runs and their results), [`procfs`] (CPU and memory of a process), [`instructions`]
+//! (callgrind), [`report`] (the Markdown).
 
+mod catalog;
 mod http;
 mod instructions;
 mod load;
 mod options;
-mod perf;
 mod phases;
 mod procfs;
 mod report;

@@ -13,7 +13,7 @@ use super::procfs::RssSampler;
 use super::report::{LongRun, Report, Target};
 use super::seed::{self, DELETE_IDS_PER_SECOND};
 use super::servers::{capture, replaying_baseline, Server};
-use super::{instructions, perf, unix_secs, Binaries, WorkDir};
+use super::{instructions, unix_secs, Binaries, WorkDir};
 use super::{PROVIDERS_PATH, REGIONS_PATH, ZONES, ZONES_PATH};
 use crate::process::{output, psql, show};
 
@@ -42,7 +42,10 @@ pub(super) fn sqlite(
     let baseline = replaying_baseline(bins, work, "baseline", ZONES, &zones)?;
     report.body_bytes = zones.bytes.len();
 
-    let wrk = Wrk::new(&work.path, opts.threads, opts.duration);
+    let wrk = Wrk {
+        dir: &work.path,
+        duration: opts.duration,
+    };
     let key_header = format!("X-API-KEY: {key}");
     let inm_header = format!("If-None-Match: {}", zones.etag);
     let list = |connections| Load::get(connections, ZONES_PATH, &[&key_header]);
@@ -102,9 +105,6 @@ pub(super) fn sqlite(
         }
     }
 
-    if opts.perf {
-        report.profile = Some(perf::profile(&wrk, &appzone, &list(64))?);
-    }
     if opts.callgrind {
         let counts = instructions::callgrind_counts(bins, work, &wrk, &url, &zones, &list(8))?;
         report.instructions = Some(counts);
@@ -121,7 +121,7 @@ pub(super) fn sqlite(
         "delete (SQLite)",
         &mut next_profile,
         report,
-        |first| Load::deletes(32, &key, first, opts.threads),
+        |first| Load::deletes(32, &key, first),
     )?;
     let tombstones = seed::sqlite(
         &db,
@@ -141,7 +141,7 @@ pub(super) fn sqlite(
         "mixed 80% list / 10% 304 / 10% delete (SQLite)",
         &mut next_profile,
         report,
-        |first| Load::mixed(64, ZONES_PATH, &key, first, opts.threads, &zones.etag),
+        |first| Load::mixed(ZONES_PATH, &key, first, &zones.etag),
     )?;
 
     if opts.long_requests > 0 {
@@ -182,14 +182,14 @@ fn discovery_baselines(
 
 /// `opts.rounds` runs of `server` alone under `load(first)`, each on profiles no earlier run
 /// touched: from `*next` up, which moves past what a run can delete.
-fn fresh_profile_rounds<'a>(
+fn fresh_profile_rounds(
     opts: &Options,
     wrk: &Wrk<'_>,
     server: &Server,
     scenario: &str,
     next: &mut u64,
     report: &mut Report,
-    load: impl Fn(u64) -> Load<'a>,
+    load: impl Fn(u64) -> Load,
 ) -> Result<()> {
     for round in 1..=opts.rounds {
         eprintln!("bench: round {round}/{}: {scenario}", opts.rounds);
@@ -206,7 +206,7 @@ fn long_run(
     opts: &Options,
     wrk: &Wrk<'_>,
     appzone: &Server,
-    load: &Load<'_>,
+    load: &Load,
     rss_after_warmup_kb: u64,
     report: &Report,
 ) -> Result<LongRun> {
@@ -296,8 +296,11 @@ fn postgres_deletes(
     let per_run = DELETE_IDS_PER_SECOND * opts.duration;
     seed::postgres_profiles(admin_url, schema, per_run * (opts.rounds as u64 + 1))?;
     let server = Server::appzone(bins, work, "appzone-postgres", &url, None)?;
-    let wrk = Wrk::new(&work.path, opts.threads, opts.duration);
-    let deletes = |first| Load::deletes(32, &key, first, opts.threads);
+    let wrk = Wrk {
+        dir: &work.path,
+        duration: opts.duration,
+    };
+    let deletes = |first| Load::deletes(32, &key, first);
     let mut next_profile = 1;
     wrk.lasting(opts.warmup)
         .run(&server, &deletes(next_profile))?;

@@ -34,6 +34,11 @@ pub(super) fn status_kb(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// File descriptors process `pid` holds, 0 when it is gone.
+pub(super) fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
+}
+
 /// Microseconds of one clock tick; asked once per run.
 pub(super) fn microseconds_per_tick() -> f64 {
     static TICKS_PER_SECOND: OnceLock<u64> = OnceLock::new();

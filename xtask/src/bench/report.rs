@@ -42,8 +42,6 @@ pub(super) struct Report {
     runs: BTreeMap<(usize, String, Target, usize), Vec<RunResult>>,
     order: Vec<String>,
     pub(super) long: Option<LongRun>,
-    /// `perf report` of appzone under the 64-connection listing (`--perf`).
-    pub(super) profile: Option<String>,
     /// User-space instructions per listing, appzone and baseline (`--callgrind`).
     pub(super) instructions: Option<(f64, f64)>,
     pub(super) client: Option<BTreeMap<String, String>>,
@@ -52,7 +50,6 @@ pub(super) struct Report {
     pub(super) body_bytes: usize,
     rounds: usize,
     duration: u64,
-    threads: usize,
     wrk_version: String,
     load_before: String,
     pub(super) load_after: String,
@@ -86,7 +83,6 @@ impl Report {
             runs: BTreeMap::new(),
             order: Vec::new(),
             long: None,
-            profile: None,
             instructions: None,
             client: None,
             peak_rss: BTreeMap::new(),
@@ -94,7 +90,6 @@ impl Report {
             body_bytes: 0,
             rounds: opts.rounds,
             duration: opts.duration,
-            threads: opts.threads,
             wrk_version,
             load_before: load_average(),
             load_after: String::new(),
@@ -188,13 +183,12 @@ impl Report {
         let _ = writeln!(out, "{}\n", machine_line());
         let _ = writeln!(
             out,
-            "{} round(s) of {} s per scenario and server, A B A B; wrk ({}) with {} thread(s), \
+            "{} round(s) of {} s per scenario and server, A B A B; wrk ({}) with 1 thread, \
              over 127.0.0.1; zone listing body {} bytes. Load average before {}, after {}; \
              whole run {:.0} s.\n",
             self.rounds,
             self.duration,
             self.wrk_version,
-            self.threads,
             self.body_bytes,
             self.load_before,
             self.load_after,
@@ -374,9 +368,6 @@ impl Report {
                 peaks.join(", ")
             );
         }
-        if let Some(profile) = &self.profile {
-            let _ = writeln!(out, "\n### Profile\n\n{profile}");
-        }
         for note in &self.notes {
             let _ = writeln!(out, "\n{note}");
         }
@@ -428,6 +419,54 @@ pub(super) fn load_average() -> String {
         .unwrap_or_default()
 }
 
+// Cells of the scale run's table.
+
+/// large / small, when small is a value to divide by.
+pub(super) fn ratio(small: f64, large: f64) -> Option<f64> {
+    (small > 0.0).then(|| large / small)
+}
+
+pub(super) fn seconds(secs: f64) -> String {
+    if secs < 1.0 {
+        format!("{:.1} ms", secs * 1e3)
+    } else {
+        format!("{secs:.2} s")
+    }
+}
+
+pub(super) fn millis(secs: f64) -> String {
+    format!("{:.2} ms", secs * 1e3)
+}
+
+pub(super) fn micros(secs: f64) -> String {
+    format!("{:.0} µs", secs * 1e6)
+}
+
+pub(super) fn per_second(rate: f64) -> String {
+    thousands(rate.round() as u64)
+}
+
+pub(super) fn count(n: f64) -> String {
+    thousands(n.round() as u64)
+}
+
+pub(super) fn mebibytes(kb: f64) -> String {
+    format!("{:.1} MiB", kb / 1024.0)
+}
+
+/// `1234567` as `1,234,567`.
+pub(super) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,5 +477,11 @@ mod tests {
         assert!((median(&mut [4.0, 1.0, 2.0, 3.0]) - 2.5).abs() < 1e-9);
         assert!((median(&mut []) - 0.0).abs() < 1e-9);
         assert_eq!(min_max(&[2.0, 5.0, 1.0]), (1.0, 5.0));
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(10_000_000), "10,000,000");
+        assert_eq!(seconds(0.0213), "21.3 ms");
+        assert_eq!(seconds(3.856), "3.86 s");
+        assert_eq!(ratio(2.0, 5.0), Some(2.5));
+        assert_eq!(ratio(0.0, 5.0), None);
     }
 }

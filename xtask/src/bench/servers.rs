@@ -2,7 +2,7 @@
 //! free port of 127.0.0.1, ready once it answers, stopped when dropped.
 
 use std::net::{SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,15 +30,15 @@ impl Server {
         log: Option<&str>,
     ) -> Result<Self> {
         let addr = free_port()?;
-        let mut command = appzone_command(bins, url, addr);
+        let mut command = appzone_command(bins, url, addr, &[]);
         if let Some(level) = log {
             command.env("APPZONE_LOG", level);
         }
         Self::start(command, work, name, addr, "/readyz")
     }
 
-    /// appzone on `url` with `extra` flags of `serve` after the bench's own, ready once
-    /// `ready_path` answers 200 (`--scale` times start-up to `/healthz`).
+    /// appzone on `url` with `extra` flags of `serve`, ready once `ready_path` answers 200
+    /// (`--scale` times start-up to `/healthz`).
     pub(super) fn appzone_with(
         bins: &Binaries,
         work: &WorkDir,
@@ -48,34 +48,31 @@ impl Server {
         ready_path: &str,
     ) -> Result<Self> {
         let addr = free_port()?;
-        let mut command = appzone_command(bins, url, addr);
-        command.args(extra);
-        Self::start(command, work, name, addr, ready_path)
+        Self::start(
+            appzone_command(bins, url, addr, extra),
+            work,
+            name,
+            addr,
+            ready_path,
+        )
     }
 
-    /// The baseline answering `body` on `route` (an axum template, so a parameterized route
-    /// costs the baseline what routing costs), ready when `path` answers.
+    /// The baseline answering the captured body on `route` (an axum template, so a
+    /// parameterized route costs the baseline what routing costs), ready when `path` answers.
     pub(super) fn baseline(
         bins: &Binaries,
         work: &WorkDir,
         name: &str,
         (route, path): (&str, &str),
-        body: &Path,
-        etag: &str,
+        captured: &Captured,
     ) -> Result<Self> {
         let addr = free_port()?;
         let mut command = bins.command(&bins.baseline);
         command
             .args(["--listen", &addr.to_string(), "--body-file"])
-            .arg(body)
-            .args([
-                "--etag",
-                etag,
-                "--request-id",
-                CAPTURE_REQUEST_ID,
-                "--path",
-                route,
-            ]);
+            .arg(&captured.file)
+            .args(["--etag", &captured.etag, "--request-id", CAPTURE_REQUEST_ID])
+            .args(["--path", route]);
         Self::start(command, work, name, addr, path)
     }
 
@@ -114,7 +111,7 @@ impl Server {
             }
             if Instant::now() > deadline {
                 bail!(
-                    "{name} did not become ready in {} s:\n{}",
+                    "{name} not ready in {} s:\n{}",
                     START_TIMEOUT.as_secs(),
                     log()
                 );
@@ -161,24 +158,19 @@ impl Drop for Server {
     }
 }
 
-/// `appzone-server serve` on `url` and `addr`, with the bench's settings.
-fn appzone_command(bins: &Binaries, url: &str, addr: SocketAddr) -> Command {
-    let mut command = clean_env(bins.command(&bins.server));
+/// `appzone-server serve` on `url` and `addr`, with the bench's settings and `extra`.
+fn appzone_command(bins: &Binaries, url: &str, addr: SocketAddr, extra: &[&str]) -> Command {
+    let mut command = bins.server_cli(url);
     command
-        .arg("--database-url")
-        .arg(url)
         .args(["serve", "--listen", &addr.to_string()])
         // One key sends everything: the default 1000/s per key would answer 429, and `0`
         // would take the limiter out of the measured path. A limit no run reaches keeps it in.
         .args(["--rate-limit-per-key", "1000000000"])
-        // Every connection of wrk and of the idle-connection run (5,000) comes from 127.0.0.1:
+        // Every connection of wrk (5,000 in the scale run's idle ones) comes from 127.0.0.1:
         // above the per-address limit, which would otherwise close them.
-        .args([
-            "--max-connections-per-address",
-            "100000",
-            "--max-connections",
-            "100000",
-        ]);
+        .args(["--max-connections-per-address", "100000"])
+        .args(["--max-connections", "100000"])
+        .args(extra);
     command
 }
 
@@ -217,22 +209,15 @@ pub(super) fn capture(
     key: &str,
     work: &WorkDir,
 ) -> Result<Captured> {
-    let answer = http::get(
-        appzone.addr,
-        path,
-        &[("X-API-KEY", key), ("X-Request-Id", CAPTURE_REQUEST_ID)],
-    )?;
+    let headers = [("X-API-KEY", key), ("X-Request-Id", CAPTURE_REQUEST_ID)];
+    let answer = http::get(appzone.addr, path, &headers)?;
     if answer.status != 200 {
-        bail!(
-            "appzone answered {} to {path}: {}",
-            answer.status,
-            String::from_utf8_lossy(&answer.body)
-        );
+        let body = String::from_utf8_lossy(&answer.body);
+        bail!("appzone answered {} to {path}: {body}", answer.status);
     }
     let etag = answer
-        .header("etag")
-        .with_context(|| format!("appzone's answer to {path} has no ETag"))?
-        .to_owned();
+        .etag
+        .with_context(|| format!("appzone's answer to {path} has no ETag"))?;
     let file = work.path.join(format!("{name}.json"));
     std::fs::write(&file, &answer.body)
         .with_context(|| format!("cannot write {}", file.display()))?;
@@ -249,19 +234,15 @@ pub(super) fn replaying_baseline(
     bins: &Binaries,
     work: &WorkDir,
     name: &str,
-    (route, path): (&str, &str),
+    route: (&str, &str),
     captured: &Captured,
 ) -> Result<Server> {
-    let server = Server::baseline(
-        bins,
-        work,
-        name,
-        (route, path),
-        &captured.file,
-        &captured.etag,
-    )?;
-    if http::get(server.addr, path, &[])?.body != captured.bytes {
-        bail!("the baseline {name} does not answer appzone's bytes for {path}");
+    let server = Server::baseline(bins, work, name, route, captured)?;
+    if http::get(server.addr, route.1, &[])?.body != captured.bytes {
+        bail!(
+            "the baseline {name} does not answer appzone's bytes for {}",
+            route.1
+        );
     }
     Ok(server)
 }

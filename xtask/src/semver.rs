@@ -1,0 +1,144 @@
+//! `cargo xtask semver-checks`: `cargo semver-checks check-release` on `appzone-contract` and
+//! `appzone-client` with the newest release commit (see release.rs) as the baseline.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+
+use crate::process::{cargo, run_bounded, skip, stdout_of, version};
+use crate::release::{git, release_commit, releases, resolve, GIT_TIMEOUT};
+
+/// `cargo semver-checks`: it builds the rustdoc JSON of both versions of both crates.
+const SEMVER_TIMEOUT: Duration = Duration::from_secs(45 * 60);
+
+/// Options of `cargo xtask semver-checks`; the default compares with the newest release.
+#[derive(Debug, Default, clap::Args)]
+pub struct SemverArgs {
+    /// Compare with this git revision instead of the newest release commit
+    #[arg(long, value_name = "REV")]
+    baseline_rev: Option<String>,
+}
+
+/// `cargo xtask semver-checks`.
+pub fn semver_checks(args: SemverArgs) -> Result<()> {
+    let root = crate::root();
+    // The baseline first: a repository without a release is an error even where the tool is
+    // missing.
+    let (label, commit) = match args.baseline_rev {
+        Some(rev) => {
+            let commit = resolve(&root, &rev)?;
+            (rev, commit)
+        }
+        None => {
+            let newest = releases(&root)?
+                .pop()
+                .ok_or_else(|| anyhow!("no release under release/*/openapi.json"))?;
+            let commit = release_commit(&root, &newest)?;
+            (newest, commit)
+        }
+    };
+    let Some(tool) = version(cargo().args(["semver-checks", "--version"])) else {
+        return skip(
+            "semver-checks: SKIPPED (cargo-semver-checks is not installed: `cargo install \
+             --locked cargo-semver-checks`)",
+        );
+    };
+    eprintln!("semver-checks: {tool}; baseline {label} (commit {commit})");
+    // `check-release` compares what changed with what the version numbers allow, so the
+    // versions decide how much is checked: say so, a run that checks nothing must not pass
+    // unnoticed.
+    let baseline_toml = stdout_of(
+        git(&root).args(["show", &format!("{commit}:Cargo.toml")]),
+        GIT_TIMEOUT,
+    )?;
+    let current_toml =
+        std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read Cargo.toml")?;
+    let versions = (
+        workspace_version(&baseline_toml),
+        workspace_version(&current_toml),
+    );
+    if let (Some(baseline), Some(current)) = versions {
+        eprintln!("semver-checks: {}", version_note(baseline, current));
+    }
+    run_bounded(
+        cargo().args([
+            "semver-checks",
+            "check-release",
+            "-p",
+            "appzone-contract",
+            "-p",
+            "appzone-client",
+            "--baseline-rev",
+            &commit,
+        ]),
+        SEMVER_TIMEOUT,
+    )?;
+    eprintln!("semver-checks: appzone-contract and appzone-client passed against {label}");
+    Ok(())
+}
+
+/// The `version` of `[workspace.package]` in a workspace's Cargo.toml (the crates inherit it).
+fn workspace_version(manifest: &str) -> Option<&str> {
+    let mut in_package = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_package = line == "[workspace.package]";
+        } else if let Some(value) = line.strip_prefix("version").filter(|_| in_package) {
+            let value = value.trim_start().strip_prefix('=')?.trim();
+            return value.strip_prefix('"')?.split('"').next();
+        }
+    }
+    None
+}
+
+/// What `check-release` will hold the crates to, going from `baseline` to `current`.
+///
+/// Verified with cargo-semver-checks 0.51: the same version is checked as a patch release
+/// ("no change; assume patch"): every breaking change fails, and so do the changes that need
+/// a minor release (a newly deprecated item, say). A major change ("0.1.0 -> 1.0.0") skips
+/// every check.
+fn version_note(baseline: &str, current: &str) -> String {
+    let numbers = |v: &str| -> Vec<u64> {
+        let core = v.split(['-', '+']).next().unwrap_or(v);
+        core.split('.').map(|n| n.parse().unwrap_or(0)).collect()
+    };
+    let (b, c) = (numbers(baseline), numbers(current));
+    let part = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+    // Cargo's rule: the first non-zero number is the "major" one.
+    let major = |v: &[u64]| match (part(v, 0), part(v, 1)) {
+        (0, 0) => (0, 0, part(v, 2)),
+        (0, minor) => (0, minor, 0),
+        (major, _) => (major, 0, 0),
+    };
+    if baseline == current {
+        format!(
+            "the version is still {current}: checked as a patch release, so any breaking \
+             change and any change that needs a minor release fails"
+        )
+    } else if major(&b) != major(&c) {
+        format!(
+            "{baseline} -> {current} is a major change: cargo-semver-checks allows every \
+             breaking change and checks nothing"
+        )
+    } else {
+        format!("{baseline} -> {current}: breaking changes fail")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_note_says_what_the_versions_let_semver_checks_hold() {
+        let manifest = "[workspace]\nmembers = []\n\n[workspace.package]\nversion = \"1.2.3\"\n\
+                        edition = \"2021\"\n[package]\nversion = \"9.9.9\"\n";
+        assert_eq!(workspace_version(manifest), Some("1.2.3"));
+        assert_eq!(workspace_version("[package]\nversion = \"1.0.0\"\n"), None);
+        assert!(version_note("1.0.0", "1.0.0").contains("patch release"));
+        assert!(version_note("0.1.0", "1.0.0").contains("checks nothing"));
+        assert!(version_note("0.1.0", "0.2.0").contains("checks nothing"));
+        assert!(version_note("1.0.0", "1.1.0").contains("breaking changes fail"));
+        assert!(version_note("0.1.0", "0.1.1").contains("breaking changes fail"));
+    }
+}
