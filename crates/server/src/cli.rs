@@ -162,7 +162,8 @@ pub struct ServeArgs {
     /// Days a deleted profile stays restorable before it is purged.
     #[arg(long, env = "APPZONE_TOMBSTONE_RETENTION_DAYS", default_value_t = 30)]
     pub tombstone_retention_days: u64,
-    /// Seconds a client may take to send its request head.
+    /// Seconds a client may take to send its request head; a connection with no request in
+    /// flight for as long is closed.
     #[arg(long, env = "APPZONE_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
     pub header_read_timeout_secs: u64,
     /// Seconds the server goes on accepting and serving after SIGTERM or Ctrl-C, with /readyz

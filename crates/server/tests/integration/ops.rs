@@ -555,7 +555,6 @@ async fn metrics_answer_openmetrics_or_the_text_format_by_accept_and_prometheus_
             ("appzone_catalog_version", "gauge"),
             ("appzone_database_up", "gauge"),
             ("appzone_draining", "gauge"),
-            ("appzone_listing_shortcut_answers", "counter"),
         ];
         let mut found: Vec<(&str, &str)> = families
             .iter()
@@ -791,8 +790,8 @@ async fn cors_is_off_by_default_and_answers_preflights_when_configured() {
         let vary: Vec<_> = answer.headers.get_all("vary").iter().collect();
         assert_eq!(vary, ["origin"]);
     }
-    // Through the router too (a percent-encoded id is never answered by the shortcut): the
-    // handler finds the request's context behind CORS.
+    // A listing with a percent-encoded id goes through the same layers: the handler finds the
+    // caller that authentication recorded, behind CORS.
     let routed = from_origin(
         &app,
         &TestApp::zones_path("%61ws", "us-east-1"),
