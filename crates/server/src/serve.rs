@@ -3,7 +3,7 @@
 //!
 //! `axum::serve` sets no hyper timer, so hyper's header-read timeout would be off and a client
 //! that never finishes its request head would hold a connection forever. This loop gives hyper
-//! its timer and timeout (HTTP/1), closes connections that stay idle ([`idle`]: what hyper's
+//! its timer and timeout (HTTP/1), closes connections that stay idle (`serve/idle.rs`: what hyper's
 //! timeout misses), disables Nagle's algorithm, hands the router the client's address
 //! (`ConnectInfo<SocketAddr>`), closes a connection at once when its address or the server has
 //! as many open as allowed (so no client can take every descriptor), and on shutdown reports

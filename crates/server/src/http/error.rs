@@ -197,7 +197,7 @@ fn not_found_message(path: &str) -> Cow<'static, str> {
 
 /// Safety net: an error response whose body is not JSON (made by a framework layer, such as
 /// tower-http's 413) gets the contract's body for its status; its headers are kept.
-pub(crate) fn json_errors(response: Response) -> Response {
+pub fn json_errors(response: Response) -> Response {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) {
         return response;
