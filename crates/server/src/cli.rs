@@ -225,7 +225,8 @@ pub enum KeyCommand {
         #[arg(long, value_parser = parse_org)]
         org: OrgId,
     },
-    /// Revoke a key; effective on every replica within the key cache TTL.
+    /// Revoke a key; effective on every replica within the key cache TTL. Confirms on stderr;
+    /// a key already revoked is left as it was and is not an error, so re-running is safe.
     Revoke {
         /// The 12-character KEY_ID shown by `key list` (the part after `apz_`), or the whole
         /// key. Never echoed, in case it is a secret.
@@ -471,7 +472,14 @@ async fn key_command(store: &Store, command: KeyCommand) -> anyhow::Result<Strin
             )
         }
         KeyCommand::Revoke { key } => {
-            store.revoke_key(key_id_of(&key)?.as_str()).await?;
+            let key_id = key_id_of(&key)?;
+            let revocation = store.revoke_key(key_id.as_str()).await?;
+            // On stderr: stdout stays empty, as for every command that only changes state.
+            if revocation.already {
+                eprintln!("key {key_id} was already revoked");
+            } else {
+                eprintln!("revoked key {key_id} (organization {})", revocation.org_id);
+            }
             String::new()
         }
     })

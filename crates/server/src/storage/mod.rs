@@ -36,7 +36,7 @@ mod sqlite_file;
 
 use sqlx::AnyPool;
 
-pub use api_keys::digest_hex;
+pub use api_keys::{digest_hex, Revocation};
 pub use catalog::{CatalogImport, REGIONS_PER_PAUSE};
 pub use connection::{redact_url, sqlite_file, Backend, PoolSettings};
 pub use deletes::{DeleteAnswer, DeleteOutcome, DeleteRequest, IDEMPOTENCY_TTL};
