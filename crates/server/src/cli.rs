@@ -35,6 +35,7 @@ Examples:
   # Set up a tenant and an admin key (`migrate` or `serve` creates the database first)
   appzone-server migrate
   appzone-server org create acme --name 'Acme Corp'
+  appzone-server org list
   appzone-server key create --org acme --role admin --name ci
   appzone-server profile create --org acme --name checkout
 
@@ -202,6 +203,8 @@ pub enum OrgCommand {
         #[arg(long, value_parser = parse_name)]
         name: Option<String>,
     },
+    /// List the organizations as a table, with their active keys and live profiles counted.
+    List,
 }
 
 /// `key` subcommands.
@@ -339,6 +342,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
             let name = name.unwrap_or_else(|| org_id.as_str().to_owned());
             store.create_org(&org_id, &name).await?;
             format!("{org_id}\n")
+        }
+        Command::Org(OrgCommand::List) => {
+            let rows = store.list_orgs().await?;
+            table(
+                &["ORG_ID", "NAME", "CREATED", "KEYS", "PROFILES"],
+                rows.into_iter().map(|o| {
+                    vec![
+                        o.id,
+                        o.name,
+                        format_ms(o.created_at),
+                        o.active_keys.to_string(),
+                        o.live_profiles.to_string(),
+                    ]
+                }),
+            )
         }
         Command::Key(command) => key_command(&store, command).await?,
         Command::Profile(command) => profile_command(&store, command).await?,

@@ -118,6 +118,21 @@ pub struct KeyInfo {
     pub revoked_at: Option<i64>,
 }
 
+/// One row of `org list`.
+#[derive(Debug, Clone)]
+pub struct OrgInfo {
+    /// Organization id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Creation time, Unix milliseconds.
+    pub created_at: i64,
+    /// Keys not revoked.
+    pub active_keys: i64,
+    /// Profiles not deleted.
+    pub live_profiles: i64,
+}
+
 /// One row of `profile list`.
 #[derive(Debug, Clone)]
 pub struct ProfileInfo {

@@ -51,6 +51,22 @@ impl Cli {
         command
     }
 
+    /// The database URL the commands use.
+    fn url(&self) -> String {
+        match &self.postgres {
+            Some(schema) => schema.url.clone(),
+            None => format!("sqlite://{}", self.dir.path().join("appzone.db").display()),
+        }
+    }
+
+    /// The database, opened as the server opens it.
+    async fn store(&self) -> appzone_server::storage::Store {
+        let settings = appzone_server::storage::PoolSettings::default();
+        appzone_server::storage::Store::connect_existing(&self.url(), &settings)
+            .await
+            .unwrap()
+    }
+
     fn run(&self, args: &[&str]) -> Output {
         self.command().args(args).output().unwrap()
     }
@@ -425,6 +441,59 @@ fn key_revoke_confirms_and_is_repeatable(cli: &Cli) {
     );
     let err = cli.fails(&["key", "revoke", "AAAAAAAAAAAA"]);
     assert!(err.contains("\"AAAAAAAAAAAA\""), "{err}");
+}
+
+/// `org list` prints a table of every organization with its active keys and live profiles.
+#[tokio::test]
+async fn org_list_prints_a_table_with_active_keys_and_live_profiles() {
+    org_list_counts_active_keys_and_live_profiles(&Cli::new()).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+async fn postgres_org_list_prints_a_table_with_active_keys_and_live_profiles() {
+    org_list_counts_active_keys_and_live_profiles(&Cli::postgres().await).await;
+}
+
+async fn org_list_counts_active_keys_and_live_profiles(cli: &Cli) {
+    assert_eq!(
+        cli.ok(&["org", "list"]),
+        "ORG_ID  NAME  CREATED  KEYS  PROFILES\n"
+    );
+    cli.ok(&["org", "create", "globex"]);
+    cli.ok(&["org", "create", "acme", "--name", "Acme Corp"]);
+    let key = cli.ok(&["key", "create", "--org", "acme", "--role", "admin"]);
+    cli.ok(&["key", "create", "--org", "acme", "--role", "member"]);
+    cli.quiet(&["key", "revoke", &key[4..16]]);
+    cli.ok(&["profile", "create", "--org", "acme", "--name", "a"]);
+    let deleted = cli.ok(&["profile", "create", "--org", "acme", "--name", "b"]);
+    cli.ok(&["profile", "create", "--org", "globex", "--name", "c"]);
+    // Deleted as the API deletes: a tombstone.
+    let store = cli.store().await;
+    sqlx::query("UPDATE profiles SET deleted_at = 1 WHERE id = $1")
+        .bind(deleted.trim())
+        .execute(store.pool())
+        .await
+        .unwrap();
+    store.close().await;
+
+    let table = cli.ok(&["org", "list"]);
+    assert_eq!(table.lines().count(), 3, "{table}");
+    assert!(
+        table.starts_with("ORG_ID  NAME       CREATED               KEYS  PROFILES\n"),
+        "{table}"
+    );
+    let expected = [
+        ("acme", "Acme Corp", "1", "1"),
+        ("globex", "globex", "0", "1"),
+    ];
+    for (row, (id, name, keys, profiles)) in expected.into_iter().enumerate() {
+        assert_eq!(cell(&table, row, "ORG_ID"), id, "{table}");
+        assert_eq!(cell(&table, row, "NAME"), name, "{table}");
+        assert!(cell(&table, row, "CREATED").ends_with('Z'), "{table}");
+        assert_eq!(cell(&table, row, "KEYS"), keys, "{table}");
+        assert_eq!(cell(&table, row, "PROFILES"), profiles, "{table}");
+    }
 }
 
 /// `catalog import` never removes providers, regions or zones unless told to with `--prune`,
