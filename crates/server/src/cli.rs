@@ -222,7 +222,8 @@ pub enum KeyCommand {
         #[arg(long, default_value = "")]
         name: String,
     },
-    /// List an organization's keys as a table (never the keys themselves).
+    /// List an organization's keys as a table (never the keys themselves). LAST_USED is when
+    /// the key last authenticated a request, to within a minute (`-`: never).
     List {
         /// Organization whose keys to list.
         #[arg(long, value_parser = parse_org)]
@@ -475,7 +476,7 @@ async fn key_command(store: &Store, command: KeyCommand) -> anyhow::Result<Strin
         KeyCommand::List { org } => {
             let rows = store.list_keys(&org).await?;
             table(
-                &["KEY_ID", "ROLE", "NAME", "CREATED", "REVOKED"],
+                &["KEY_ID", "ROLE", "NAME", "CREATED", "REVOKED", "LAST_USED"],
                 rows.into_iter().map(|k| {
                     vec![
                         k.key_id,
@@ -483,6 +484,9 @@ async fn key_command(store: &Store, command: KeyCommand) -> anyhow::Result<Strin
                         k.name,
                         format_ms(k.created_at),
                         k.revoked_at
+                            .map(format_ms)
+                            .unwrap_or_else(|| "-".to_owned()),
+                        k.last_used_at
                             .map(format_ms)
                             .unwrap_or_else(|| "-".to_owned()),
                     ]

@@ -116,6 +116,9 @@ pub struct KeyInfo {
     pub created_at: i64,
     /// Revocation time, Unix milliseconds.
     pub revoked_at: Option<i64>,
+    /// When the key last authenticated a request, Unix milliseconds; approximate (written at
+    /// most once a minute per key and server process).
+    pub last_used_at: Option<i64>,
 }
 
 /// One row of `org list`.

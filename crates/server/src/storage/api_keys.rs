@@ -66,7 +66,7 @@ impl Store {
 
     /// The organization's keys, oldest first, revoked ones included.
     pub async fn list_keys(&self, org: &OrgId) -> Result<Vec<KeyInfo>, StoreError> {
-        let sql = "SELECT key_id, role, name, created_at, revoked_at FROM api_keys \
+        let sql = "SELECT key_id, role, name, created_at, revoked_at, last_used_at FROM api_keys \
                    WHERE org_id = $1 ORDER BY created_at, key_id";
         self.rows_of_org(org, sql, |row| {
             Ok(KeyInfo {
@@ -75,9 +75,25 @@ impl Store {
                 name: row.try_get("name").classify()?,
                 created_at: row.try_get("created_at").classify()?,
                 revoked_at: row.try_get("revoked_at").classify()?,
+                last_used_at: row.try_get("last_used_at").classify()?,
             })
         })
         .await
+    }
+
+    /// Sets the key's `last_used_at` to `at` (Unix milliseconds), unless a later time is
+    /// there already (another replica's, or a write that overtook this one).
+    pub async fn record_key_use(&self, key_id: &str, at: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE api_keys SET last_used_at = $1 \
+             WHERE key_id = $2 AND (last_used_at IS NULL OR last_used_at < $1)",
+        )
+        .bind(at)
+        .bind(key_id)
+        .execute(&self.pool)
+        .await
+        .classify()?;
+        Ok(())
     }
 
     /// Revokes a key and says whether this call revoked it or it already was (so a rotation

@@ -4,6 +4,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use appzone_test_support::{eventually, fast_config, TestApp};
+
 use crate::server_process::{stdout_of, ServerProcess};
 
 struct Cli {
@@ -494,6 +496,89 @@ async fn org_list_counts_active_keys_and_live_profiles(cli: &Cli) {
         assert_eq!(cell(&table, row, "KEYS"), keys, "{table}");
         assert_eq!(cell(&table, row, "PROFILES"), profiles, "{table}");
     }
+}
+
+/// `key list`'s LAST_USED says when a key last authenticated a request (`-`: never), written
+/// by the server at most once a minute per key, off the request's path.
+#[tokio::test]
+async fn key_list_shows_when_each_key_was_last_used_written_at_most_once_a_minute() {
+    let cli = Cli::new();
+    let app = TestApp::sqlite_at(&cli.url(), fast_config()).await;
+    key_last_used_is_recorded_at_most_once_a_minute(&cli, &app).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+async fn postgres_key_list_shows_when_each_key_was_last_used_written_at_most_once_a_minute() {
+    let cli = Cli::postgres().await;
+    let app = TestApp::postgres_at(&cli.url(), fast_config()).await;
+    key_last_used_is_recorded_at_most_once_a_minute(&cli, &app).await;
+}
+
+async fn key_last_used_is_recorded_at_most_once_a_minute(cli: &Cli, app: &TestApp) {
+    let acme: appzone_server::model::OrgId = "acme".parse().unwrap();
+    let last_used = |key: String| {
+        let store = app.store.clone();
+        let acme = acme.clone();
+        async move {
+            let keys = store.list_keys(&acme).await.unwrap();
+            let key = keys.into_iter().find(|k| k.key_id == key[4..16]).unwrap();
+            key.last_used_at
+        }
+    };
+    let row_of = |table: &str, key: &str| {
+        table
+            .lines()
+            .skip(1)
+            .position(|line| line.starts_with(&key[4..16]))
+            .unwrap()
+    };
+    let table = cli.ok(&["key", "list", "--org", "acme"]);
+    assert_eq!(
+        cell(&table, row_of(&table, &app.admin_key), "LAST_USED"),
+        "-"
+    );
+
+    let path = TestApp::zones_path("aws", "us-east-1");
+    assert_eq!(app.get(&path, Some(&app.admin_key)).await.status, 200);
+    let admin = app.admin_key.clone();
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let admin = admin.clone();
+            async { last_used(admin).await.is_some() }
+        })
+        .await,
+        "the first use is written"
+    );
+    let first = last_used(admin.clone()).await;
+    for _ in 0..5 {
+        assert_eq!(app.get(&path, Some(&app.admin_key)).await.status, 200);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        last_used(admin.clone()).await,
+        first,
+        "not written again within the minute"
+    );
+    assert_eq!(last_used(app.member_key.clone()).await, None);
+    assert_eq!(
+        app.service.state.last_used.len(),
+        1,
+        "one entry per key used"
+    );
+
+    let table = cli.ok(&["key", "list", "--org", "acme"]);
+    let shown = cell(&table, row_of(&table, &app.admin_key), "LAST_USED");
+    assert_eq!(
+        shown,
+        appzone_server::model::format_ms(first.unwrap()),
+        "{table}"
+    );
+    assert_eq!(
+        cell(&table, row_of(&table, &app.member_key), "LAST_USED"),
+        "-",
+        "{table}"
+    );
 }
 
 /// `catalog import` never removes providers, regions or zones unless told to with `--prune`,
