@@ -39,6 +39,9 @@ Examples:
   appzone-server key create --org acme --role admin --name ci
   appzone-server profile create --org acme --name checkout
 
+  # A consistent copy of the SQLite database, while the server runs
+  appzone-server backup appzone-backup.db
+
   # Change the catalog (`--prune` allows removing providers, regions or zones)
   appzone-server catalog export > catalog.json
   appzone-server catalog import catalog.json
@@ -98,6 +101,12 @@ pub enum Command {
     /// Import or export the zone catalog.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// Copy the SQLite database into FILE (mode 0600), consistent even while the server serves;
+    /// refuses an existing FILE. For PostgreSQL, use pg_dump.
+    Backup {
+        /// The copy to create; it must not exist.
+        file: PathBuf,
+    },
     /// Ask the server listening on this host for /healthz (or /readyz) and exit 0 on a 200,
     /// 1 otherwise: a container health check that needs no shell or curl. Opens no database.
     Healthcheck(HealthcheckArgs),
@@ -324,6 +333,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
     if let Command::Key(KeyCommand::Revoke { key }) = &cli.command {
         key_id_of(key)?;
     }
+    if let Command::Backup { file } = &cli.command {
+        check_backup_target(&cli.database_url, file)?;
+    }
     if let Command::Healthcheck(args) = &cli.command {
         let path = if args.ready { "/readyz" } else { "/healthz" };
         let address = crate::healthcheck::probe_address(&args.listen);
@@ -372,6 +384,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
             String::new()
         }
         Command::Catalog(CatalogCommand::Export) => store.load_catalog().await?.1.to_json(),
+        Command::Backup { file } => {
+            store.backup_into(&file).await?;
+            String::new()
+        }
         Command::Healthcheck(_) => String::new(),
     };
     if serving {
@@ -436,6 +452,31 @@ async fn open_store(cli: &Cli) -> anyhow::Result<Store> {
             .map_err(|err| anyhow!("database {shown}: {}", explain_open_error(url, err)))?;
     }
     Ok(store)
+}
+
+/// Refuses, before the database is opened, a backup `backup` cannot make: of a PostgreSQL
+/// database (pg_dump's job), or into a file that exists (never overwritten). The file is
+/// created without overwriting later too, so a file appearing meanwhile is refused as well.
+fn check_backup_target(url: &str, file: &Path) -> anyhow::Result<()> {
+    if sqlite_file(url).is_none() {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            bail!(
+                "backup copies SQLite databases; for PostgreSQL use pg_dump (for example: \
+                 pg_dump --format=custom --file=FILE DATABASE_URL)"
+            );
+        }
+        bail!(
+            "backup copies SQLite database files, and {} names none",
+            redact_url(url)
+        );
+    }
+    if file.symlink_metadata().is_ok() {
+        bail!(
+            "{} exists; backup never overwrites a file: remove it or choose another name",
+            file.display()
+        );
+    }
+    Ok(())
 }
 
 /// Reads and validates a catalog file (`-` is stdin); errors name the file.
