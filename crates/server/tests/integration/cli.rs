@@ -581,6 +581,41 @@ async fn key_last_used_is_recorded_at_most_once_a_minute(cli: &Cli, app: &TestAp
     );
 }
 
+/// `profile restore ID` prints nothing on stdout (nor on stderr) and makes the tombstone a live
+/// profile again; a profile that is not deleted is an error.
+#[tokio::test]
+async fn profile_restore_prints_nothing_and_the_profile_is_live_again() {
+    profile_restore_is_quiet(&Cli::new()).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+async fn postgres_profile_restore_prints_nothing_and_the_profile_is_live_again() {
+    profile_restore_is_quiet(&Cli::postgres().await).await;
+}
+
+async fn profile_restore_is_quiet(cli: &Cli) {
+    cli.ok(&["org", "create", "acme"]);
+    let id = cli.ok(&["profile", "create", "--org", "acme", "--name", "checkout"]);
+    let id = id.trim();
+    let store = cli.store().await;
+    sqlx::query("UPDATE profiles SET deleted_at = 1 WHERE id = $1")
+        .bind(id)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    store.close().await;
+    let tombstones = cli.ok(&["profile", "list", "--org", "acme", "--deleted"]);
+    assert_eq!(cell(&tombstones, 0, "ID"), id, "{tombstones}");
+
+    assert_eq!(cli.quiet(&["profile", "restore", id]), "");
+    let live = cli.ok(&["profile", "list", "--org", "acme"]);
+    assert_eq!(cell(&live, 0, "ID"), id, "{live}");
+    assert_eq!(cell(&live, 0, "DELETED"), "-", "{live}");
+    let err = cli.fails(&["profile", "restore", id]);
+    assert!(err.contains(id), "{err}");
+}
+
 /// `catalog import` never removes providers, regions or zones unless told to with `--prune`,
 /// and says on stderr what it added, changed and removed.
 #[test]
