@@ -74,7 +74,10 @@ impl LastUsed {
     /// Drops the entries of keys not written within [`WRITE_INTERVAL`]: their next use writes
     /// anyway. Called periodically, so the map holds only recently used keys.
     pub fn forget_old(&self) {
-        let now = Instant::now();
+        self.forget_as_of(Instant::now());
+    }
+
+    fn forget_as_of(&self, now: Instant) {
         let mut written = self
             .0
             .written
@@ -95,5 +98,31 @@ impl LastUsed {
     /// Whether the map is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::PoolSettings;
+
+    /// The map holds one entry per key written within the interval, and the periodic
+    /// `forget_old` empties it once the interval has passed: its memory follows the keys used
+    /// lately, not every key ever used. (The writes fail here, on an empty in-memory database:
+    /// that, too, must change nothing for the caller.)
+    #[tokio::test]
+    async fn entries_past_the_write_interval_are_forgotten() {
+        let store = Store::connect("sqlite::memory:", &PoolSettings::default())
+            .await
+            .unwrap();
+        let last_used = LastUsed::new(store);
+        for key_id in ["AAAAAAAAAAAA", "BBBBBBBBBBBB", "AAAAAAAAAAAA"] {
+            last_used.record(key_id);
+        }
+        assert_eq!(last_used.len(), 2);
+        last_used.forget_as_of(Instant::now());
+        assert_eq!(last_used.len(), 2, "written within the interval: kept");
+        last_used.forget_as_of(Instant::now() + WRITE_INTERVAL);
+        assert!(last_used.is_empty());
     }
 }
