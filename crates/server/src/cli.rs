@@ -35,8 +35,12 @@ Examples:
   # Set up a tenant and an admin key (`migrate` or `serve` creates the database first)
   appzone-server migrate
   appzone-server org create acme --name 'Acme Corp'
+  appzone-server org list
   appzone-server key create --org acme --role admin --name ci
   appzone-server profile create --org acme --name checkout
+
+  # A consistent copy of the SQLite database, while the server runs
+  appzone-server backup appzone-backup.db
 
   # Change the catalog (`--prune` allows removing providers, regions or zones)
   appzone-server catalog export > catalog.json
@@ -97,6 +101,12 @@ pub enum Command {
     /// Import or export the zone catalog.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// Copy the SQLite database into FILE (mode 0600), consistent even while the server serves;
+    /// refuses an existing FILE. For PostgreSQL, use pg_dump.
+    Backup {
+        /// The copy to create; it must not exist.
+        file: PathBuf,
+    },
     /// Ask the server listening on this host for /healthz (or /readyz) and exit 0 on a 200,
     /// 1 otherwise: a container health check that needs no shell or curl. Opens no database.
     Healthcheck(HealthcheckArgs),
@@ -202,6 +212,8 @@ pub enum OrgCommand {
         #[arg(long, value_parser = parse_name)]
         name: Option<String>,
     },
+    /// List the organizations as a table, with their active keys and live profiles counted.
+    List,
 }
 
 /// `key` subcommands.
@@ -219,13 +231,15 @@ pub enum KeyCommand {
         #[arg(long, default_value = "")]
         name: String,
     },
-    /// List an organization's keys as a table (never the keys themselves).
+    /// List an organization's keys as a table (never the keys themselves). LAST_USED is when
+    /// the key last authenticated a request, to within a minute (`-`: never).
     List {
         /// Organization whose keys to list.
         #[arg(long, value_parser = parse_org)]
         org: OrgId,
     },
-    /// Revoke a key; effective on every replica within the key cache TTL.
+    /// Revoke a key; effective on every replica within the key cache TTL. Confirms on stderr;
+    /// a key already revoked is left as it was and is not an error, so re-running is safe.
     Revoke {
         /// The 12-character KEY_ID shown by `key list` (the part after `apz_`), or the whole
         /// key. Never echoed, in case it is a secret.
@@ -319,6 +333,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
     if let Command::Key(KeyCommand::Revoke { key }) = &cli.command {
         key_id_of(key)?;
     }
+    if let Command::Backup { file } = &cli.command {
+        check_backup_target(&cli.database_url, file)?;
+    }
     if let Command::Healthcheck(args) = &cli.command {
         let path = if args.ready { "/readyz" } else { "/healthz" };
         let address = crate::healthcheck::probe_address(&args.listen);
@@ -339,6 +356,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
             store.create_org(&org_id, &name).await?;
             format!("{org_id}\n")
         }
+        Command::Org(OrgCommand::List) => {
+            let rows = store.list_orgs().await?;
+            table(
+                &["ORG_ID", "NAME", "CREATED", "KEYS", "PROFILES"],
+                rows.into_iter().map(|o| {
+                    vec![
+                        o.id,
+                        o.name,
+                        format_ms(o.created_at),
+                        o.active_keys.to_string(),
+                        o.live_profiles.to_string(),
+                    ]
+                }),
+            )
+        }
         Command::Key(command) => key_command(&store, command).await?,
         Command::Profile(command) => profile_command(&store, command).await?,
         Command::Catalog(CatalogCommand::Import { prune, .. }) => {
@@ -352,6 +384,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
             String::new()
         }
         Command::Catalog(CatalogCommand::Export) => store.load_catalog().await?.1.to_json(),
+        Command::Backup { file } => {
+            store.backup_into(&file).await?;
+            String::new()
+        }
         Command::Healthcheck(_) => String::new(),
     };
     if serving {
@@ -418,6 +454,31 @@ async fn open_store(cli: &Cli) -> anyhow::Result<Store> {
     Ok(store)
 }
 
+/// Refuses, before the database is opened, a backup `backup` cannot make: of a PostgreSQL
+/// database (pg_dump's job), or into a file that exists (never overwritten). The file is
+/// created without overwriting later too, so a file appearing meanwhile is refused as well.
+fn check_backup_target(url: &str, file: &Path) -> anyhow::Result<()> {
+    if sqlite_file(url).is_none() {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            bail!(
+                "backup copies SQLite databases; for PostgreSQL use pg_dump (for example: \
+                 pg_dump --format=custom --file=FILE DATABASE_URL)"
+            );
+        }
+        bail!(
+            "backup copies SQLite database files, and {} names none",
+            redact_url(url)
+        );
+    }
+    if file.symlink_metadata().is_ok() {
+        bail!(
+            "{} exists; backup never overwrites a file: remove it or choose another name",
+            file.display()
+        );
+    }
+    Ok(())
+}
+
 /// Reads and validates a catalog file (`-` is stdin); errors name the file.
 fn read_catalog(file: &Path) -> anyhow::Result<CatalogFile> {
     let (text, name) = if file.as_os_str() == "-" {
@@ -456,7 +517,7 @@ async fn key_command(store: &Store, command: KeyCommand) -> anyhow::Result<Strin
         KeyCommand::List { org } => {
             let rows = store.list_keys(&org).await?;
             table(
-                &["KEY_ID", "ROLE", "NAME", "CREATED", "REVOKED"],
+                &["KEY_ID", "ROLE", "NAME", "CREATED", "REVOKED", "LAST_USED"],
                 rows.into_iter().map(|k| {
                     vec![
                         k.key_id,
@@ -466,12 +527,22 @@ async fn key_command(store: &Store, command: KeyCommand) -> anyhow::Result<Strin
                         k.revoked_at
                             .map(format_ms)
                             .unwrap_or_else(|| "-".to_owned()),
+                        k.last_used_at
+                            .map(format_ms)
+                            .unwrap_or_else(|| "-".to_owned()),
                     ]
                 }),
             )
         }
         KeyCommand::Revoke { key } => {
-            store.revoke_key(key_id_of(&key)?.as_str()).await?;
+            let key_id = key_id_of(&key)?;
+            let revocation = store.revoke_key(key_id.as_str()).await?;
+            // On stderr: stdout stays empty, as for every command that only changes state.
+            if revocation.already {
+                eprintln!("key {key_id} was already revoked");
+            } else {
+                eprintln!("revoked key {key_id} (organization {})", revocation.org_id);
+            }
             String::new()
         }
     })

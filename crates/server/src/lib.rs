@@ -6,7 +6,8 @@
 //!   one place errors become the contract's body.
 //! - [`storage`]: the only module with SQL; knows no HTTP.
 //! - [`catalog`]: the in-memory zone snapshot and the catalog file format.
-//! - [`keys`]: API-key digests, verification and its cache.
+//! - [`keys`]: API-key digests, verification and its cache; [`last_used`]: when each key was
+//!   last used, written at most once a minute.
 //! - [`cli`]: the `appzone-server` command line.
 
 pub mod catalog;
@@ -16,6 +17,7 @@ pub mod health;
 pub mod healthcheck;
 pub mod http;
 pub mod keys;
+pub mod last_used;
 pub mod logging;
 pub mod model;
 pub mod serve;
@@ -33,6 +35,7 @@ use http::metrics::Metrics;
 use http::ops::OpenApiJson;
 use http::{AppState, HttpConfig, SharedState};
 use keys::KeyVerifier;
+use last_used::LastUsed;
 use storage::{Store, StoreError};
 
 /// Behaviour settings of the service (not of the listener).
@@ -109,6 +112,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
     let health = health::Health::new();
     let state = AppState::new(SharedState {
         keys: KeyVerifier::with_health(store.clone(), config.key_cache_ttl, health.clone()),
+        last_used: LastUsed::new(store.clone()),
         limits: limits.clone(),
         metrics,
         http: config.http.clone(),
@@ -120,7 +124,10 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
         health,
     });
     let watcher = tokio::spawn(health::watch_database(store.clone(), state.health.clone()));
-    let expirer = tokio::spawn(expire_cached_keys(state.keys.clone()));
+    let expirer = tokio::spawn(expire_cached_keys(
+        state.keys.clone(),
+        state.last_used.clone(),
+    ));
     let refresher = tokio::spawn(catalog.refresh_forever(store.clone(), config.catalog_refresh));
     let purger = tokio::spawn(purge_forever(
         store,
@@ -142,11 +149,14 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
 
 /// Frees expired key-cache entries while the server is quiet (the cache otherwise does it only
 /// when it is used), so a past flood of wrong keys does not keep its memory.
-async fn expire_cached_keys(keys: KeyVerifier) {
+/// Also drops the last-use entries past their write interval, so that map holds only the keys
+/// used lately.
+async fn expire_cached_keys(keys: KeyVerifier, last_used: LastUsed) {
     let mut tick = tokio::time::interval(keys::NEGATIVE_TTL);
     loop {
         tick.tick().await;
         keys.run_pending_tasks();
+        last_used.forget_old();
     }
 }
 

@@ -116,6 +116,24 @@ pub struct KeyInfo {
     pub created_at: i64,
     /// Revocation time, Unix milliseconds.
     pub revoked_at: Option<i64>,
+    /// When the key last authenticated a request, Unix milliseconds; approximate (written at
+    /// most once a minute per key and server process).
+    pub last_used_at: Option<i64>,
+}
+
+/// One row of `org list`.
+#[derive(Debug, Clone)]
+pub struct OrgInfo {
+    /// Organization id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Creation time, Unix milliseconds.
+    pub created_at: i64,
+    /// Keys not revoked.
+    pub active_keys: i64,
+    /// Profiles not deleted.
+    pub live_profiles: i64,
 }
 
 /// One row of `profile list`.

@@ -38,6 +38,8 @@ pub async fn authenticate(
         Presented::Unreadable => invalid_key(),
         Presented::Key(key) => match state.keys.verify(key).await {
             Ok(caller) => {
+                // Returns at once: the write, when one is due, runs on its own task.
+                state.last_used.record(&caller.key.key_id);
                 let verdict = state.limits.check_key(&caller.key.key_id);
                 let mut response = match verdict.refusal {
                     Some(limited) => limited.into_response(),

@@ -66,6 +66,7 @@ use utoipa_axum::routes;
 use crate::catalog::Catalog;
 use crate::health::Health;
 use crate::keys::KeyVerifier;
+use crate::last_used::LastUsed;
 use crate::storage::Store;
 use limits::RateLimits;
 use metrics::Metrics;
@@ -120,6 +121,8 @@ pub struct SharedState {
     pub catalog: Catalog,
     /// API-key verification with its cache.
     pub keys: KeyVerifier,
+    /// When each key last authenticated a request (written at most once a minute per key).
+    pub last_used: LastUsed,
     /// Per-key and per-address rate limits.
     pub limits: RateLimits,
     /// Prometheus metrics.

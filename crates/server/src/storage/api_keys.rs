@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::errors::{found, ResultExt};
+use super::errors::ResultExt;
 use super::{Store, StoreError};
 use crate::model::{now_ms, KeyInfo, KeyRecord, OrgId, Role};
 
@@ -66,7 +66,7 @@ impl Store {
 
     /// The organization's keys, oldest first, revoked ones included.
     pub async fn list_keys(&self, org: &OrgId) -> Result<Vec<KeyInfo>, StoreError> {
-        let sql = "SELECT key_id, role, name, created_at, revoked_at FROM api_keys \
+        let sql = "SELECT key_id, role, name, created_at, revoked_at, last_used_at FROM api_keys \
                    WHERE org_id = $1 ORDER BY created_at, key_id";
         self.rows_of_org(org, sql, |row| {
             Ok(KeyInfo {
@@ -75,25 +75,71 @@ impl Store {
                 name: row.try_get("name").classify()?,
                 created_at: row.try_get("created_at").classify()?,
                 revoked_at: row.try_get("revoked_at").classify()?,
+                last_used_at: row.try_get("last_used_at").classify()?,
             })
         })
         .await
     }
 
-    /// Revokes a key. [`StoreError::NotFound`] when no live key has this id.
-    pub async fn revoke_key(&self, key_id: &str) -> Result<(), StoreError> {
-        let done = sqlx::query(
-            "UPDATE api_keys SET revoked_at = $1 WHERE key_id = $2 AND revoked_at IS NULL",
+    /// Sets the key's `last_used_at` to `at` (Unix milliseconds), unless a later time is
+    /// there already (another replica's, or a write that overtook this one).
+    pub async fn record_key_use(&self, key_id: &str, at: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE api_keys SET last_used_at = $1 \
+             WHERE key_id = $2 AND (last_used_at IS NULL OR last_used_at < $1)",
         )
-        .bind(now_ms())
+        .bind(at)
         .bind(key_id)
         .execute(&self.pool)
         .await
         .classify()?;
-        found(done.rows_affected() == 1, || {
-            format!("no active key has the id {key_id:?}")
+        Ok(())
+    }
+
+    /// Revokes a key and says whether this call revoked it or it already was (so a rotation
+    /// script can be re-run). [`StoreError::NotFound`] when no key has this id.
+    pub async fn revoke_key(&self, key_id: &str) -> Result<Revocation, StoreError> {
+        let revoked = sqlx::query(
+            "UPDATE api_keys SET revoked_at = $1 WHERE key_id = $2 AND revoked_at IS NULL \
+             RETURNING org_id",
+        )
+        .bind(now_ms())
+        .bind(key_id)
+        .fetch_optional(&self.pool)
+        .await
+        .classify()?;
+        if let Some(row) = revoked {
+            return Ok(Revocation {
+                org_id: row.try_get("org_id").classify()?,
+                already: false,
+            });
+        }
+        // Nothing updated: the key is either revoked already or unknown. Keys are never
+        // deleted, so a key revoked a moment ago is found here.
+        let existing = sqlx::query("SELECT org_id FROM api_keys WHERE key_id = $1")
+            .bind(key_id)
+            .fetch_optional(&self.pool)
+            .await
+            .classify()?;
+        let Some(row) = existing else {
+            return Err(StoreError::NotFound(format!(
+                "no key has the id {key_id:?}"
+            )));
+        };
+        Ok(Revocation {
+            org_id: row.try_get("org_id").classify()?,
+            already: true,
         })
     }
+}
+
+/// What [`Store::revoke_key`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revocation {
+    /// The organization the key belongs to.
+    pub org_id: String,
+    /// Whether the key was revoked before this call (and was left as it was).
+    pub already: bool,
 }
 
 fn parse_digest(hex_digest: &str) -> Result<[u8; 32], StoreError> {

@@ -16,6 +16,7 @@
 //! - `connection.rs`: URLs, the pool, migrations, the durability check ([`Backend`],
 //!   [`PoolSettings`], [`redact_url`], [`sqlite_file()`]);
 //! - `sqlite_file.rs`: the SQLite file's checks before opening, and errors naming their cause;
+//! - `backup.rs`: a consistent copy of a SQLite database while it serves (`VACUUM INTO`);
 //! - `errors.rs`: [`StoreError`] and the classification of database errors;
 //! - `organizations.rs`: tenants;
 //! - `api_keys.rs`: keys and the digest stored for each ([`digest_hex`]);
@@ -25,6 +26,7 @@
 //! - `catalog.rs`: the zone catalog's tables, read, imported and seeded.
 
 mod api_keys;
+mod backup;
 mod catalog;
 mod connection;
 mod deletes;
@@ -36,7 +38,7 @@ mod sqlite_file;
 
 use sqlx::AnyPool;
 
-pub use api_keys::digest_hex;
+pub use api_keys::{digest_hex, Revocation};
 pub use catalog::{CatalogImport, REGIONS_PER_PAUSE};
 pub use connection::{redact_url, sqlite_file, Backend, PoolSettings};
 pub use deletes::{DeleteAnswer, DeleteOutcome, DeleteRequest, IDEMPOTENCY_TTL};

@@ -4,10 +4,14 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use appzone_test_support::{eventually, fast_config, TestApp};
+
 use crate::server_process::{stdout_of, ServerProcess};
 
 struct Cli {
     dir: tempfile::TempDir,
+    /// The PostgreSQL schema the commands use instead of `./appzone.db`, if any.
+    postgres: Option<appzone_test_support::PgSchema>,
 }
 
 impl Cli {
@@ -22,7 +26,18 @@ impl Cli {
     fn empty() -> Self {
         Self {
             dir: tempfile::tempdir().unwrap(),
+            postgres: None,
         }
+    }
+
+    /// A working directory whose commands use a fresh, migrated PostgreSQL schema.
+    async fn postgres() -> Self {
+        let cli = Self {
+            postgres: Some(appzone_test_support::fresh_postgres_schema().await),
+            ..Self::empty()
+        };
+        cli.ok(&["migrate"]);
+        cli
     }
 
     fn command(&self) -> Command {
@@ -32,7 +47,26 @@ impl Cli {
             .env_remove("APPZONE_DATABASE_URL")
             .env_remove("APPZONE_LOG")
             .env_remove("RUST_LOG");
+        if let Some(schema) = &self.postgres {
+            command.env("APPZONE_DATABASE_URL", &schema.url);
+        }
         command
+    }
+
+    /// The database URL the commands use.
+    fn url(&self) -> String {
+        match &self.postgres {
+            Some(schema) => schema.url.clone(),
+            None => format!("sqlite://{}", self.dir.path().join("appzone.db").display()),
+        }
+    }
+
+    /// The database, opened as the server opens it.
+    async fn store(&self) -> appzone_server::storage::Store {
+        let settings = appzone_server::storage::PoolSettings::default();
+        appzone_server::storage::Store::connect_existing(&self.url(), &settings)
+            .await
+            .unwrap()
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -43,6 +77,20 @@ impl Cli {
     #[track_caller]
     fn ok(&self, args: &[&str]) -> String {
         stdout_of(self.command().args(args), &format!("{args:?}"))
+    }
+
+    /// Runs and expects success with nothing on stdout; returns stderr.
+    #[track_caller]
+    fn quiet(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(out.status.success(), "{args:?} failed: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?} printed on stdout: {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        stderr
     }
 
     /// Runs and expects an operator error: exit 1, empty stdout, and one line on stderr,
@@ -83,6 +131,32 @@ impl Cli {
         assert!(stderr.starts_with("error: "), "{args:?}: {stderr:?}");
         stderr
     }
+}
+
+/// The cell of a `table` (as the CLI prints them: left-aligned columns under their headers) in
+/// data row `row` (0 is the first after the header) and the column headed `column`.
+#[track_caller]
+fn cell(table: &str, row: usize, column: &str) -> String {
+    let mut lines = table.lines();
+    let header = lines.next().unwrap();
+    let start = header
+        .find(column)
+        .unwrap_or_else(|| panic!("no column {column}: {table}"));
+    let end = header[start..]
+        .find("  ")
+        .and_then(|gap| {
+            header[start + gap..]
+                .find(|c: char| c != ' ')
+                .map(|next| start + gap + next)
+        })
+        .unwrap_or(usize::MAX);
+    let line = lines
+        .nth(row)
+        .unwrap_or_else(|| panic!("no row {row}: {table}"));
+    line.get(start..end.min(line.len()))
+        .unwrap_or("")
+        .trim()
+        .to_owned()
 }
 
 #[test]
@@ -323,14 +397,223 @@ fn key_revoke_accepts_a_whole_key_and_never_echoes_it() {
     let err = cli.fails(&["key", "revoke", &mangled]);
     assert!(!err.contains(secret), "secret echoed: {err}");
     assert!(err.contains("key list"), "{err}");
-    assert_eq!(cli.ok(&["key", "revoke", key]), "");
+    let said = cli.quiet(&["key", "revoke", key]);
+    assert!(!said.contains(secret), "secret echoed: {said}");
     let row = cli.ok(&["key", "list", "--org", "acme"]);
+    assert_ne!(cell(&row, 0, "REVOKED"), "-", "revoked: {row}");
+    let said = cli.quiet(&["key", "revoke", key]);
     assert!(
-        !row.lines().nth(1).unwrap().ends_with('-'),
-        "revoked: {row}"
+        said.contains(&key[4..16]) && !said.contains(secret),
+        "{said}"
     );
-    let err = cli.fails(&["key", "revoke", key]);
-    assert!(err.contains(&key[4..16]) && !err.contains(secret), "{err}");
+}
+
+/// `key revoke` confirms on stderr (stdout stays empty), and revoking a key already revoked
+/// succeeds and says so, so a rotation script can be re-run; an id no key has is an error.
+#[test]
+fn key_revoke_confirms_on_stderr_and_revoking_a_revoked_key_succeeds() {
+    key_revoke_confirms_and_is_repeatable(&Cli::new());
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+async fn postgres_key_revoke_confirms_on_stderr_and_revoking_a_revoked_key_succeeds() {
+    key_revoke_confirms_and_is_repeatable(&Cli::postgres().await);
+}
+
+fn key_revoke_confirms_and_is_repeatable(cli: &Cli) {
+    cli.ok(&["org", "create", "acme"]);
+    let key = cli.ok(&["key", "create", "--org", "acme", "--role", "admin"]);
+    let key_id = &key[4..16];
+    assert_eq!(
+        cli.quiet(&["key", "revoke", key_id]),
+        format!("revoked key {key_id} (organization acme)\n")
+    );
+    let listed = cli.ok(&["key", "list", "--org", "acme"]);
+    for _ in 0..2 {
+        assert_eq!(
+            cli.quiet(&["key", "revoke", key_id]),
+            format!("key {key_id} was already revoked\n")
+        );
+    }
+    assert_eq!(
+        cli.ok(&["key", "list", "--org", "acme"]),
+        listed,
+        "the revocation time is the first revocation's"
+    );
+    let err = cli.fails(&["key", "revoke", "AAAAAAAAAAAA"]);
+    assert!(err.contains("\"AAAAAAAAAAAA\""), "{err}");
+}
+
+/// `org list` prints a table of every organization with its active keys and live profiles.
+#[tokio::test]
+async fn org_list_prints_a_table_with_active_keys_and_live_profiles() {
+    org_list_counts_active_keys_and_live_profiles(&Cli::new()).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+async fn postgres_org_list_prints_a_table_with_active_keys_and_live_profiles() {
+    org_list_counts_active_keys_and_live_profiles(&Cli::postgres().await).await;
+}
+
+async fn org_list_counts_active_keys_and_live_profiles(cli: &Cli) {
+    assert_eq!(
+        cli.ok(&["org", "list"]),
+        "ORG_ID  NAME  CREATED  KEYS  PROFILES\n"
+    );
+    cli.ok(&["org", "create", "globex"]);
+    cli.ok(&["org", "create", "acme", "--name", "Acme Corp"]);
+    let key = cli.ok(&["key", "create", "--org", "acme", "--role", "admin"]);
+    cli.ok(&["key", "create", "--org", "acme", "--role", "member"]);
+    cli.quiet(&["key", "revoke", &key[4..16]]);
+    cli.ok(&["profile", "create", "--org", "acme", "--name", "a"]);
+    let deleted = cli.ok(&["profile", "create", "--org", "acme", "--name", "b"]);
+    cli.ok(&["profile", "create", "--org", "globex", "--name", "c"]);
+    // Deleted as the API deletes: a tombstone.
+    let store = cli.store().await;
+    sqlx::query("UPDATE profiles SET deleted_at = 1 WHERE id = $1")
+        .bind(deleted.trim())
+        .execute(store.pool())
+        .await
+        .unwrap();
+    store.close().await;
+
+    let table = cli.ok(&["org", "list"]);
+    assert_eq!(table.lines().count(), 3, "{table}");
+    assert!(
+        table.starts_with("ORG_ID  NAME       CREATED               KEYS  PROFILES\n"),
+        "{table}"
+    );
+    let expected = [
+        ("acme", "Acme Corp", "1", "1"),
+        ("globex", "globex", "0", "1"),
+    ];
+    for (row, (id, name, keys, profiles)) in expected.into_iter().enumerate() {
+        assert_eq!(cell(&table, row, "ORG_ID"), id, "{table}");
+        assert_eq!(cell(&table, row, "NAME"), name, "{table}");
+        assert!(cell(&table, row, "CREATED").ends_with('Z'), "{table}");
+        assert_eq!(cell(&table, row, "KEYS"), keys, "{table}");
+        assert_eq!(cell(&table, row, "PROFILES"), profiles, "{table}");
+    }
+}
+
+/// `key list`'s LAST_USED says when a key last authenticated a request (`-`: never), written
+/// by the server at most once a minute per key, off the request's path.
+#[tokio::test]
+async fn key_list_shows_when_each_key_was_last_used_written_at_most_once_a_minute() {
+    let cli = Cli::new();
+    let app = TestApp::sqlite_at(&cli.url(), fast_config()).await;
+    key_last_used_is_recorded_at_most_once_a_minute(&cli, &app).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+async fn postgres_key_list_shows_when_each_key_was_last_used_written_at_most_once_a_minute() {
+    let cli = Cli::postgres().await;
+    let app = TestApp::postgres_at(&cli.url(), fast_config()).await;
+    key_last_used_is_recorded_at_most_once_a_minute(&cli, &app).await;
+}
+
+async fn key_last_used_is_recorded_at_most_once_a_minute(cli: &Cli, app: &TestApp) {
+    let acme: appzone_server::model::OrgId = "acme".parse().unwrap();
+    let last_used = |key: String| {
+        let store = app.store.clone();
+        let acme = acme.clone();
+        async move {
+            let keys = store.list_keys(&acme).await.unwrap();
+            let key = keys.into_iter().find(|k| k.key_id == key[4..16]).unwrap();
+            key.last_used_at
+        }
+    };
+    let row_of = |table: &str, key: &str| {
+        table
+            .lines()
+            .skip(1)
+            .position(|line| line.starts_with(&key[4..16]))
+            .unwrap()
+    };
+    let table = cli.ok(&["key", "list", "--org", "acme"]);
+    assert_eq!(
+        cell(&table, row_of(&table, &app.admin_key), "LAST_USED"),
+        "-"
+    );
+
+    let path = TestApp::zones_path("aws", "us-east-1");
+    assert_eq!(app.get(&path, Some(&app.admin_key)).await.status, 200);
+    let admin = app.admin_key.clone();
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let admin = admin.clone();
+            async { last_used(admin).await.is_some() }
+        })
+        .await,
+        "the first use is written"
+    );
+    let first = last_used(admin.clone()).await;
+    for _ in 0..5 {
+        assert_eq!(app.get(&path, Some(&app.admin_key)).await.status, 200);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        last_used(admin.clone()).await,
+        first,
+        "not written again within the minute"
+    );
+    assert_eq!(last_used(app.member_key.clone()).await, None);
+    assert_eq!(
+        app.service.state.last_used.len(),
+        1,
+        "one entry per key used"
+    );
+
+    let table = cli.ok(&["key", "list", "--org", "acme"]);
+    let shown = cell(&table, row_of(&table, &app.admin_key), "LAST_USED");
+    assert_eq!(
+        shown,
+        appzone_server::model::format_ms(first.unwrap()),
+        "{table}"
+    );
+    assert_eq!(
+        cell(&table, row_of(&table, &app.member_key), "LAST_USED"),
+        "-",
+        "{table}"
+    );
+}
+
+/// `profile restore ID` prints nothing on stdout (nor on stderr) and makes the tombstone a live
+/// profile again; a profile that is not deleted is an error.
+#[tokio::test]
+async fn profile_restore_prints_nothing_and_the_profile_is_live_again() {
+    profile_restore_is_quiet(&Cli::new()).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+async fn postgres_profile_restore_prints_nothing_and_the_profile_is_live_again() {
+    profile_restore_is_quiet(&Cli::postgres().await).await;
+}
+
+async fn profile_restore_is_quiet(cli: &Cli) {
+    cli.ok(&["org", "create", "acme"]);
+    let id = cli.ok(&["profile", "create", "--org", "acme", "--name", "checkout"]);
+    let id = id.trim();
+    let store = cli.store().await;
+    sqlx::query("UPDATE profiles SET deleted_at = 1 WHERE id = $1")
+        .bind(id)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    store.close().await;
+    let tombstones = cli.ok(&["profile", "list", "--org", "acme", "--deleted"]);
+    assert_eq!(cell(&tombstones, 0, "ID"), id, "{tombstones}");
+
+    assert_eq!(cli.quiet(&["profile", "restore", id]), "");
+    let live = cli.ok(&["profile", "list", "--org", "acme"]);
+    assert_eq!(cell(&live, 0, "ID"), id, "{live}");
+    assert_eq!(cell(&live, 0, "DELETED"), "-", "{live}");
+    let err = cli.fails(&["profile", "restore", id]);
+    assert!(err.contains(id), "{err}");
 }
 
 /// `catalog import` never removes providers, regions or zones unless told to with `--prune`,
@@ -388,14 +671,12 @@ fn key_revoke_and_profile_lifecycle() {
     let cli = Cli::new();
     cli.ok(&["org", "create", "acme"]);
     let key = cli.ok(&["key", "create", "--org", "acme", "--role", "member"]);
-    assert_eq!(cli.ok(&["key", "revoke", &key[4..16]]), "");
-    assert!(
-        !cli.ok(&["key", "list", "--org", "acme"])
-            .lines()
-            .nth(1)
-            .unwrap()
-            .ends_with(" -"),
-        "revoked shows a time"
+    cli.quiet(&["key", "revoke", &key[4..16]]);
+    let keys = cli.ok(&["key", "list", "--org", "acme"]);
+    assert_ne!(
+        cell(&keys, 0, "REVOKED"),
+        "-",
+        "revoked shows a time: {keys}"
     );
     let id = cli.ok(&[
         "profile",
@@ -799,6 +1080,181 @@ fn every_request_gets_one_whole_log_line_under_concurrent_load() {
     );
 }
 
+/// `backup FILE` makes a consistent copy of the SQLite database while the server serves
+/// deletes: every profile in it is live or deleted with its audit record, the deletes answered
+/// before it started are in it, none it holds was left unanswered, its keys are the source's,
+/// SQLite finds it intact, and it is private (0600). Restored as the README says, it serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backup_copies_the_database_consistently_while_deletes_are_served() {
+    use std::collections::BTreeSet;
+    use std::os::unix::fs::PermissionsExt;
+
+    let cli = Cli::new();
+    let app = std::sync::Arc::new(TestApp::sqlite_at(&cli.url(), fast_config()).await);
+    let ids = app.seed_profiles("acme", "bk", 300).await;
+
+    // Deletes answered before the backup starts must be in it.
+    let mut before = BTreeSet::new();
+    for id in &ids[..20] {
+        let resp = app
+            .delete(&TestApp::profile_path(id), Some(&app.admin_key))
+            .await;
+        assert_eq!(resp.status, 204);
+        before.insert(id.clone());
+    }
+    // Four clients deleting the rest while the backup runs.
+    let deleters: Vec<_> = ids[20..]
+        .chunks(70)
+        .map(|chunk| {
+            let (app, chunk) = (app.clone(), chunk.to_vec());
+            tokio::spawn(async move {
+                let mut done = Vec::new();
+                for id in chunk {
+                    let resp = app
+                        .delete(&TestApp::profile_path(&id), Some(&app.admin_key))
+                        .await;
+                    assert_eq!(resp.status, 204, "{}", resp.body);
+                    done.push(id);
+                }
+                done
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let backup = cli.dir.path().join("appzone-backup.db");
+    let out = {
+        let mut command = cli.command();
+        command
+            .arg("backup")
+            .arg(&backup)
+            .env("APPZONE_DATABASE_URL", cli.url());
+        tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap()
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    let mut after = BTreeSet::new();
+    for deleter in deleters {
+        after.extend(deleter.await.unwrap());
+    }
+    after.extend(before.iter().cloned());
+    assert_eq!(after.len(), 300, "every delete was answered 204");
+
+    let mode = std::fs::metadata(&backup).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "private like the database");
+
+    // Read the copy as a database of its own.
+    let copy_url = format!("sqlite://{}?mode=ro", backup.display());
+    let mut copy = appzone_test_support::connect_admin(&copy_url)
+        .await
+        .unwrap();
+    let integrity: String = sqlx::query_scalar("PRAGMA integrity_check")
+        .fetch_one(&mut copy)
+        .await
+        .unwrap();
+    assert_eq!(integrity, "ok");
+    let rows: Vec<(String, Option<i64>)> =
+        sqlx::query_as("SELECT id, deleted_at FROM profiles WHERE id LIKE 'prof_bk_%'")
+            .fetch_all(&mut copy)
+            .await
+            .unwrap();
+    assert_eq!(
+        rows.len(),
+        300,
+        "every profile is in the copy, live or deleted"
+    );
+    let deleted: BTreeSet<String> = rows
+        .into_iter()
+        .filter(|(_, deleted_at)| deleted_at.is_some())
+        .map(|(id, _)| id)
+        .collect();
+    let audited: BTreeSet<String> = sqlx::query_scalar(
+        "SELECT profile_id FROM profile_audit WHERE action = 'delete' AND profile_id LIKE 'prof_bk_%'",
+    )
+    .fetch_all(&mut copy)
+    .await
+    .unwrap()
+    .into_iter()
+    .collect();
+    assert_eq!(
+        audited, deleted,
+        "each delete with its audit record: one moment"
+    );
+    assert!(
+        before.is_subset(&deleted),
+        "deletes answered before the backup are in it"
+    );
+    assert!(deleted.is_subset(&after));
+    eprintln!(
+        "the copy holds {} of the 300 deletes ({} answered before it started)",
+        deleted.len(),
+        before.len()
+    );
+    drop(copy);
+
+    // Restored as the README says, into a new directory: the CLI reads what the copy holds.
+    let restored = Cli::empty();
+    std::fs::copy(&backup, restored.dir.path().join("appzone.db")).unwrap();
+    let live = restored.ok(&["profile", "list", "--org", "acme"]);
+    let tombstones = restored.ok(&["profile", "list", "--org", "acme", "--deleted"]);
+    for id in &ids {
+        assert_ne!(
+            live.contains(id.as_str()),
+            tombstones.contains(id.as_str()),
+            "{id} is live or deleted, not both nor neither"
+        );
+        assert_eq!(tombstones.contains(id.as_str()), deleted.contains(id));
+    }
+    assert_eq!(
+        restored.ok(&["key", "list", "--org", "acme"]),
+        cli.ok(&["key", "list", "--org", "acme"]),
+        "the keys are the source's"
+    );
+}
+
+/// `backup` refuses a FILE that exists (left as it was) and a PostgreSQL database (pg_dump's
+/// job), with one `error:` line and nothing on stdout.
+#[test]
+fn backup_refuses_an_existing_file_and_a_postgresql_database_and_writes_nothing() {
+    let cli = Cli::new();
+    let existing = cli.dir.path().join("existing.db");
+    std::fs::write(&existing, "keep me").unwrap();
+    let err = cli.fails(&["backup", existing.to_str().unwrap()]);
+    assert!(err.contains("existing.db exists"), "{err}");
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep me");
+
+    let missing_dir = cli.dir.path().join("no-such-dir").join("copy.db");
+    let err = cli.fails(&["backup", missing_dir.to_str().unwrap()]);
+    assert!(err.contains("copy.db"), "{err}");
+
+    let err = cli.fails(&[
+        "--database-url",
+        "postgres://appzone:secret@127.0.0.1:1/appzone",
+        "backup",
+        "copy.db",
+    ]);
+    assert_eq!(
+        err,
+        "error: backup copies SQLite databases; for PostgreSQL use pg_dump (for example: \
+         pg_dump --format=custom --file=FILE DATABASE_URL)\n"
+    );
+    assert!(!cli.dir.path().join("copy.db").exists());
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+async fn postgres_backup_is_refused_naming_pg_dump() {
+    let cli = Cli::postgres().await;
+    let err = cli.fails(&["backup", "copy.db"]);
+    assert!(err.contains("pg_dump --format=custom"), "{err}");
+    assert!(!cli.dir.path().join("copy.db").exists());
+}
+
 fn sh(program: &str, args: &[&str]) {
     let what = format!("{program} {args:?}");
     stdout_of(Command::new(program).args(args), &what);
@@ -812,13 +1268,7 @@ fn sqlite_backup_and_restore_as_documented() {
     let id = cli.ok(&["profile", "create", "--org", "acme", "--name", "kept"]);
     let db = cli.dir.path().join("appzone.db");
     let backup = cli.dir.path().join("appzone-backup.db");
-    sh(
-        "sqlite3",
-        &[
-            db.to_str().unwrap(),
-            &format!(".backup '{}'", backup.display()),
-        ],
-    );
+    assert_eq!(cli.ok(&["backup", "appzone-backup.db"]), "");
     cli.ok(&[
         "profile",
         "create",

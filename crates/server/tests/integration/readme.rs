@@ -69,6 +69,10 @@ const RUN_BY: &[(&str, &str)] = &[
         "test:cli::sqlite_backup_and_restore_as_documented",
     ),
     (
+        "appzone-server backup appzone-backup.db",
+        "test:cli::sqlite_backup_and_restore_as_documented",
+    ),
+    (
         "cp appzone-backup.db",
         "test:cli::sqlite_backup_and_restore_as_documented",
     ),

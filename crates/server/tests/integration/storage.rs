@@ -26,11 +26,14 @@ both_backends! {
             .collect();
         // Added in 1.1.0, the same text on both backends.
         let idempotency_keys = "760e2b9de72db13fd7f614ecb4fc4ee3bcb1b712a71955cdfb8181c83b32c7c4d67509168d4006e503f21869bf34113f";
+        // Added after 1.1.0, the same text on both backends.
+        let api_key_last_used = "71be9426022202e244c8468d510b24431d0801064f9ac19b332fcad4f1785e51568ced591f0ca2cfbe5bbae33ce70c47";
         assert_eq!(
             rows,
             [
                 (1, "initial".to_owned(), expected.to_owned(), 1),
                 (2, "idempotency keys".to_owned(), idempotency_keys.to_owned(), 1),
+                (3, "api key last used".to_owned(), api_key_last_used.to_owned(), 1),
             ]
         );
     }
