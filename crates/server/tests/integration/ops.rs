@@ -118,6 +118,39 @@ async fn answers_carry_ratelimit_headers_of_their_limit_and_none_when_it_is_off(
 }
 
 #[tokio::test]
+async fn head_errors_state_the_content_length_of_their_get() {
+    let app = TestApp::sqlite().await;
+    for (path, key) in [
+        (zones(), None),
+        (
+            zones(),
+            Some("apz_wrongwrongwr_0123456789abcdefghijABCDEFGHIJKL"),
+        ),
+        (
+            TestApp::zones_path("aws", "nope-1"),
+            Some(app.member_key.as_str()),
+        ),
+        ("/nope".to_owned(), None),
+    ] {
+        let get = app.send(reqwest::Method::GET, &path, key, &[]).await;
+        let head = app.send(reqwest::Method::HEAD, &path, key, &[]).await;
+        assert_eq!(head.status, get.status, "{path}");
+        assert!(head.body.is_empty(), "{path}: {}", head.body);
+        let length = get.body.len().to_string();
+        assert_eq!(
+            get.header("content-length"),
+            Some(length.as_str()),
+            "{path}"
+        );
+        assert_eq!(
+            head.header("content-length"),
+            Some(length.as_str()),
+            "HEAD {path}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn rate_limit_zero_disables_it() {
     let app = TestApp::sqlite_with(appzone_server::ServiceConfig {
         rate_limit_per_key: 0,
