@@ -148,21 +148,8 @@ pub(super) fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
     ApiError::internal(format!("handler panicked: {detail}")).into_response()
 }
 
-/// The routes a 404 may suggest (the documentation page's assets are not suggested).
-const ROUTES: [&str; 8] = [
-    appzone_contract::paths::LIST_ZONES,
-    appzone_contract::paths::DELETE_PROFILE,
-    appzone_contract::paths::LIST_PROVIDERS,
-    appzone_contract::paths::LIST_REGIONS,
-    "/healthz",
-    "/readyz",
-    "/metrics",
-    "/openapi.json",
-];
-
-/// Whether `path` has the shape of one of [`ROUTES`] (a `{parameter}` stands for one non-empty
-/// segment),
-/// or is `/docs`.
+/// Whether `path` has the shape of one of the routes' templates (a `{parameter}` stands for one
+/// non-empty segment; `/docs` is itself, not its assets).
 fn is_route(path: &str) -> bool {
     let shaped = |template: &&str| {
         let (mut t, mut p) = (template.split('/'), path.split('/'));
@@ -174,7 +161,7 @@ fn is_route(path: &str) -> bool {
             }
         }
     };
-    path == "/docs" || ROUTES.iter().any(shaped)
+    super::ROUTES.iter().any(shaped)
 }
 
 /// Longest path a 404 message names: with its words, well within the message's 1024

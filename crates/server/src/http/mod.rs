@@ -168,6 +168,21 @@ macro_rules! from_ref {
 }
 from_ref!(store: Store, catalog: Catalog, keys: KeyVerifier, metrics: Metrics, openapi: OpenApiJson, health: Health);
 
+/// The templates of every route [`app`] registers, the documentation page's assets counted as
+/// `/docs`: the route labels of metrics and logs (every other path is `unmatched`), and what a
+/// 404 for a path with a trailing slash may suggest.
+const ROUTES: [&str; 9] = [
+    appzone_contract::paths::LIST_ZONES,
+    appzone_contract::paths::DELETE_PROFILE,
+    appzone_contract::paths::LIST_PROVIDERS,
+    appzone_contract::paths::LIST_REGIONS,
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/openapi.json",
+    "/docs",
+];
+
 /// The API routes with the OpenAPI description the `routes!` registrations produced.
 pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::new()

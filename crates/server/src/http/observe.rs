@@ -12,7 +12,6 @@ use std::time::Instant;
 
 use appzone_contract::deprecation::{Deprecation, DEPRECATION, SUNSET};
 use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
-use appzone_contract::paths::{DELETE_PROFILE, LIST_PROVIDERS, LIST_REGIONS, LIST_ZONES};
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -49,19 +48,6 @@ impl MakeRequestId for MakeUlid {
     }
 }
 
-/// The route labels metrics and logs may name; every other path is `unmatched`.
-const ROUTES: [&str; 9] = [
-    LIST_ZONES,
-    DELETE_PROFILE,
-    LIST_PROVIDERS,
-    LIST_REGIONS,
-    "/healthz",
-    "/readyz",
-    "/metrics",
-    "/openapi.json",
-    "/docs",
-];
-
 /// The label of the route the router matched: its template (the documentation page's assets
 /// count as `/docs`), or `unmatched`.
 fn route_label(matched: Option<&MatchedPath>) -> &'static str {
@@ -73,7 +59,7 @@ fn route_label(matched: Option<&MatchedPath>) -> &'static str {
     } else {
         template
     };
-    ROUTES
+    super::ROUTES
         .into_iter()
         .find(|route| *route == template)
         .unwrap_or("unmatched")

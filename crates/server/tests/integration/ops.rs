@@ -76,15 +76,7 @@ async fn answers_carry_ratelimit_headers_of_their_limit_and_none_when_it_is_off(
         .await;
     assert_eq!(unknown.status, 404);
     assert_eq!(unknown.header("ratelimit"), Some("\"per-key\";r=2;t=1"));
-    let too_large = app
-        .http
-        .delete(app.url(&TestApp::profile_path(app.profile.as_str())))
-        .header("x-api-key", &app.admin_key)
-        .body(vec![b'x'; 100 * 1024])
-        .send()
-        .await
-        .unwrap();
-    let too_large = Resp::read(too_large).await;
+    let too_large = delete_with_an_oversized_body(&app).await;
     assert_eq!(too_large.status, 413);
     assert_eq!(too_large.header("ratelimit"), Some("\"per-key\";r=1;t=1"));
     // A 401 carries the client address's failed-authentication limit.
@@ -292,9 +284,8 @@ async fn requests_over_the_concurrency_limit_are_shed_at_once() {
     }
 }
 
-#[tokio::test]
-async fn oversized_body_answers_413_payload_too_large_in_json() {
-    let app = TestApp::sqlite().await;
+/// An admin's DELETE of the app's profile with a 100 KiB body, over the 64 KiB default limit.
+async fn delete_with_an_oversized_body(app: &TestApp) -> Resp {
     let resp = app
         .http
         .delete(app.url(&TestApp::profile_path(app.profile.as_str())))
@@ -303,7 +294,13 @@ async fn oversized_body_answers_413_payload_too_large_in_json() {
         .send()
         .await
         .unwrap();
-    let resp = Resp::read(resp).await;
+    Resp::read(resp).await
+}
+
+#[tokio::test]
+async fn oversized_body_answers_413_payload_too_large_in_json() {
+    let app = TestApp::sqlite().await;
+    let resp = delete_with_an_oversized_body(&app).await;
     resp.assert_error(413, "payload_too_large");
     assert!(app.profile_is_live(&app.profile, "acme").await);
 }
