@@ -1,21 +1,21 @@
-//! Conversions that let the client's methods take contract types or plain strings.
+//! Conversions that let the client's methods take identifier types or plain strings.
 
 use std::borrow::Cow;
 
 use appzone_contract::{ApiKey, IdError, ProfileId, ProviderId, RegionId};
 
 /// A value that can be turned into the identifier `T`: the identifier itself (owned or
-/// borrowed), or a string that is validated against the contract's rule.
+/// borrowed), or a string that is validated against the API's identifier rule.
 ///
 /// ```
 /// use appzone_client::IntoId;
-/// use appzone_contract::ProviderId;
+/// use appzone_client::ProviderId;
 ///
 /// let parsed: ProviderId = "aws".into_id()?;
 /// let same: ProviderId = (&parsed).into_id()?;
 /// assert_eq!(parsed, same);
 /// assert!(IntoId::<ProviderId>::into_id("AWS").is_err());
-/// # Ok::<(), appzone_contract::IdError>(())
+/// # Ok::<(), appzone_client::IdError>(())
 /// ```
 pub trait IntoId<T> {
     /// Converts, validating strings.
@@ -68,7 +68,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A value usable as the API key: the contract's [`ApiKey`] or a string.
+/// A value usable as the API key: an [`ApiKey`] or a string.
 ///
 /// Strings are not checked against the `apz_<key_id>_<secret>` format, so the client also works
 /// with other implementations of the interface; they must only be non-blank and fit in an HTTP

@@ -8,22 +8,49 @@ use http::{Method, StatusCode};
 
 /// Everything that can go wrong in a call, in one type.
 ///
-/// The variants separate *who* failed:
+/// **To act on what an error means, ask the helpers, not the variant.** The same mistake gets
+/// the same answer whether the client finds it before sending or the server answers it:
+/// [`error_code`](Error::error_code), [`status`](Error::status) and the `is_*` helpers are equal
+/// in both cases. A provider id `"AWS"` is refused locally, and an unknown provider by the
+/// server, yet both give `error_code() == Some(&ErrorCode::InvalidProvider)` and status 400; a
+/// malformed profile id and a profile the server does not have both give
+/// `error_code() == Some(&ErrorCode::ProfileNotFound)` and [`is_not_found`](Error::is_not_found).
+/// The variants only say *where* the answer came from:
 ///
-/// | variant | what happened | a request was sent? |
-/// |---|---|---|
-/// | [`Error::Api`] | the API answered with a non-success status | yes |
-/// | [`Error::Connect`] | no connection could be made (refused, DNS, connect timeout) | no |
-/// | [`Error::Transport`] | the connection failed after it was made (reset, closed early) | yes |
-/// | [`Error::Timeout`] | the request timeout elapsed before the whole answer arrived | yes |
-/// | [`Error::Decode`] | a success status arrived with a body that is not what the contract says | yes |
-/// | [`Error::InvalidArgument`] | an argument or setting was rejected locally (an id, an idempotency key, a setting) | no |
-/// | [`Error::ProfileNotFound`] | a malformed profile id, answered locally as "not found" | no |
+/// | variant | what happened | request sent? | `status()`, `error_code()` |
+/// |---|---|---|---|
+/// | [`Error::Api`] | the API answered with a non-2xx status | yes | the answer's |
+/// | [`Error::Connect`] | no connection could be made (refused, DNS, connect timeout) | no | `None` |
+/// | [`Error::Transport`] | the connection failed after it was made (reset, closed early) | yes | `None` |
+/// | [`Error::Timeout`] | the request timeout elapsed before the whole answer arrived | yes | `None` |
+/// | [`Error::Decode`] | a success status arrived with a body that is not what the API sends | yes | the 2xx status, `None` |
+/// | [`Error::InvalidArgument`] | an argument or setting was refused locally | no | for a provider or region id, 400 and `invalid_provider` / `invalid_region`, as the server answers; else `None` |
+/// | [`Error::ProfileNotFound`] | a malformed profile id, answered locally | no | 404 and `profile_not_found`, as the server answers |
+///
+/// So `matches!(e, Error::ProfileNotFound { .. })` is true only for the local answer, while
+/// `e.error_code() == Some(&ErrorCode::ProfileNotFound)` (or `e.is_not_found()`) also holds
+/// for the server's 404. Every variant is `#[non_exhaustive]`: match struct variants with `..`.
 ///
 /// Most callers need only the helpers: [`is_not_found`](Error::is_not_found),
 /// [`is_forbidden`](Error::is_forbidden), [`is_unauthorized`](Error::is_unauthorized),
 /// [`is_retryable`](Error::is_retryable), [`status`](Error::status),
 /// [`error_code`](Error::error_code) and [`request_id`](Error::request_id).
+///
+/// ```
+/// use appzone_client::{Client, Error, ErrorCode, StatusCode};
+///
+/// # async fn run() -> Result<(), Error> {
+/// let client = Client::new("http://127.0.0.1:8080", "apz_...")?;
+/// // Refused before sending: "AWS" breaks the provider id rule (lower case only).
+/// let error = client.list_zones("AWS", "us-east-1").await.unwrap_err();
+/// assert_eq!(error.error_code(), Some(&ErrorCode::InvalidProvider));
+/// assert_eq!(error.status(), Some(StatusCode::BAD_REQUEST));
+/// assert_eq!(error.request_id(), None); // nothing was sent
+/// assert!(matches!(error, Error::InvalidArgument { .. }));
+/// # Ok(())
+/// # }
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(run()).unwrap();
+/// ```
 ///
 /// `Display` is one line meant for logs and people, for example
 /// `appzone API error 404 profile_not_found: application profile not found (request id 01JD...)`.
@@ -41,7 +68,7 @@ pub enum Error {
     /// or the connect timeout elapsed. The request was not sent, so every call (even a `DELETE`)
     /// is retried on this error within the [`RetryPolicy`](crate::RetryPolicy).
     #[error(
-        "appzone request {method} {url} failed: could not connect (request id {request_id}{})",
+        "appzone request {method} {url} failed: could not connect{}",
         AfterAttempts(*.attempts)
     )]
     #[non_exhaustive]
@@ -50,7 +77,8 @@ pub enum Error {
         method: Method,
         /// The URL the request was for.
         url: String,
-        /// The `X-Request-Id` the client sent (on every attempt of this call).
+        /// The `X-Request-Id` the request would have carried. No server saw it (no request
+        /// was sent), so [`Error::request_id`] returns `None` for this variant.
         request_id: String,
         /// How many connections the call tried in total (more than 1 when it was retried).
         attempts: u32,
@@ -113,9 +141,14 @@ pub enum Error {
     #[error(transparent)]
     Decode(Box<DecodeError>),
 
-    /// An argument or a setting was rejected before any request was sent: an invalid provider
-    /// or region id, an invalid idempotency key (`argument` is `idempotency key`), a base URL that is not `http(s)`, an API key that cannot go in a header,
-    /// or an HTTP client that could not be built.
+    /// An argument or a setting was refused before any request was sent: an invalid provider
+    /// or region id, an invalid idempotency key (`argument` is `idempotency key`), a base URL
+    /// that is not `http(s)`, an API key that cannot go in a header, or an HTTP client that
+    /// could not be built.
+    ///
+    /// For a provider or region id, `code` is the code the server answers the same id with
+    /// (`invalid_provider` or `invalid_region`, status 400), and [`Error::error_code`] and
+    /// [`Error::status`] return it: match on those to treat both the same.
     #[error("invalid {argument}: {reason}")]
     #[non_exhaustive]
     InvalidArgument {
@@ -123,14 +156,21 @@ pub enum Error {
         argument: &'static str,
         /// What is wrong with it. Never contains the API key.
         reason: String,
+        /// The error code the server answers the same input with, when it would answer it
+        /// (an id); `None` for a setting of the client.
+        code: Option<ErrorCode>,
     },
 
     /// [`Client::delete_profile`](crate::Client::delete_profile) was given a malformed profile
-    /// id. Such a profile cannot exist, and the contract answers it with 404
+    /// id. Such a profile cannot exist, and the server answers it with 404
     /// `profile_not_found`; the client gives that answer itself, without sending a request.
     /// [`is_not_found`](Error::is_not_found) is true, [`status`](Error::status) is 404 and
     /// [`error_code`](Error::error_code) is `profile_not_found`, exactly as if the server had
     /// answered.
+    ///
+    /// The server's own 404 for a profile arrives as [`Error::Api`]: to mean "no such profile,
+    /// or already deleted", test `error_code() == Some(&ErrorCode::ProfileNotFound)` or
+    /// [`is_not_found`](Error::is_not_found), which hold for both, not this variant.
     #[error("profile not found: {source} (answered locally, no request was sent)")]
     #[non_exhaustive]
     ProfileNotFound {
@@ -237,36 +277,48 @@ static PROFILE_NOT_FOUND: ErrorCode = ErrorCode::ProfileNotFound;
 impl Error {
     /// The HTTP status of the answer, when there was one.
     ///
-    /// Also 404 for [`Error::ProfileNotFound`], which stands in for the server's answer.
+    /// For a mistake the client found before sending, the status the server answers it with:
+    /// 404 for [`Error::ProfileNotFound`], 400 for a malformed provider or region id
+    /// ([`Error::InvalidArgument`] with a `code`).
     pub fn status(&self) -> Option<StatusCode> {
         match self {
             Error::Api(api) => Some(api.status),
             Error::Decode(decode) => Some(decode.status),
             Error::ProfileNotFound { .. } => Some(PROFILE_NOT_FOUND.status()),
+            Error::InvalidArgument {
+                code: Some(code), ..
+            } => Some(code.status()),
             _ => None,
         }
     }
 
-    /// The machine-readable code of an API error, when the answer carried the contract's error
-    /// body. `profile_not_found` for [`Error::ProfileNotFound`].
+    /// The machine-readable code of the error: the `error_code` of an API answer with the
+    /// API's error body, or, for a mistake the client found before sending, the code the
+    /// server answers it with (`profile_not_found` for [`Error::ProfileNotFound`],
+    /// `invalid_provider` or `invalid_region` for a malformed id). `None` for failures without
+    /// an answer (connect, transport, timeout, decode) and for settings of the client.
     pub fn error_code(&self) -> Option<&ErrorCode> {
         match self {
             Error::Api(api) => api.code.as_ref(),
             Error::ProfileNotFound { .. } => Some(&PROFILE_NOT_FOUND),
+            Error::InvalidArgument { code, .. } => code.as_ref(),
             _ => None,
         }
     }
 
     /// The request id to quote when reporting a problem: the one the server answered with, or
-    /// the one the client sent. `None` only when no request was sent.
+    /// the one the client sent. `None` when no request was sent: a refused argument, or
+    /// [`Error::Connect`] (no connection, so no server logged the id).
     pub fn request_id(&self) -> Option<&str> {
         match self {
             Error::Api(api) => Some(&api.request_id),
-            Error::Connect { request_id, .. }
-            | Error::Transport { request_id, .. }
-            | Error::Timeout { request_id, .. } => Some(request_id),
+            Error::Transport { request_id, .. } | Error::Timeout { request_id, .. } => {
+                Some(request_id)
+            }
             Error::Decode(decode) => Some(&decode.request_id),
-            Error::InvalidArgument { .. } | Error::ProfileNotFound { .. } => None,
+            Error::Connect { .. }
+            | Error::InvalidArgument { .. }
+            | Error::ProfileNotFound { .. } => None,
         }
     }
 
@@ -339,6 +391,16 @@ impl Error {
         Error::InvalidArgument {
             argument,
             reason: reason.to_string(),
+            code: None,
+        }
+    }
+
+    /// A malformed provider or region id, with the code the server answers it with.
+    pub(crate) fn invalid_id(argument: &'static str, code: ErrorCode, reason: IdError) -> Self {
+        Error::InvalidArgument {
+            argument,
+            reason: reason.to_string(),
+            code: Some(code),
         }
     }
 }

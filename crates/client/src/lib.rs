@@ -2,8 +2,8 @@
 //!
 //! The appzone API lists the catalog's cloud providers, their regions and the zones of a
 //! region, and deletes application profiles. This crate calls it with [`reqwest`] (rustls, no
-//! OpenSSL). Requests are built from the [`appzone_contract`] crate's paths, header names and
-//! wire types, the same ones the server routes with, so client and server cannot drift apart.
+//! OpenSSL). Its paths, header names and types come from the crate the server is built on too,
+//! so client and server cannot drift apart; everything a caller needs is re-exported here.
 //!
 //! # Example
 //!
@@ -38,24 +38,27 @@
 //!
 //! # Arguments
 //!
-//! The methods take the contract's identifier types ([`ProviderId`], [`RegionId`],
-//! [`ProfileId`]) or strings, through [`IntoId`]. A string that breaks the identifier rule is
-//! rejected before any request is sent: [`Error::InvalidArgument`] for a provider or region, and
-//! [`Error::ProfileNotFound`] for a profile (the contract answers a malformed profile id with
-//! 404 `profile_not_found`, and the client gives that same answer locally).
+//! The methods take the identifier types [`ProviderId`], [`RegionId`] and [`ProfileId`], or
+//! strings, through [`IntoId`]. A string that breaks the API's identifier rule is refused
+//! before any request is sent, with the answer the server would give: a malformed provider or
+//! region id is an [`Error::InvalidArgument`] whose [`Error::error_code`] is `invalid_provider`
+//! or `invalid_region` (status 400), and a malformed profile id an [`Error::ProfileNotFound`]
+//! with `profile_not_found` (404), since no profile can have such an id.
 //!
 //! # Errors
 //!
-//! One [`Error`] type separates an answer of the API ([`Error::Api`], with the HTTP status, the
-//! [`ErrorCode`] (unknown codes arrive as [`ErrorCode::Other`]), the message and the request id)
-//! from failures to connect ([`Error::Connect`]), broken connections ([`Error::Transport`]),
-//! timeouts ([`Error::Timeout`]), answers that cannot be decoded ([`Error::Decode`], a
-//! [`DecodeError`]) and
-//! arguments rejected locally ([`Error::InvalidArgument`], [`Error::ProfileNotFound`]). Helpers
-//! such as [`Error::is_not_found`], [`Error::is_forbidden`], [`Error::is_unauthorized`],
-//! [`Error::is_retryable`], [`Error::status`], [`Error::error_code`] and [`Error::request_id`]
-//! answer the usual questions. The API key never appears in `Debug` or `Display` of the client,
-//! its builder or any error.
+//! One [`Error`] type. To act on what an error means, use its helpers, which give the same
+//! answer whether the client found the mistake before sending or the server answered it:
+//! [`Error::error_code`] (an [`ErrorCode`]; codes this version does not know arrive as
+//! [`ErrorCode::Other`]), [`Error::status`], [`Error::is_not_found`], [`Error::is_forbidden`],
+//! [`Error::is_unauthorized`], [`Error::is_retryable`] and [`Error::request_id`]. The variants
+//! say where the answer came from: the API ([`Error::Api`], an [`ApiError`] with the status,
+//! code, message, request id and `Retry-After`), no connection ([`Error::Connect`]), a broken
+//! connection ([`Error::Transport`]), a timeout ([`Error::Timeout`]), an undecodable success
+//! answer ([`Error::Decode`], a [`DecodeError`]), or a local refusal ([`Error::InvalidArgument`],
+//! [`Error::ProfileNotFound`]). Variants and their structs are `#[non_exhaustive]`: match them
+//! with `..`. The API key never appears in `Debug` or `Display` of the client, its builder or
+//! any error.
 //!
 //! # Retries and timeouts
 //!
@@ -85,10 +88,10 @@
 //!
 //! A listing ([`ProviderList`], [`RegionList`], [`ZoneList`]) missing `id`, `message` or
 //! `status` decodes (they are then empty strings), and any 2xx answers a delete. An error answer
-//! whose body is not the contract's error body (an HTML page of a proxy, an empty 403 as the seed
-//! interface allows) is still an [`Error::Api`] with its status; its [`ApiError::code`] is `None`
+//! whose body is not the API's JSON error body (an HTML page of a proxy, an empty 403 from
+//! another implementation) is still an [`Error::Api`] with its status; its [`ApiError::code`] is `None`
 //! and its message quotes the start of the body. So the client also works against other
-//! implementations of the interface.
+//! implementations of the same API.
 //!
 //! # The `appzone` command line
 //!
@@ -127,8 +130,10 @@ mod request_id;
 mod retry;
 
 pub use appzone_contract::{
-    ErrorCode, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
+    ApiKey, ErrorCode, IdError, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
 };
+/// The HTTP types that [`ApiError`], [`DecodeError`] and [`Error::status`] use.
+pub use http::{Method, StatusCode};
 
 pub use args::{IntoApiKey, IntoId};
 pub use client::{
@@ -140,8 +145,9 @@ pub use error::{ApiError, DecodeError, Error};
 pub use idempotency::{new_idempotency_key, DeleteOutcome};
 pub use retry::RetryPolicy;
 
-/// Exit codes of the `appzone` command line: one [`TABLE`](exit_code::TABLE), shown by
-/// `appzone --help` (which is generated from it) and in the crate's README (a test compares them).
+/// Exit codes of the `appzone` command line: one [`TABLE`](exit_code::TABLE), shared with the
+/// operator's `appzone-server` (which uses 0, 1 and 2 of it), shown by `appzone --help` (which
+/// is generated from it) and in the crate's README (a test compares them).
 ///
 /// A class of failure has one code, whether the command line found it before sending anything
 /// or the server answered it: a malformed provider id refused locally and the server's 400
@@ -156,75 +162,10 @@ pub mod exit_code {
 
     use crate::{ApiError, Error};
 
-    /// Success.
-    pub const OK: u8 = 0;
-    /// The command line could not be parsed. See [`TABLE`].
-    pub const USAGE: u8 = 1;
-    /// No answer: could not connect, the connection broke, or the request timed out.
-    pub const TRANSPORT: u8 = 2;
-    /// No API key was given, or the server answered 401.
-    pub const UNAUTHORIZED: u8 = 3;
-    /// The server answered 403.
-    pub const FORBIDDEN: u8 = 4;
-    /// The server answered 404 for the region or the profile.
-    pub const NOT_FOUND: u8 = 5;
-    /// A malformed id or setting refused before sending, or the server answered 400.
-    pub const INVALID_INPUT: u8 = 6;
-    /// The answer was not the appzone API's; the base URL is probably wrong.
-    pub const UNEXPECTED_ANSWER: u8 = 7;
-    /// Any other answer of the API (429, 5xx, ...).
-    pub const API: u8 = 8;
-
-    /// One exit code and what it means, as `--help` and the README show it.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    #[non_exhaustive]
-    pub struct Row {
-        /// The exit code.
-        pub code: u8,
-        /// One line: the class, a colon, then what falls in it.
-        pub meaning: &'static str,
-    }
-
-    /// Every exit code of `appzone`, in order. `appzone --help` prints these rows; the README's
-    /// table must hold the same ones. Each meaning fits one line of a 100-column terminal.
-    pub const TABLE: &[Row] = &[
-        Row {
-            code: OK,
-            meaning: "success",
-        },
-        Row {
-            code: USAGE,
-            meaning: "usage error: unknown command or option, missing argument, bad --output or --timeout",
-        },
-        Row {
-            code: TRANSPORT,
-            meaning: "transport: could not connect (refused, DNS, TLS), connection broken, or timed out",
-        },
-        Row {
-            code: UNAUTHORIZED,
-            meaning: "unauthorized: no API key given, or 401 (the key is unknown or revoked)",
-        },
-        Row {
-            code: FORBIDDEN,
-            meaning: "forbidden: 403, the key may not do this; ask your organization admin",
-        },
-        Row {
-            code: NOT_FOUND,
-            meaning: "not found: 404, no such region or profile",
-        },
-        Row {
-            code: INVALID_INPUT,
-            meaning: "invalid input: malformed id or --url (refused before sending), or 400 (unknown provider)",
-        },
-        Row {
-            code: UNEXPECTED_ANSWER,
-            meaning: "not the appzone API: no such route, no JSON error body, or undecodable; check --url",
-        },
-        Row {
-            code: API,
-            meaning: "other API error: 429 (rate limited), 5xx, ...",
-        },
-    ];
+    pub use appzone_contract::exit_code::{
+        help_rows, Row, API, FAILURE, FORBIDDEN, INVALID_INPUT, NOT_FOUND, OK, TABLE, TRANSPORT,
+        UNAUTHORIZED, UNEXPECTED_ANSWER, USAGE,
+    };
 
     /// The exit code the command line uses for `error`.
     ///
@@ -258,40 +199,6 @@ pub mod exit_code {
             (StatusCode::NOT_FOUND, Some(_)) => NOT_FOUND,
             (StatusCode::BAD_REQUEST, Some(_)) => INVALID_INPUT,
             _ => API,
-        }
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn the_table_lists_each_code_once_in_order_on_one_short_line() {
-            let codes: Vec<u8> = TABLE.iter().map(|row| row.code).collect();
-            let expected: Vec<u8> = (0..).take(TABLE.len()).collect();
-            assert_eq!(codes, expected);
-            assert_eq!(
-                codes,
-                [
-                    OK,
-                    USAGE,
-                    TRANSPORT,
-                    UNAUTHORIZED,
-                    FORBIDDEN,
-                    NOT_FOUND,
-                    INVALID_INPUT,
-                    UNEXPECTED_ANSWER,
-                    API
-                ]
-            );
-            for row in TABLE {
-                // `--help` prints "  N  meaning"; clap wraps lines beyond 100 columns.
-                assert!(row.meaning.len() + 5 <= 95, "{row:?}");
-                assert!(
-                    !row.meaning.contains('\n') && !row.meaning.contains('|'),
-                    "{row:?}"
-                );
-            }
         }
     }
 }

@@ -7,7 +7,7 @@ use rand::RngExt;
 
 /// How often and how patiently the client retries a call.
 ///
-/// What is retried is fixed by the API contract. A `DELETE` carries an `Idempotency-Key`, the
+/// What is retried is fixed by the API's rules. A `DELETE` carries an `Idempotency-Key`, the
 /// same on each attempt of a call, so the server replays the first attempt's outcome instead of
 /// acting twice, and a `DELETE` is retried whenever a `GET` is, and also when the answer may
 /// have been lost:

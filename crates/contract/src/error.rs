@@ -15,7 +15,9 @@ use utoipa::{PartialSchema, ToSchema};
 /// [`ErrorCode::Other`], so a client keeps working when the server adds a code.
 ///
 /// ```
-/// use appzone_contract::ErrorCode;
+/// # // Shown as clients use it: appzone-client re-exports the type.
+/// # use appzone_contract as appzone_client;
+/// use appzone_client::ErrorCode;
 /// let code: ErrorCode = serde_json::from_str("\"profile_not_found\"").unwrap();
 /// assert_eq!(code, ErrorCode::ProfileNotFound);
 /// assert_eq!(code.status().as_u16(), 404);
@@ -104,7 +106,8 @@ impl ErrorCode {
     /// The codes added within 1.x, in the order they were added.
     ///
     /// ```
-    /// use appzone_contract::ErrorCode;
+    /// # use appzone_contract as appzone_client;
+    /// use appzone_client::ErrorCode;
     /// let code: ErrorCode = serde_json::from_str("\"idempotency_key_reused\"").unwrap();
     /// assert_eq!(code.as_str(), ErrorCode::IDEMPOTENCY_KEY_REUSED);
     /// assert_eq!(code.status().as_u16(), 422);

@@ -39,6 +39,16 @@ impl IdKind {
         }
     }
 
+    /// The error code the API answers a malformed id of this kind with: `invalid_provider`,
+    /// `invalid_region`, or `profile_not_found` (no profile can have a malformed id).
+    pub fn error_code(self) -> crate::ErrorCode {
+        match self {
+            IdKind::Provider => crate::ErrorCode::InvalidProvider,
+            IdKind::Region => crate::ErrorCode::InvalidRegion,
+            IdKind::Profile => crate::ErrorCode::ProfileNotFound,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             IdKind::Provider => "provider id",
@@ -98,6 +108,18 @@ pub enum IdError {
         /// Its zero-based character position.
         position: usize,
     },
+}
+
+impl IdError {
+    /// Which identifier was malformed.
+    pub fn kind(&self) -> IdKind {
+        match self {
+            IdError::Empty { kind }
+            | IdError::TooLong { kind, .. }
+            | IdError::BadFirst { kind, .. }
+            | IdError::BadChar { kind, .. } => *kind,
+        }
+    }
 }
 
 fn validate(kind: IdKind, value: &str) -> Result<(), IdError> {

@@ -82,6 +82,7 @@ mod api_key;
 pub mod deprecation;
 mod discovery;
 mod error;
+pub mod exit_code;
 pub mod headers;
 mod ids;
 pub mod openapi;

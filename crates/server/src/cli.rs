@@ -50,19 +50,23 @@ Examples:
   APPZONE_DATABASE_URL=postgres://appzone@db/appzone appzone-server serve --listen 0.0.0.0:8080
 
   # Health check of the server on this host (a container's HEALTHCHECK)
-  appzone-server healthcheck
+  appzone-server healthcheck";
 
-Exit status:
-  0  success
-  1  the command failed and changed nothing (the error line says why)
-  2  the command line is invalid (a bad option or id); nothing was done";
+/// The text after the options in `--help`: examples, then the exit codes, printed from the
+/// table `appzone` shares, so that the help cannot drift from what the command does.
+fn after_help() -> String {
+    format!(
+        "{EXAMPLES}\n\nExit status (the scheme of `appzone` too):\n{}",
+        appzone_contract::exit_code::help_rows(true)
+    )
+}
 
 /// The appzone API server and its operator commands.
 #[derive(Debug, Parser)]
-#[command(name = "appzone-server", version, about, after_help = EXAMPLES)]
+#[command(name = "appzone-server", version, about, after_help = after_help())]
 pub struct Cli {
-    /// Database URL: `sqlite://FILE` or `postgres://USER:PASSWORD@HOST/DB`. Only `serve` and
-    /// `migrate` create a missing SQLite file.
+    /// Database URL: `sqlite://FILE` or `postgres://USER:PASSWORD@HOST/DB` (`postgresql://`
+    /// too); anything else exits 2. Only `serve` and `migrate` create a missing SQLite file.
     // The environment's value is never shown: it may hold a password.
     #[arg(
         long,
@@ -286,8 +290,9 @@ pub enum CatalogCommand {
     Import {
         /// Catalog JSON file; `-` reads stdin.
         file: PathBuf,
-        /// Allow the import to remove providers, regions or zones (refused otherwise, because
-        /// their listings would stop answering 200).
+        /// Allow the import to remove providers, regions or zones (refused otherwise: a removed
+        /// zone drops out of its region's listing, a removed region's listing answers 404 and a
+        /// removed provider's listings answer 400).
         #[arg(long)]
         prune: bool,
     },
@@ -298,6 +303,11 @@ pub enum CatalogCommand {
 /// Parses the command line, runs it, and maps failure to one `error:` line and exit code 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A usage error like clap's own (exit 2), but never echoing a value that may hold a password.
+    if let Err(message) = check_database_url(&cli.database_url) {
+        eprintln!("error: {message}\n\nFor more information, try '--help'.");
+        return ExitCode::from(appzone_contract::exit_code::USAGE);
+    }
     // The server logs its work; an operator command's stderr is for its one `error:` line.
     let default_filter = match cli.command {
         Command::Serve(_) => "info,sqlx=warn",
@@ -315,6 +325,29 @@ pub fn main() -> ExitCode {
         }
         Err(err) => fail(&err),
     }
+}
+
+/// Whether `url` names a backend: `sqlite:` or `postgres://` / `postgresql://`. The message
+/// shows the value only up to where a password could start.
+fn check_database_url(url: &str) -> Result<(), String> {
+    if crate::storage::Backend::of_url(url).is_some() {
+        return Ok(());
+    }
+    let shown = match url.rsplit_once('@') {
+        Some((_, host)) => format!("***@{host}"),
+        None => url.to_owned(),
+    };
+    let mut message = format!(
+        "--database-url (or APPZONE_DATABASE_URL) must start with sqlite://, postgres:// or \
+         postgresql://, got `{shown}`"
+    );
+    if !url.contains("://") && !url.contains('@') && !url.trim().is_empty() {
+        message.push_str(&format!(
+            "; for a SQLite file, write sqlite://{}",
+            url.trim()
+        ));
+    }
+    Err(message)
 }
 
 fn fail(err: &anyhow::Error) -> ExitCode {

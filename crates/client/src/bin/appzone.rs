@@ -20,15 +20,15 @@ Examples:
 
 const ON_ERROR: &str = "\
 On an error, stdout stays empty and stderr says what failed: a line with the error code and the
-message, a line with the request id when a request was sent, and a hint when the cause is likely.";
+message, a line with the request id when a request was sent, the wait a 429 or 503 asked for, and
+a hint when the cause is likely. With --output json, stderr has one JSON object instead:
+{\"error\", \"error_code\", \"status\", \"request_id\", \"retry_after_seconds\", \"hint\", \"exit_code\"}.";
 
 /// The text after the options in `--help`: examples, then the exit codes, printed from
 /// [`exit_code::TABLE`] so that the help cannot drift from what the command does.
 fn after_help() -> String {
     let mut text = format!("{EXAMPLES}\n\nExit codes:\n");
-    for row in exit_code::TABLE {
-        text.push_str(&format!("  {}  {}\n", row.code, row.meaning));
-    }
+    text.push_str(&exit_code::help_rows(false));
     text.push('\n');
     text.push_str(ON_ERROR);
     text
@@ -68,7 +68,8 @@ struct Cli {
 enum Output {
     /// Plain lines: one id per line (provider, region or zone), or a confirmation.
     Text,
-    /// JSON on one line: the listing's body, or `{"deleted": "<id>"}`.
+    /// JSON on one line: the listing's body, or `{"deleted": "<id>"}`; an error is one JSON
+    /// object on stderr.
     Json,
 }
 
@@ -137,10 +138,16 @@ fn main() -> ExitCode {
     };
     // As the user wrote it, for the messages: "could not connect to <base>", "try --url ...".
     let base = cli.url.trim().trim_end_matches('/').to_owned();
+    let output = cli.output;
     match run(cli) {
         Ok(()) => ExitCode::from(exit_code::OK),
         Err(failure) => {
-            eprint!("{}", report(&failure, &base));
+            let report = Report::of(&failure, &base);
+            let text = match output {
+                Output::Text => report.text(),
+                Output::Json => report.json(failure.exit_code()),
+            };
+            eprint!("{text}");
             ExitCode::from(failure.exit_code())
         }
     }
@@ -212,7 +219,7 @@ impl Failure {
             // As the server's 400 invalid_provider / invalid_region (see `exit_code::for_error`).
             Failure::InvalidId(_) => exit_code::INVALID_INPUT,
             Failure::Client(error) => exit_code::for_error(error),
-            Failure::Local(_) => exit_code::USAGE,
+            Failure::Local(_) => exit_code::FAILURE,
         }
     }
 }
@@ -322,42 +329,97 @@ fn print(text: &str) -> Result<(), Failure> {
     }
 }
 
-/// What stderr shows for `failure`, in the shape of `gh`'s errors:
-///
-/// ```text
-/// error: region_not_found: aws has no region "mars-1"
-/// request id: 01JD8Y3ZQ4K5M6N7P8R9S0T1V2
-/// hint: ...
-/// ```
-///
-/// The request id line comes when a request was sent; the hint when the cause is likely.
-fn report(failure: &Failure, base: &str) -> String {
-    let (headline, request_id, hint) = match failure {
-        Failure::NoApiKey => (
-            "no API key: set APPZONE_API_KEY or pass --api-key".to_owned(),
-            None,
-            None,
-        ),
-        Failure::InvalidId(error) => (error.to_string(), None, None),
-        Failure::Local(message) => (message.clone(), None, None),
-        Failure::Client(error) => (
-            headline(error, base),
-            match error {
-                // The id of a connection that was never made is in no server's log.
-                Error::Connect { .. } => None,
-                _ => error.request_id(),
-            },
-            hint(error, base),
-        ),
-    };
-    let mut text = format!("error: {}\n", one_line(&headline));
-    if let Some(id) = request_id {
-        text.push_str(&format!("request id: {}\n", one_line(id)));
+/// What stderr shows for a failure.
+struct Report<'a> {
+    /// The error code and the message, or what failed.
+    headline: String,
+    /// The contract's code and the HTTP status, when there was an answer (or the local finding
+    /// stands in for one).
+    code: Option<&'a ErrorCode>,
+    status: Option<u16>,
+    /// When a request was sent.
+    request_id: Option<&'a str>,
+    /// The wait a 429 or 503 asked for.
+    retry_after: Option<Duration>,
+    /// The likely cause, when the client can tell.
+    hint: Option<String>,
+    /// The code of a malformed id the command line refused itself.
+    local_code: Option<ErrorCode>,
+}
+
+impl<'a> Report<'a> {
+    fn of(failure: &'a Failure, base: &str) -> Self {
+        let mut report = Report {
+            headline: String::new(),
+            code: None,
+            status: None,
+            request_id: None,
+            retry_after: None,
+            hint: None,
+            local_code: None,
+        };
+        match failure {
+            Failure::NoApiKey => {
+                report.headline = "no API key: set APPZONE_API_KEY or pass --api-key".to_owned();
+            }
+            Failure::InvalidId(error) => {
+                // The code and status the server answers the same id with, as the library's
+                // local errors carry them.
+                report.headline = error.to_string();
+                report.local_code = Some(error.kind().error_code());
+            }
+            Failure::Local(message) => report.headline = message.clone(),
+            Failure::Client(error) => {
+                report.headline = headline(error, base);
+                report.code = error.error_code();
+                report.status = error.status().map(|status| status.as_u16());
+                report.request_id = error.request_id();
+                report.retry_after = error.as_api().and_then(|api| api.retry_after);
+                report.hint = hint(error, base);
+            }
+        }
+        report
     }
-    if let Some(hint) = hint {
-        text.push_str(&format!("hint: {}\n", one_line(&hint)));
+
+    /// In the shape of `gh`'s errors:
+    ///
+    /// ```text
+    /// error: region_not_found: aws has no region "mars-1"
+    /// request id: 01JD8Y3ZQ4K5M6N7P8R9S0T1V2
+    /// hint: ...
+    /// ```
+    ///
+    /// The request id line comes when a request was sent, the retry line when the answer asked
+    /// for a wait, the hint when the cause is likely.
+    fn text(&self) -> String {
+        let mut text = format!("error: {}\n", one_line(&self.headline));
+        if let Some(id) = self.request_id {
+            text.push_str(&format!("request id: {}\n", one_line(id)));
+        }
+        if let Some(wait) = self.retry_after {
+            text.push_str(&format!("retry after: {}s\n", wait.as_secs()));
+        }
+        if let Some(hint) = &self.hint {
+            text.push_str(&format!("hint: {}\n", one_line(hint)));
+        }
+        text
     }
-    text
+
+    /// One JSON object on one line, for scripts that asked for `--output json`: every field is
+    /// present, `null` when it does not apply.
+    fn json(&self, exit_code: u8) -> String {
+        let code = self.code.or(self.local_code.as_ref());
+        let value = serde_json::json!({
+            "error": self.headline,
+            "error_code": code.map(ErrorCode::as_str),
+            "status": self.status.or(code.map(|code| code.status().as_u16())),
+            "request_id": self.request_id,
+            "retry_after_seconds": self.retry_after.map(|wait| wait.as_secs()),
+            "hint": self.hint,
+            "exit_code": exit_code,
+        });
+        format!("{value}\n")
+    }
 }
 
 /// The first line of the report: the error code and the message, without repeating either.

@@ -1,7 +1,7 @@
 //! What the three listings share: their bodies' decoding ([`Listing`]), reading a listing's
 //! answer ([`read_listing`], also used by the conditional listings) and their paths.
 
-use appzone_contract::{paths, ProviderId, ProviderList, RegionId, RegionList, ZoneList};
+use appzone_contract::{paths, IdError, ProviderId, ProviderList, RegionId, RegionList, ZoneList};
 
 use super::call::{Answer, MAX_BODY_BYTES};
 use crate::{Error, IntoId};
@@ -42,11 +42,13 @@ listing!(
     ZoneList => "zone list", "listZones";
 );
 
+fn invalid_id(error: IdError) -> Error {
+    Error::invalid_id("argument", error.kind().error_code(), error)
+}
+
 /// The path of `provider`'s region listing; a malformed id is an [`Error::InvalidArgument`].
 pub(crate) fn regions_path(provider: impl IntoId<ProviderId>) -> Result<String, Error> {
-    let provider = provider
-        .into_id()
-        .map_err(|e| Error::invalid("argument", e))?;
+    let provider = provider.into_id().map_err(invalid_id)?;
     Ok(paths::list_regions(&provider))
 }
 
@@ -56,12 +58,8 @@ pub(crate) fn zones_path(
     provider: impl IntoId<ProviderId>,
     region: impl IntoId<RegionId>,
 ) -> Result<String, Error> {
-    let provider = provider
-        .into_id()
-        .map_err(|e| Error::invalid("argument", e))?;
-    let region = region
-        .into_id()
-        .map_err(|e| Error::invalid("argument", e))?;
+    let provider = provider.into_id().map_err(invalid_id)?;
+    let region = region.into_id().map_err(invalid_id)?;
     Ok(paths::list_zones(&provider, &region))
 }
 

@@ -247,11 +247,11 @@ impl Client {
     }
 
     /// Deletes the application profile `id` (`DELETE`). `Ok(())` means the server answered 2xx
-    /// (the contract's 204): the profile is deleted, by this call or, when the answer was a
+    /// (the API's 204): the profile is deleted, by this call or, when the answer was a
     /// replay, by an earlier attempt of it whose answer was lost.
     ///
     /// `id` is a [`ProfileId`] or a string. **A malformed id is answered locally:** no profile
-    /// can have it, and the contract answers it with 404 `profile_not_found`, so the client
+    /// can have it, and the server answers it with 404 `profile_not_found`, so the client
     /// returns [`Error::ProfileNotFound`] without sending a request, and
     /// [`Error::is_not_found`] is true just as for the server's answer.
     ///
@@ -262,7 +262,7 @@ impl Client {
     /// within the [`RetryPolicy`] and the [operation timeout](ClientBuilder::operation_timeout).
     /// A retry after a lost answer gets the first attempt's outcome replayed (a 204 marked
     /// `Idempotent-Replayed: true`), not a 404, so a 404 always means the profile was not there.
-    /// (A server older than contract 1.1 ignores the key; there, a retry after a lost answer
+    /// (A server older than API version 1.1 ignores the key; there, a retry after a lost answer
     /// can answer 404.) Use [`delete_profile_with_key`](Client::delete_profile_with_key) to keep
     /// the key across calls or restarts, or to learn whether the answer was a replay.
     ///
@@ -284,9 +284,8 @@ impl Client {
     /// for 24 hours the server answers a repeat with the first outcome (204, or 404 when there
     /// was no such profile), marked `Idempotent-Replayed: true`.
     ///
-    /// `key` must be what the contract accepts ([`appzone_contract::headers::idempotency_key`]:
-    /// 1 to 255 visible ASCII characters, optionally in double quotes, which are not part of
-    /// the key); anything else is an [`Error::InvalidArgument`] naming `idempotency key`,
+    /// `key` must be what the API accepts: 1 to 255 visible ASCII characters, optionally in
+    /// double quotes, which are not part of the key; anything else is an [`Error::InvalidArgument`] naming `idempotency key`,
     /// before anything is sent. A malformed `id` is [`Error::ProfileNotFound`], as for
     /// [`delete_profile`](Client::delete_profile).
     ///

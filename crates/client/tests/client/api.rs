@@ -7,7 +7,7 @@ use appzone_contract::headers::{is_valid_request_id, API_KEY, REQUEST_ID};
 use appzone_contract::{paths, ApiKey};
 use http::{Method, StatusCode};
 
-use crate::support::{assert_invalid_argument, assert_invalid_setting, client, key, Reply, Server};
+use crate::support::{assert_invalid_id, assert_invalid_setting, client, key, Reply, Server};
 
 #[tokio::test]
 async fn list_zones_sends_the_contract_request_and_returns_the_list() {
@@ -129,7 +129,13 @@ async fn invalid_provider_or_region_ids_fail_before_any_request() {
         ("aws", ""),
     ] {
         let error = client.list_zones(provider, region).await.unwrap_err();
-        assert_invalid_argument(&error, &format!("{provider}/{region}"));
+        // The provider is checked first, as by the server.
+        let code = if provider.parse::<appzone_client::ProviderId>().is_ok() {
+            ErrorCode::InvalidRegion
+        } else {
+            ErrorCode::InvalidProvider
+        };
+        assert_invalid_id(&error, code, &format!("{provider}/{region}"));
     }
     let long = "a".repeat(64);
     assert!(client.list_zones(long.as_str(), "r").await.is_err());
@@ -613,7 +619,7 @@ async fn list_regions_of_a_malformed_provider_id_fails_before_any_request() {
     let long = "a".repeat(64);
     for provider in ["AWS", "", "a/b", "aws ", "a_b", long.as_str()] {
         let error = client.list_regions(provider).await.unwrap_err();
-        assert_invalid_argument(&error, &format!("{provider:?}"));
+        assert_invalid_id(&error, ErrorCode::InvalidProvider, &format!("{provider:?}"));
     }
     assert_eq!(server.attempts(), 0);
 }

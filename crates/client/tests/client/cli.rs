@@ -354,7 +354,7 @@ async fn other_failures_have_their_own_exit_codes() {
 }
 
 #[tokio::test]
-async fn transport_failures_and_timeouts_exit_2() {
+async fn transport_failures_and_timeouts_exit_9() {
     let addr = closed_port().await;
     let url = format!("http://{addr}");
     let run = appzone(
@@ -400,6 +400,73 @@ async fn transport_failures_and_timeouts_exit_2() {
         started.elapsed() < Duration::from_secs(5),
         "{:?}",
         started.elapsed()
+    );
+}
+
+/// A 429 shows the wait it asked for; with `--output json`, every error is one JSON object on
+/// stderr (stdout stays empty), with the same fields whether the server answered or the
+/// command refused the input itself.
+#[tokio::test]
+async fn with_output_json_errors_are_one_json_object_on_stderr_and_a_429_shows_its_retry_after() {
+    let limited = || Reply::error(429, "rate_limited", "slow down").header("retry-after", "60");
+    let server = Server::start(vec![limited()]).await;
+    let run = against(&server, &["zones", "aws", "us-east-1"]).await;
+    assert_exit(&run, exit_code::API);
+    assert_lines(
+        &run.stderr,
+        &[
+            "error: rate_limited: slow down",
+            "request id: ",
+            "retry after: 60s",
+        ],
+    );
+
+    let error = |run: &Run| -> serde_json::Value {
+        assert_eq!(run.stdout, "", "stdout stays empty");
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        serde_json::from_str(&run.stderr).unwrap()
+    };
+    let server = Server::start(vec![limited()]).await;
+    let run = against(&server, &["--output", "json", "zones", "aws", "us-east-1"]).await;
+    assert_exit(&run, exit_code::API);
+    let json = error(&run);
+    assert_eq!(json["error_code"], "rate_limited", "{json}");
+    assert_eq!(json["status"], 429);
+    assert_eq!(json["retry_after_seconds"], 60);
+    assert_eq!(json["exit_code"], i64::from(exit_code::API));
+    assert!(
+        json["request_id"].as_str().is_some_and(|id| !id.is_empty()),
+        "{json}"
+    );
+    assert!(
+        json["error"].as_str().unwrap().contains("slow down"),
+        "{json}"
+    );
+
+    // Refused before sending: the code and status the server would have answered.
+    let refused = format!("http://{}", closed_port().await);
+    let env = [("APPZONE_URL", refused.as_str()), ("APPZONE_API_KEY", KEY)];
+    let run = appzone(&["--output", "json", "zones", "AWS", "us-east-1"], &env).await;
+    assert_exit(&run, exit_code::INVALID_INPUT);
+    let json = error(&run);
+    assert_eq!(json["error_code"], "invalid_provider", "{json}");
+    assert_eq!(json["status"], 400);
+    assert_eq!(json["request_id"], serde_json::Value::Null);
+    assert_eq!(json["exit_code"], i64::from(exit_code::INVALID_INPUT));
+
+    // No connection: no code, no status, no request id (no server saw one).
+    let run = appzone(&["--output", "json", "zones", "aws", "us-east-1"], &env).await;
+    assert_exit(&run, exit_code::TRANSPORT);
+    let json = error(&run);
+    for field in ["error_code", "status", "request_id", "retry_after_seconds"] {
+        assert_eq!(json[field], serde_json::Value::Null, "{field}: {json}");
+    }
+    assert!(
+        json["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("could not connect"),
+        "{json}"
     );
 }
 
@@ -641,6 +708,8 @@ enum Case {
     Remote(Reply, &'static [&'static str]),
     /// `appzone --url <closed port> <args>`.
     Refused(&'static [&'static str]),
+    /// `appzone --url <server> --api-key KEY <args>` with stdout on `/dev/full`.
+    StdoutFull(Reply, &'static [&'static str]),
 }
 
 #[tokio::test]
@@ -653,6 +722,11 @@ async fn every_row_of_the_exit_code_table_is_exercised() {
     let cases: Vec<(u8, &str, Case)> = vec![
         (OK, "zones", Case::Remote(Reply::zones(&["a"]), zones)),
         (OK, "delete", Case::Remote(Reply::status(204), delete)),
+        (
+            FAILURE,
+            "stdout cannot be written",
+            Case::StdoutFull(Reply::zones(&["a"]), zones),
+        ),
         (USAGE, "missing argument", Case::Local(&["zones", "aws"])),
         (USAGE, "unknown command", Case::Local(&["frobnicate"])),
         (
@@ -792,6 +866,13 @@ async fn every_row_of_the_exit_code_table_is_exercised() {
                 let mut all = vec!["--url", refused.as_str(), "--api-key", KEY];
                 all.extend_from_slice(args);
                 appzone(&all, &[]).await
+            }
+            Case::StdoutFull(reply, args) => {
+                let server = Server::start(vec![reply]).await;
+                let url = server.url();
+                let mut all = vec!["--url", url.as_str(), "--api-key", KEY];
+                all.extend_from_slice(args);
+                crate::run::appzone_with_full_stdout(&all, &[]).await
             }
         };
         if run.code != i32::from(code) {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use appzone_client::{Conditional, Error, ErrorCode, ProviderList, RegionList, ZoneList};
 use appzone_test_support::{eventually, test_catalog, TestApp};
 
-use crate::support::{assert_invalid_argument, client, Reply, Server};
+use crate::support::{assert_invalid_id, client, Reply, Server};
 
 /// The longest any test here may take, server start included.
 const TEST_BOUND: Duration = Duration::from_secs(60);
@@ -212,7 +212,7 @@ async fn errors_of_a_conditional_listing_are_those_of_the_plain_listing() {
                 .list_zones_if_changed("AWS", "us-east-1", tag)
                 .await
                 .unwrap_err();
-            assert_invalid_argument(&error, "AWS");
+            assert_invalid_id(&error, ErrorCode::InvalidProvider, "AWS");
         }
         // A tag that cannot go in a header is refused before sending.
         let error = client

@@ -15,7 +15,7 @@ use http::StatusCode;
 
 use crate::run::{appzone, assert_exit, Run};
 use crate::support::{
-    assert_invalid_argument, assert_invalid_setting, client, closed_port, fast_retries,
+    assert_invalid_id, assert_invalid_setting, client, closed_port, fast_retries,
 };
 
 /// The longest any test here may take, server start included.
@@ -169,7 +169,12 @@ async fn list_zones_with_a_malformed_provider_or_region_is_invalid_argument_befo
             ("aws", ""),
         ] {
             let error = client.list_zones(provider, region).await.unwrap_err();
-            assert_invalid_argument(&error, &format!("{provider:?}/{region:?}"));
+            let code = if provider.parse::<appzone_client::ProviderId>().is_ok() {
+                ErrorCode::InvalidRegion
+            } else {
+                ErrorCode::InvalidProvider
+            };
+            assert_invalid_id(&error, code, &format!("{provider:?}/{region:?}"));
         }
         // Also when nothing listens: no connection is even tried.
         let offline = Client::new(format!("http://{}", closed_port().await), &server.admin_key)
@@ -177,7 +182,100 @@ async fn list_zones_with_a_malformed_provider_or_region_is_invalid_argument_befo
             .list_zones("AWS", "us-east-1")
             .await
             .unwrap_err();
-        assert_invalid_argument(&offline, "offline");
+        assert_invalid_id(&offline, ErrorCode::InvalidProvider, "offline");
+    })
+    .await;
+}
+
+/// The same mistake has the same meaning whether the client finds it before sending or the
+/// server answers it: for each malformed id, the client's local error and the real server's
+/// answer to the same request (sent raw, past the client's checks) agree on the status, the
+/// error code and `is_not_found`; and a well-formed id the server refuses agrees with them too.
+#[tokio::test]
+async fn a_mistake_found_locally_has_the_code_and_status_of_the_servers_answer_to_it() {
+    bounded(async {
+        let server = TestApp::sqlite().await;
+        let client = client(&server.base, &server.admin_key);
+        let raw = reqwest::Client::new();
+        // (what, the client's error, the method and path the same call sends)
+        let cases: Vec<(&str, Error, http::Method, String)> = vec![
+            (
+                "malformed provider",
+                client.list_zones("AWS", "us-east-1").await.unwrap_err(),
+                http::Method::GET,
+                "/api/v1/providers/AWS/regions/us-east-1/zones".into(),
+            ),
+            (
+                "malformed region",
+                client.list_zones("aws", "us_east_1").await.unwrap_err(),
+                http::Method::GET,
+                "/api/v1/providers/aws/regions/us_east_1/zones".into(),
+            ),
+            (
+                "malformed provider of a region listing",
+                client.list_regions("a b").await.unwrap_err(),
+                http::Method::GET,
+                "/api/v1/providers/a%20b/regions".into(),
+            ),
+            (
+                "malformed profile id",
+                client.delete_profile("bad id!").await.unwrap_err(),
+                http::Method::DELETE,
+                "/api/v1/applications/profiles/bad%20id!".into(),
+            ),
+            (
+                "profile id with a leading underscore",
+                client.delete_profile("_prof").await.unwrap_err(),
+                http::Method::DELETE,
+                "/api/v1/applications/profiles/_prof".into(),
+            ),
+        ];
+        for (what, local, method, path) in cases {
+            assert_eq!(
+                local.request_id(),
+                None,
+                "{what}: found locally, nothing sent"
+            );
+            let answer = raw
+                .request(method, format!("{}{path}", server.base))
+                .header("X-API-KEY", &server.admin_key)
+                .send()
+                .await
+                .unwrap();
+            let status = answer.status();
+            let body: serde_json::Value = answer.json().await.unwrap();
+            assert_eq!(local.status(), Some(status), "{what}: {local}");
+            assert_eq!(
+                local.error_code().map(ErrorCode::as_str),
+                body["error_code"].as_str(),
+                "{what}: {local}"
+            );
+            assert_eq!(
+                local.is_not_found(),
+                status == StatusCode::NOT_FOUND,
+                "{what}"
+            );
+            assert!(!local.is_retryable(), "{what}");
+        }
+        // Well-formed ids the server refuses: the client's Error::Api agrees with the local
+        // errors for the same class of mistake.
+        let unknown_provider = client.list_zones("awz", "us-east-1").await.unwrap_err();
+        let malformed_provider = client.list_zones("AWS", "us-east-1").await.unwrap_err();
+        let never_created = client.delete_profile(NEVER_CREATED).await.unwrap_err();
+        let malformed_profile = client.delete_profile("bad id!").await.unwrap_err();
+        for (server_found, local) in [
+            (&unknown_provider, &malformed_provider),
+            (&never_created, &malformed_profile),
+        ] {
+            assert!(matches!(server_found, Error::Api(_)), "{server_found:?}");
+            assert_eq!(server_found.error_code(), local.error_code());
+            assert_eq!(server_found.status(), local.status());
+            assert_eq!(server_found.is_not_found(), local.is_not_found());
+        }
+        assert_eq!(
+            exit_code::for_error(&unknown_provider),
+            exit_code::for_error(&malformed_provider)
+        );
     })
     .await;
 }
@@ -721,7 +819,7 @@ async fn list_regions_with_a_malformed_provider_is_invalid_argument_before_sendi
         for client in [client(&server.base, &server.admin_key), offline] {
             for provider in ["AWS", "", "aws/x", "a b"] {
                 let error = client.list_regions(provider).await.unwrap_err();
-                assert_invalid_argument(&error, &format!("{provider:?}"));
+                assert_invalid_id(&error, ErrorCode::InvalidProvider, &format!("{provider:?}"));
             }
         }
     })

@@ -221,10 +221,12 @@ async fn connect_failures_give_up_after_the_attempt_limit() {
         assert!(
             text.contains("could not connect")
                 && text.contains(&addr.to_string())
-                && text.ends_with(", after 3 attempts)"),
+                && text.ends_with("could not connect, after 3 attempts")
+                && !text.contains("request id"),
             "{text}"
         );
-        assert!(is_valid_request_id(error.request_id().unwrap()));
+        // No connection, so no server logged the id the request would have carried.
+        assert_eq!(error.request_id(), None);
     }
     let once = Client::builder(format!("http://{addr}"), key())
         .retry_policy(

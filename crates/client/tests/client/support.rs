@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use appzone_client::{Client, Error, IntoApiKey, RetryPolicy};
+use appzone_client::{Client, Error, ErrorCode, IntoApiKey, RetryPolicy};
 use appzone_contract::headers::REQUEST_ID;
 use appzone_contract::ApiKey;
 use axum::body::Body;
@@ -261,17 +261,19 @@ pub fn client(url: &str, key: impl IntoApiKey) -> Client {
         .unwrap()
 }
 
-/// Asserts `error` was found locally, before anything was sent: an `InvalidArgument`, with no
-/// status and no request id, not retryable. `what` names the arguments in the failure report.
+/// Asserts `error` is a malformed id found locally, before anything was sent: an
+/// `InvalidArgument` carrying the code and status the server answers the same id with (`code`,
+/// 400), no request id, not retryable. `what` names the arguments in the failure report.
 #[track_caller]
-pub fn assert_invalid_argument(error: &Error, what: &str) {
+pub fn assert_invalid_id(error: &Error, code: ErrorCode, what: &str) {
     assert!(
         matches!(error, Error::InvalidArgument { .. }),
         "{what}: {error:?}"
     );
-    assert_eq!(error.status(), None, "{what}");
+    assert_eq!(error.status(), Some(StatusCode::BAD_REQUEST), "{what}");
+    assert_eq!(error.error_code(), Some(&code), "{what}");
     assert_eq!(error.request_id(), None, "nothing was sent: {error}");
-    assert!(!error.is_retryable(), "{what}");
+    assert!(!error.is_retryable() && !error.is_not_found(), "{what}");
     assert!(
         error.to_string().starts_with("invalid argument: "),
         "{error}"

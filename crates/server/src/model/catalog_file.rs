@@ -154,7 +154,8 @@ pub struct CatalogChanges {
     /// Providers and regions kept under the same id with another name or order of children
     /// (zones have no name, so a zone is only ever added or removed).
     pub changed: Counts,
-    /// Providers, regions and zones whose id is gone: their listings stop answering 200.
+    /// Providers, regions and zones whose id is gone: a zone drops out of its region's
+    /// listing, a region's listing answers 404, a provider's listings answer 400.
     pub removed: Counts,
     /// Whether the providers kept are listed in another order.
     pub providers_reordered: bool,
@@ -174,6 +175,20 @@ pub struct Counts {
 impl Counts {
     fn is_zero(self) -> bool {
         self == Counts::default()
+    }
+}
+
+impl Counts {
+    /// The removed counts with what the removal does to the listings, such as `0 providers, 0
+    /// regions, 1 zone (a removed zone is no longer listed in its region)`.
+    pub fn consequences(self) -> String {
+        let effect = if self.providers == 0 && self.regions == 0 {
+            "a removed zone is no longer listed in its region"
+        } else {
+            "a removed zone is no longer listed, a removed region's zone listing answers 404 \
+             and a removed provider's listings answer 400"
+        };
+        format!("{self} ({effect})")
     }
 }
 

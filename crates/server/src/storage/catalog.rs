@@ -70,9 +70,9 @@ impl Store {
             let changes = current.changes_to(catalog);
             if changes.removes_anything() && !prune {
                 return Err(StoreError::Invalid(format!(
-                    "the import would remove {}, whose listings would stop answering 200; \
-                     nothing was changed (pass --prune to remove them)",
-                    changes.removed
+                    "the import would remove {}; nothing was changed (pass --prune to \
+                     remove them)",
+                    changes.removed.consequences()
                 )));
             }
             if changes.is_empty() {

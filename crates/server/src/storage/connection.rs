@@ -28,6 +28,19 @@ pub enum Backend {
     Postgres,
 }
 
+impl Backend {
+    /// The backend a database URL names: `sqlite:` or `postgres://` / `postgresql://`.
+    pub fn of_url(url: &str) -> Option<Backend> {
+        if url.starts_with("sqlite:") {
+            Some(Backend::Sqlite)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Some(Backend::Postgres)
+        } else {
+            None
+        }
+    }
+}
+
 /// Connection-pool settings.
 #[derive(Debug, Clone)]
 pub struct PoolSettings {
@@ -245,7 +258,12 @@ async fn is_migrated(conn: &mut AnyConnection, backend: Backend) -> Result<bool,
 /// Splits a database URL into its backend and the URL sqlx should use. A SQLite file is
 /// created when missing (`mode=rwc`) only when `create` is set and the URL sets no mode.
 fn normalize_url(url: &str, create: bool) -> Result<(Backend, String), StoreError> {
-    if url.starts_with("sqlite:") {
+    let Some(backend) = Backend::of_url(url) else {
+        return Err(StoreError::Invalid(
+            "database URL must start with sqlite://, postgres:// or postgresql://".to_owned(),
+        ));
+    };
+    if backend == Backend::Sqlite {
         let mode = if create { "mode=rwc" } else { "mode=rw" };
         let url = if url.contains("mode=") {
             url.to_owned()
@@ -255,12 +273,8 @@ fn normalize_url(url: &str, create: bool) -> Result<(Backend, String), StoreErro
             format!("{url}?{mode}")
         };
         Ok((Backend::Sqlite, url))
-    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok((Backend::Postgres, url.to_owned()))
     } else {
-        Err(StoreError::Invalid(
-            "database URL must start with sqlite:// or postgres://".to_owned(),
-        ))
+        Ok((Backend::Postgres, url.to_owned()))
     }
 }
 

@@ -366,6 +366,98 @@ fn failing_commands_create_no_database() {
     );
 }
 
+/// A `--database-url` without a scheme the server knows is a usage error (exit 2, as clap's
+/// own), naming the value as far as it cannot hold a password and suggesting the SQLite form;
+/// `postgresql://` is a PostgreSQL URL like `postgres://`.
+#[test]
+fn a_database_url_without_a_known_scheme_is_a_usage_error_that_keeps_passwords_out() {
+    let cli = Cli::empty();
+    let err = cli.refused(&["--database-url", "appzone.db", "org", "list"]);
+    assert!(
+        err.contains("`appzone.db`") && err.contains("sqlite://appzone.db"),
+        "{err}"
+    );
+    assert!(err.contains("postgresql://"), "{err}");
+    let err = cli.refused(&[
+        "--database-url",
+        "mysql://root:hunter2@db.internal/appzone",
+        "migrate",
+    ]);
+    assert!(!err.contains("hunter2") && !err.contains("root"), "{err}");
+    assert!(err.contains("***@db.internal/appzone"), "{err}");
+    let err = cli.refused(&["--database-url", "appzone:hunter2@db/appzone", "migrate"]);
+    assert!(!err.contains("hunter2"), "{err}");
+    // The same from the environment.
+    let out = cli
+        .command()
+        .env("APPZONE_DATABASE_URL", "appzone.db")
+        .args(["org", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let left: Vec<_> = std::fs::read_dir(cli.dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing created: {left:?}");
+
+    // postgresql:// is accepted: the failure is the connection's (exit 1), not the URL's.
+    let err = cli.fails(&[
+        "--database-url",
+        "postgresql://appzone@127.0.0.1:1/appzone",
+        "org",
+        "list",
+    ]);
+    assert!(err.contains("Connection refused"), "{err}");
+}
+
+/// A catalog import that renames a zone is refused without --prune, with the truth about
+/// zones: the region's listing still answers 200, without the zone.
+#[test]
+fn catalog_import_refusing_a_zone_rename_says_the_zone_is_no_longer_listed() {
+    let cli = Cli::new();
+    let mut catalog: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["catalog", "export"])).unwrap();
+    catalog["providers"][0]["regions"][0]["zones"][0] = "renamed-zone-1x".into();
+    let file = cli.dir.path().join("renamed.json");
+    std::fs::write(&file, catalog.to_string()).unwrap();
+    let err = cli.fails(&["catalog", "import", file.to_str().unwrap()]);
+    assert!(
+        err.contains("remove 0 providers, 0 regions, 1 zone (a removed zone is no longer listed in its region)"),
+        "{err}"
+    );
+    assert!(!err.contains("stop answering"), "{err}");
+}
+
+/// `appzone-server --help` prints its rows of the exit-code table it shares with `appzone`,
+/// and the README's table is that table.
+#[test]
+fn the_help_and_the_readme_show_the_exit_code_table_shared_with_appzone() {
+    use appzone_contract::exit_code::{help_rows, TABLE};
+    let help = Cli::empty().ok(&["--help"]);
+    let section: String = help
+        .lines()
+        .skip_while(|line| !line.starts_with("Exit status"))
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(section, help_rows(true), "{help}");
+
+    let readme = include_str!("../../../../README.md");
+    let table: Vec<&str> = readme
+        .lines()
+        .skip_while(|line| *line != "| exit code | meaning | `appzone-server` |")
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .collect();
+    let rows: Vec<String> = TABLE
+        .iter()
+        .map(|row| {
+            let server = if row.server { "yes" } else { "no" };
+            format!("| {} | {} | {server} |", row.code, row.meaning)
+        })
+        .collect();
+    assert_eq!(table, rows, "README.md's exit code table");
+}
+
 #[test]
 fn blank_names_are_refused() {
     let cli = Cli::new();
