@@ -673,6 +673,75 @@ async fn key_last_used_is_recorded_at_most_once_a_minute(cli: &Cli, app: &TestAp
     );
 }
 
+/// The README's key-rotation procedure, step by step against a serving server: create the new
+/// key, move the client to it, watch the old key's LAST_USED stop moving, revoke the old key;
+/// the revocation step re-run twice (a script run again) succeeds and changes nothing.
+#[tokio::test]
+async fn key_rotation_as_the_readme_describes_it_can_be_re_run() {
+    let cli = Cli::new();
+    let app = TestApp::sqlite_at(&cli.url(), fast_config()).await;
+    let path = TestApp::zones_path("aws", "us-east-1");
+    let old = app.admin_key.clone();
+    let last_used = |key: &str| {
+        let table = cli.ok(&["key", "list", "--org", "acme"]);
+        let row = table
+            .lines()
+            .skip(1)
+            .position(|line| line.starts_with(&key[4..16]))
+            .unwrap();
+        cell(&table, row, "LAST_USED")
+    };
+    // A client uses the old key.
+    assert_eq!(app.get(&path, Some(&old)).await.status, 200);
+    assert!(
+        eventually(Duration::from_secs(10), || async { last_used(&old) != "-" }).await,
+        "the old key's use is recorded"
+    );
+    // 1. Create the new key.
+    let new = cli.ok(&[
+        "key", "create", "--org", "acme", "--role", "admin", "--name", "ci-2026",
+    ]);
+    let new = new.trim().to_owned();
+    assert_eq!(last_used(&new), "-");
+    // 2. Deploy it: the client switches.
+    assert_eq!(app.get(&path, Some(&new)).await.status, 200);
+    assert!(
+        eventually(Duration::from_secs(10), || async { last_used(&new) != "-" }).await,
+        "the new key's use is recorded"
+    );
+    // 3. The old key's LAST_USED no longer moves.
+    let seen = last_used(&old);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(app.get(&path, Some(&new)).await.status, 200);
+    assert_eq!(last_used(&old), seen);
+    // 4. Revoke the old key; the script re-run twice succeeds and keeps the first revocation.
+    let old_id = &old[4..16];
+    assert_eq!(
+        cli.quiet(&["key", "revoke", old_id]),
+        format!("revoked key {old_id} (organization acme)\n")
+    );
+    let after = cli.ok(&["key", "list", "--org", "acme"]);
+    for _ in 0..2 {
+        assert_eq!(
+            cli.quiet(&["key", "revoke", old_id]),
+            format!("key {old_id} was already revoked\n")
+        );
+        assert_eq!(cli.ok(&["key", "list", "--org", "acme"]), after);
+    }
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            app.get(&path, Some(&old)).await.status == 401
+        })
+        .await,
+        "the old key stops working within the key cache TTL"
+    );
+    assert_eq!(
+        app.get(&path, Some(&new)).await.status,
+        200,
+        "the new key works"
+    );
+}
+
 /// `profile restore ID` prints nothing on stdout (nor on stderr) and makes the tombstone a live
 /// profile again; a profile that is not deleted is an error.
 #[tokio::test]
