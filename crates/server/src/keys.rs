@@ -5,8 +5,9 @@
 //! protect, and a slow hash per request would be a denial-of-service amplifier.
 //!
 //! Lookups are cached per `key_id` for a short TTL (default 10 s), so a flood of requests with
-//! one key costs one query per TTL. Revocation therefore takes effect on every replica within
-//! the TTL. Negative answers (no live key has this id) are cached apart, for at most
+//! one key costs one query per TTL. A revocation or creation reaches every server process
+//! through the change log ([`crate::changes`]), which drops the key from the caches within a
+//! second; the TTL is the bound should that fail. Negative answers (no live key has this id) are cached apart, for at most
 //! [`NEGATIVE_TTL`] and [`NEGATIVE_CACHE_BYTES`]: a repeated wrong key still costs one query per
 //! period, while a flood of made-up key ids cannot hold more than that memory, nor hold it long.
 //!
@@ -167,6 +168,17 @@ impl KeyVerifier {
         }
         for last_known in self.0.last_known.iter() {
             last_known.run_pending_tasks();
+        }
+    }
+
+    /// Forgets what is cached about `key_id` (created or revoked elsewhere): its next use reads
+    /// the database. A revoked key is also dropped from the outage memory.
+    pub fn forget(&self, key_id: &str) {
+        for cache in [&self.0.cache, &self.0.last_known].into_iter().flatten() {
+            cache.invalidate(key_id);
+        }
+        if let Some(unknown) = &self.0.unknown {
+            unknown.invalidate(key_id);
         }
     }
 

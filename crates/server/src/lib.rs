@@ -8,9 +8,12 @@
 //! - [`catalog`]: the in-memory zone snapshot and the catalog file format.
 //! - [`keys`]: API-key digests, verification and its cache; [`last_used`]: when each key was
 //!   last used, written at most once a minute.
+//! - [`changes`]: follows the change log, so keys revoked and catalogs imported elsewhere reach
+//!   this process within a second.
 //! - [`cli`]: the `appzone-server` command line.
 
 pub mod catalog;
+pub mod changes;
 pub mod cli;
 pub mod demo;
 pub mod health;
@@ -45,6 +48,8 @@ pub struct ServiceConfig {
     pub key_cache_ttl: Duration,
     /// How often the catalog version is polled.
     pub catalog_refresh: Duration,
+    /// How often the change log is read whatever the notices say (see [`changes::POLL`]).
+    pub change_poll: Duration,
     /// How long deleted profiles stay restorable.
     pub tombstone_retention: Duration,
     /// How often expired tombstones are purged.
@@ -62,6 +67,7 @@ impl Default for ServiceConfig {
         Self {
             key_cache_ttl: Duration::from_secs(10),
             catalog_refresh: Duration::from_secs(2),
+            change_poll: changes::POLL,
             tombstone_retention: Duration::from_secs(30 * 24 * 3600),
             purge_interval: Duration::from_secs(3600),
             rate_limit_per_key: 1000,
@@ -128,6 +134,12 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
         state.keys.clone(),
         state.last_used.clone(),
     ));
+    let follower = tokio::spawn(changes::follow(
+        store.clone(),
+        state.keys.clone(),
+        catalog.clone(),
+        config.change_poll,
+    ));
     let refresher = tokio::spawn(catalog.refresh_forever(store.clone(), config.catalog_refresh));
     let purger = tokio::spawn(purge_forever(
         store,
@@ -138,6 +150,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
         app: http::app(state.clone()),
         state,
         tasks: vec![
+            follower,
             refresher,
             purger,
             expirer,
@@ -178,6 +191,10 @@ async fn purge_forever(store: Store, retention: Duration, interval: Duration) {
             .purge_idempotency_keys(cutoff_ms(storage::IDEMPOTENCY_TTL))
             .await;
         log_purge(keys, "expired idempotency keys");
+        let changes = store
+            .purge_changes(cutoff_ms(Duration::from_secs(3600)))
+            .await;
+        log_purge(changes, "change log entries older than an hour");
     }
 }
 

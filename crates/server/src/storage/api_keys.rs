@@ -6,6 +6,7 @@ use sha2::{Digest, Sha256};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use super::changes::{self, Change};
 use super::errors::ResultExt;
 use super::{Store, StoreError};
 use crate::model::{now_ms, KeyInfo, KeyRecord, OrgId, Role};
@@ -27,6 +28,7 @@ impl Store {
     ) -> Result<ApiKey, StoreError> {
         self.require_org(org).await?;
         let key = ApiKey::generate();
+        let mut tx = self.pool.begin().await.classify()?;
         sqlx::query(
             "INSERT INTO api_keys (key_id, org_id, role, name, digest, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6)",
@@ -37,9 +39,13 @@ impl Store {
         .bind(name)
         .bind(digest_hex(key.expose_secret()))
         .bind(now_ms())
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await
         .on_foreign_key(|| format!("organization {org} does not exist"))?;
+        // A server that cached "no such key" for this id (a guess, before it existed) forgets it.
+        let change = Change::Key(key.key_id().as_str().to_owned());
+        changes::record(&mut tx, self.backend, &change).await?;
+        tx.commit().await.classify()?;
         Ok(key)
     }
 
@@ -99,21 +105,27 @@ impl Store {
     /// Revokes a key and says whether this call revoked it or it already was (so a rotation
     /// script can be re-run). [`StoreError::NotFound`] when no key has this id.
     pub async fn revoke_key(&self, key_id: &str) -> Result<Revocation, StoreError> {
+        let mut tx = self.pool.begin().await.classify()?;
         let revoked = sqlx::query(
             "UPDATE api_keys SET revoked_at = $1 WHERE key_id = $2 AND revoked_at IS NULL \
              RETURNING org_id",
         )
         .bind(now_ms())
         .bind(key_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await
         .classify()?;
         if let Some(row) = revoked {
+            let org_id = row.try_get("org_id").classify()?;
+            // Every server drops the key from its cache when this commits.
+            changes::record(&mut tx, self.backend, &Change::Key(key_id.to_owned())).await?;
+            tx.commit().await.classify()?;
             return Ok(Revocation {
-                org_id: row.try_get("org_id").classify()?,
+                org_id,
                 already: false,
             });
         }
+        tx.rollback().await.classify()?;
         // Nothing updated: the key is either revoked already or unknown. Keys are never
         // deleted, so a key revoked a moment ago is found here.
         let existing = sqlx::query("SELECT org_id FROM api_keys WHERE key_id = $1")

@@ -9,6 +9,7 @@ use futures_util::TryStreamExt;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use super::changes::{self, Change};
 use super::errors::ResultExt;
 use super::{Backend, Store, StoreError};
 use crate::model::catalog_file::{CatalogChanges, CatalogFile, ProviderEntry, RegionEntry};
@@ -263,6 +264,8 @@ async fn write_catalog_in(
         &zones,
     )
     .await?;
+    // Every server reloads its snapshot when this commits.
+    changes::record(tx, backend, &Change::Catalog).await?;
     sqlx::query(
         "UPDATE catalog_meta SET version = version + 1, updated_at = $1 WHERE singleton = 1 \
          RETURNING version",

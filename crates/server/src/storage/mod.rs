@@ -23,11 +23,14 @@
 //! - `profiles.rs`: create, list, restore, purge, and the audit record of each change;
 //! - `deletes.rs`: profile deletes and their `Idempotency-Key` outcomes; `group_commit.rs`:
 //!   SQLite's one writer that applies them in shared transactions;
-//! - `catalog.rs`: the zone catalog's tables, read, imported and seeded.
+//! - `catalog.rs`: the zone catalog's tables, read, imported and seeded;
+//! - `changes.rs`: the change log other server processes follow (keys, the catalog), and
+//!   PostgreSQL's `LISTEN`/`NOTIFY` that wakes them ([`ChangeListener`]).
 
 mod api_keys;
 mod backup;
 mod catalog;
+mod changes;
 mod connection;
 mod deletes;
 mod errors;
@@ -40,6 +43,7 @@ use sqlx::AnyPool;
 
 pub use api_keys::{digest_hex, Revocation};
 pub use catalog::{CatalogImport, REGIONS_PER_PAUSE};
+pub use changes::{Change, ChangeListener, Wake, CHANNEL};
 pub use connection::{redact_url, sqlite_file, Backend, PoolSettings};
 pub use deletes::{DeleteAnswer, DeleteOutcome, DeleteRequest, IDEMPOTENCY_TTL};
 pub use errors::StoreError;

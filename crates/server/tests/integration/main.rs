@@ -19,6 +19,7 @@ mod idempotency;
 mod ops;
 mod readme;
 mod reliability;
+mod replicas;
 mod security;
 mod server_process;
 mod spec;

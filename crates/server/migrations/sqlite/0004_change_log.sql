@@ -1,0 +1,10 @@
+-- Changes to what servers hold in memory (API keys, the catalog), in commit order, so that every
+-- server process drops or reloads what a change names: it reads the rows after the last one it
+-- applied, on a short interval and, on PostgreSQL, as soon as a NOTIFY says there is one. Rows
+-- older than an hour are purged.
+CREATE TABLE change_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    at BIGINT NOT NULL
+);
