@@ -428,14 +428,12 @@ fn validate(
                 }
             }
             "enum" => {
-                if !rule.as_array().unwrap().contains(value) {
+                if !list(rule)?.contains(value) {
                     return fail(format!("{value} is not one of {rule}"));
                 }
             }
             "anyOf" | "oneOf" => {
-                let passing = rule
-                    .as_array()
-                    .unwrap()
+                let passing = list(rule)?
                     .iter()
                     .filter(|branch| validate(doc, branch, value).is_ok())
                     .count();
@@ -449,19 +447,19 @@ fn validate(
                 }
             }
             "allOf" => {
-                for branch in rule.as_array().unwrap() {
+                for branch in list(rule)? {
                     validate(doc, branch, value)?;
                 }
             }
             "required" => {
-                for name in rule.as_array().unwrap() {
-                    if value.is_object() && value.get(name.as_str().unwrap()).is_none() {
+                for name in list(rule)? {
+                    if value.is_object() && value.get(name.as_str().unwrap_or_default()).is_none() {
                         return fail(format!("{name} is missing"));
                     }
                 }
             }
             "properties" => {
-                for (name, property) in rule.as_object().unwrap() {
+                for (name, property) in rule.as_object().ok_or("properties: not an object")? {
                     if let Some(field) = value.get(name) {
                         validate(doc, property, field).map_err(|e| format!("{name}: {e}"))?;
                     }
@@ -484,7 +482,7 @@ fn validate(
             "minLength" | "maxLength" => {
                 if let Some(text) = value.as_str() {
                     let n = text.chars().count() as u64;
-                    let bound = rule.as_u64().unwrap();
+                    let bound = rule.as_u64().ok_or("a bound that is not a number")?;
                     if (keyword == "minLength" && n < bound)
                         || (keyword == "maxLength" && n > bound)
                     {
@@ -495,7 +493,7 @@ fn validate(
             "minItems" | "maxItems" => {
                 if let Some(items) = value.as_array() {
                     let n = items.len() as u64;
-                    let bound = rule.as_u64().unwrap();
+                    let bound = rule.as_u64().ok_or("a bound that is not a number")?;
                     if (keyword == "minItems" && n < bound) || (keyword == "maxItems" && n > bound)
                     {
                         return fail(format!("{n} items"));
@@ -504,7 +502,8 @@ fn validate(
             }
             "pattern" => {
                 if let Some(text) = value.as_str() {
-                    let pattern = regex::Regex::new(rule.as_str().unwrap()).unwrap();
+                    let pattern = regex::Regex::new(rule.as_str().unwrap_or_default())
+                        .map_err(|e| format!("pattern {rule}: {e}"))?;
                     if !pattern.is_match(text) {
                         return fail(format!("{text:?} does not match {rule}"));
                     }
@@ -599,4 +598,10 @@ fn the_request_id_sent_is_any_string_and_the_one_answered_has_the_pattern() {
         }
     }
     assert_eq!(sent, 7, "every operation takes X-Request-Id");
+}
+
+/// The array a keyword's value must be.
+fn list(rule: &serde_json::Value) -> Result<&Vec<serde_json::Value>, String> {
+    rule.as_array()
+        .ok_or_else(|| format!("{rule} is not an array"))
 }
