@@ -323,7 +323,7 @@ impl PartialSchema for KnownErrorCode {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(description = "The body of every error response.")]
-#[schema(example = json!({"error": "profile not found", "error_code": "profile_not_found"}))]
+#[schema(example = json!({"error": "application profile not found", "error_code": "profile_not_found"}))]
 pub struct ErrorBody {
     /// Human-readable message, at most 1024 characters. Never contains SQL, stack traces, file
     /// paths or key material. Do not parse it.

@@ -333,7 +333,7 @@ identifier_schema!(
     ProfileId,
     PROFILE_PATTERN,
     128,
-    "prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+    crate::openapi::EXAMPLE_PROFILE_ID,
     "Application profile identifier. Ids created by the service are `prof_` followed by a \
      26-character ULID. Case-sensitive."
 );

@@ -1,8 +1,13 @@
 //! `serve --demo`: a working first run.
 //!
 //! Ensures an organization `demo`, issues a fresh admin key and member key (revoking the ones a
-//! previous demo run issued, since only their digests were kept), creates two profiles, and
-//! returns ready-to-paste `curl` lines whose expected statuses are labelled.
+//! previous demo run issued, since only their digests were kept), makes sure of two live
+//! profiles, and returns ready-to-paste `curl` lines whose expected statuses are labelled.
+//!
+//! The profile the 204 line deletes has the id the OpenAPI document's examples name
+//! ([`appzone_contract::openapi::EXAMPLE_PROFILE_ID`]): a request built from the document
+//! (Swagger UI, a Postman collection converted from it) deletes a profile that exists. A later
+//! demo run restores it when an earlier one deleted it.
 
 use appzone_contract::{paths, ProfileId};
 
@@ -53,9 +58,7 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
         &"us-east-1".parse().map_err(invalid)?,
     );
     let missing_path = paths::delete_profile(&"prof_does_not_exist".parse().map_err(invalid)?);
-    let deletable = store
-        .create_profile(&org, "Demo profile to delete", None)
-        .await?;
+    let deletable = example_profile(store, &org).await?;
     let kept = store
         .create_profile(&org, "Demo profile a member cannot delete", None)
         .await?;
@@ -68,6 +71,32 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
         missing_path,
         revoked_previous,
     })
+}
+
+/// Name of the profile the 204 line deletes.
+const DELETABLE_NAME: &str = "Demo profile to delete";
+
+/// The demo's deletable profile, live: the document's example profile id, created, kept or
+/// restored; a fresh id only when another organization holds that one.
+async fn example_profile(store: &Store, org: &OrgId) -> Result<ProfileId, StoreError> {
+    let id: ProfileId = appzone_contract::openapi::EXAMPLE_PROFILE_ID
+        .parse()
+        .map_err(|e: appzone_contract::IdError| StoreError::Invalid(e.to_string()))?;
+    if store.live_profile_exists(&id, org.as_str()).await? {
+        return Ok(id);
+    }
+    let deleted = store.list_profiles(org, true).await?;
+    if deleted.iter().any(|profile| profile.id == id.as_str()) {
+        store.restore_profile(&id).await?;
+        return Ok(id);
+    }
+    match store
+        .create_profile(org, DELETABLE_NAME, Some(id.clone()))
+        .await
+    {
+        Err(StoreError::Conflict(_)) => store.create_profile(org, DELETABLE_NAME, None).await,
+        created => created,
+    }
 }
 
 impl Demo {

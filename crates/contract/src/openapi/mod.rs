@@ -30,11 +30,13 @@ use crate::{
 // utoipa's output into the published document) and `rate_limit` (the `RateLimit` headers
 // `finish` declares).
 mod complete;
+mod examples;
 mod operations;
 mod rate_limit;
 mod schemas;
 
 pub use complete::{finish, mark_deprecated};
+pub use examples::EXAMPLE_PROFILE_ID;
 // The `__path_*` types are what utoipa generates for each description; the server's routes and
 // `ApiDoc` below find them next to the function of the same name, so they are re-exported too.
 pub use operations::{
@@ -42,7 +44,7 @@ pub use operations::{
     __path_list_zones, delete_application_profile, list_providers, list_regions, list_zones,
 };
 pub use schemas::{
-    EntityTag, IdempotencyKey, IdempotentReplayed, ListingCacheControl, RequestId,
+    CallerRequestId, EntityTag, IdempotencyKey, IdempotentReplayed, ListingCacheControl, RequestId,
     ENTITY_TAG_MAX_LEN,
 };
 
@@ -108,12 +110,15 @@ be added, so `error_code` accepts any code, and a client treats one it does not 
 HTTP status it came with. Besides the statuses each operation lists, every operation may \
 answer 413, 429, 500 and 503, and any path 404 `not_found` (no such route) or 405 \
 `method_not_allowed` (with an `Allow` header). The one exception to the error body is 431 \
-(request headers too large), which the HTTP layer answers in plain text before the service \
-sees the request.\n\n\
+(request headers too large, over 32 KiB by default): the HTTP layer (hyper) answers it before \
+the service sees the request, with no body, no content type and no `X-Request-Id`, and closes \
+the connection.\n\n\
 ## Request ids\n\n\
-Every response carries `X-Request-Id`. Send your own (1 to 128 characters of \
-`[A-Za-z0-9._:-]`) to have it echoed; otherwise the service makes one. Quote it when reporting \
-a problem: it ties the response to the server's log.\n\n\
+Every response the service answers carries `X-Request-Id` (a 431 from the HTTP layer, above, \
+does not). Send your own to have it echoed: a value of 1 to 128 characters of \
+`[A-Za-z0-9._:-]` is echoed; any other value is not refused but replaced by a new id, as a \
+missing one is. Quote it when reporting a problem: it ties the response to the server's \
+log.\n\n\
 ## Limits\n\n\
 Requests may be rate limited per key and per client address (429 with `Retry-After`), and are \
 shed with 503 `unavailable` and `Retry-After` when the service is overloaded or its database \
@@ -158,6 +163,7 @@ https://appzone.example.com."
         RegionId,
         ProfileId,
         RequestId,
+        CallerRequestId,
         EntityTag,
         ZoneId,
         ListingStatus,

@@ -24,6 +24,7 @@ impl PartialSchema for IdempotencyKey {
             )))
             .min_length(Some(1))
             .max_length(Some(IDEMPOTENCY_KEY_MAX_LEN + 2))
+            .examples([serde_json::json!("8e03978e-40d5-43e8-bc93-6894a57f9324")])
             .into()
     }
 }
@@ -41,7 +42,7 @@ impl PartialSchema for IdempotentReplayed {
     }
 }
 
-/// Schema of the `X-Request-Id` header, sent or answered.
+/// Schema of the `X-Request-Id` response header: always a valid request id.
 #[derive(Debug)]
 pub struct RequestId;
 
@@ -56,6 +57,26 @@ impl PartialSchema for RequestId {
             .pattern(Some(format!("^[A-Za-z0-9._:-]{{1,{REQUEST_ID_MAX_LEN}}}$")))
             .min_length(Some(1))
             .max_length(Some(REQUEST_ID_MAX_LEN))
+            .into()
+    }
+}
+
+/// Schema of the `X-Request-Id` request header: any value is accepted (none is refused), and
+/// only a valid request id ([`crate::headers::is_valid_request_id`]) is echoed.
+#[derive(Debug)]
+pub struct CallerRequestId;
+
+impl PartialSchema for CallerRequestId {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some(format!(
+                "A request id of the caller's choosing. Any value is accepted: one of 1 to \
+                 {REQUEST_ID_MAX_LEN} letters, digits, '.', '_', ':' or '-' is echoed in the \
+                 `X-Request-Id` response header (and the listing's `id`); any other value is \
+                 replaced by a new id (26 characters), as a missing header is."
+            )))
+            .examples([serde_json::json!("checkout-7f3a")])
             .into()
     }
 }
@@ -83,6 +104,7 @@ impl PartialSchema for EntityTag {
             .pattern(Some(ENTITY_TAGS_PATTERN))
             .min_length(Some(1))
             .max_length(Some(ENTITY_TAG_MAX_LEN))
+            .examples([serde_json::json!("W/\"0a1b2c3d4e5f60718293a4b5\"")])
             .into()
     }
 }
@@ -102,6 +124,7 @@ impl PartialSchema for ListingCacheControl {
 
 schema_named_after_type!(
     RequestId,
+    CallerRequestId,
     EntityTag,
     ListingCacheControl,
     IdempotencyKey,

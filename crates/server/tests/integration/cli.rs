@@ -989,7 +989,8 @@ fn serve_demo_prints_curl_lines_that_give_the_labelled_statuses() {
 }
 
 /// A second `serve --demo` says that the first run's keys, and so its curl lines, stopped
-/// working; it listens on a host name as well as on an address.
+/// working, and its 204 line works again (the example profile the first run's deleted is
+/// restored); it listens on a host name as well as on an address.
 #[test]
 fn a_second_demo_run_says_it_revoked_the_first_runs_keys() {
     let cli = Cli::new();
@@ -1001,6 +1002,7 @@ fn a_second_demo_run_says_it_revoked_the_first_runs_keys() {
     );
     let (status, zones) = first.expectations[0].clone();
     assert_eq!(Demo::send(&zones), status, "served on localhost: {zones}");
+    assert_eq!(Demo::send(&first.expectations[1].1), 204);
     Demo::stop(&mut first.child);
 
     let mut second = Demo::start(&cli, "info");
@@ -1012,6 +1014,20 @@ fn a_second_demo_run_says_it_revoked_the_first_runs_keys() {
     );
     let (status, _) = &second.expectations[0];
     assert_eq!(Demo::send(&second.expectations[0].1), *status);
+    // The 204 line deletes the document's example profile: the first run's deleted it, and
+    // the second run restored it, so its line answers 204 again.
+    for run in [&first, &second] {
+        let (status, delete) = &run.expectations[1];
+        assert_eq!(*status, 204);
+        assert!(
+            delete.ends_with(&format!(
+                "/{}",
+                appzone_contract::openapi::EXAMPLE_PROFILE_ID
+            )),
+            "{delete}"
+        );
+    }
+    assert_eq!(Demo::send(&second.expectations[1].1), 204);
     let stale = zones.replace(
         zones.rsplit_once(' ').unwrap().1,
         second.expectations[0].1.rsplit_once(' ').unwrap().1,

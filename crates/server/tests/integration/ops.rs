@@ -305,6 +305,7 @@ async fn oversized_body_answers_413_payload_too_large_in_json() {
     assert!(app.profile_is_live(&app.profile, "acme").await);
 }
 
+/// The 431 is hyper's, as the document says: no body, no content type, no `X-Request-Id`.
 #[tokio::test]
 async fn oversized_headers_answer_431_and_the_server_keeps_serving() {
     let app = TestApp::sqlite().await;
@@ -318,6 +319,28 @@ async fn oversized_headers_answer_431_and_the_server_keeps_serving() {
     // The server may stop reading once the head is over its limit; its answer is what counts.
     let answer = raw::exchange(app.addr(), head.as_bytes(), Duration::from_secs(5)).await;
     assert_eq!(answer.as_ref().map(|a| a.status), Ok(431), "{answer:?}");
+    // What the document says of it: hyper answers before any layer runs, so no body, no
+    // content type, no `X-Request-Id`, and the connection is closed.
+    let answer = answer.unwrap();
+    assert_eq!(answer.header("content-length"), Some("0"), "{answer:?}");
+    assert_eq!(answer.header("content-type"), None, "{answer:?}");
+    assert_eq!(answer.header("x-request-id"), None, "{answer:?}");
+    assert_eq!(answer.header("connection"), Some("close"), "{answer:?}");
+    assert_eq!(answer.text(), "", "{answer:?}");
+    let document = appzone_contract::openapi::document();
+    let description = document["info"]["description"].as_str().unwrap();
+    assert!(
+        description.contains(
+            "431 (request headers too large, over 32 KiB by default): the HTTP \
+             layer (hyper) answers it before the service sees the request, with no body, no \
+             content type and no `X-Request-Id`, and closes the connection"
+        ),
+        "the document's 431"
+    );
+    assert!(
+        description.contains("Every response the service answers carries `X-Request-Id` (a 431"),
+        "the document's request ids"
+    );
     assert_eq!(app.get(&zones(), Some(&app.member_key)).await.status, 200);
 }
 

@@ -308,9 +308,16 @@ async fn documented_error_examples_are_the_servers_answers() {
     let doc = document();
     let mut checked = 0;
     let mut unmapped = Vec::new();
-    for item in doc["paths"].as_object().unwrap().values() {
-        for operation in item.as_object().unwrap().values() {
+    // Answers every operation shares: a 429 needs a server with a tiny per-key limit.
+    let limited = TestApp::sqlite_with(appzone_server::ServiceConfig {
+        rate_limit_per_key: 1,
+        ..appzone_test_support::fast_config()
+    })
+    .await;
+    for (template, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
             let op = operation["operationId"].as_str().unwrap();
+            let method = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
             if op.ends_with("Head") {
                 continue; // no bodies
             }
@@ -327,27 +334,33 @@ async fn documented_error_examples_are_the_servers_answers() {
                             .collect(),
                         (None, None) => continue,
                     };
-                if !status.starts_with('4') {
-                    continue;
-                }
                 for (name, example) in examples {
-                    let Some((path, key, method)) = request(op, status, &name) else {
-                        unmapped.push(format!("{op} {status} {name:?}"));
-                        continue;
-                    };
-                    let resp = match (op, status.as_str()) {
-                        ("deleteApplicationProfile", "400" | "409" | "422") => {
-                            idempotency_example(&app, status).await
+                    let shared = (&app, &limited, template.as_str(), &method);
+                    let resp = if let Some(resp) =
+                        shared_example(shared, operation, status, &name).await
+                    {
+                        resp
+                    } else {
+                        let Some((path, key, method)) = request(op, status, &name) else {
+                            unmapped.push(format!("{op} {status} {name:?}"));
+                            continue;
+                        };
+                        match (op, status.as_str()) {
+                            ("deleteApplicationProfile", "400" | "409" | "422") => {
+                                idempotency_example(&app, status).await
+                            }
+                            _ => app.send(method, &path, key, &[]).await,
                         }
-                        _ => app.send(method, &path, key, &[]).await,
                     };
-                    assert_eq!(
-                        resp.status.to_string(),
-                        *status,
-                        "{op} {name}: {}",
-                        resp.body
-                    );
-                    assert_eq!(resp.json(), example, "{op} {status} {name:?}: {path}");
+                    if status != "default" {
+                        assert_eq!(
+                            resp.status.to_string(),
+                            *status,
+                            "{op} {name}: {}",
+                            resp.body
+                        );
+                    }
+                    assert_eq!(resp.json(), example, "{op} {status} {name:?}: {template}");
                     checked += 1;
                 }
             }
@@ -358,7 +371,96 @@ async fn documented_error_examples_are_the_servers_answers() {
         "examples without a request that shows them: {unmapped:?}"
     );
     eprintln!("{checked} documented error examples are the server's answers");
-    assert!(checked >= 15, "{checked}");
+    assert!(checked >= 40, "{checked}");
+}
+
+/// The answer that shows an example of a response every operation shares (413, 429, 500, 503,
+/// `default`), asked of the operation itself where a request can cause it: a body over the
+/// limit, one request too many, a panicking and a slow handler behind the same layers, a
+/// trailing slash, a method the path does not have. `None` for an operation's own response.
+async fn shared_example(
+    (app, limited, template, method): (&TestApp, &TestApp, &str, &reqwest::Method),
+    operation: &serde_json::Value,
+    status: &str,
+    name: &str,
+) -> Option<appzone_test_support::Resp> {
+    // The document's example ids; the test catalog has the provider and the region, and a
+    // profile missing from the organization answers 404 like any other.
+    let mut example_path = template.to_owned();
+    for parameter in operation["parameters"].as_array().into_iter().flatten() {
+        if let Some(value) = parameter["example"].as_str() {
+            let name = parameter["name"].as_str().unwrap();
+            example_path = example_path.replace(&format!("{{{name}}}"), value);
+        }
+    }
+    let admin = Some(app.admin_key.as_str());
+    Some(match (status, name) {
+        ("413", _) => {
+            let resp = app
+                .http
+                .request(method.clone(), app.url(&example_path))
+                .header("x-api-key", &app.admin_key)
+                .body(vec![b'x'; 100 * 1024])
+                .send()
+                .await
+                .unwrap();
+            appzone_test_support::Resp::read(resp).await
+        }
+        ("429", _) => {
+            let key = Some(limited.member_key.as_str());
+            let mut resp = limited.send(method.clone(), &example_path, key, &[]).await;
+            for _ in 0..3 {
+                if resp.status == 429 {
+                    break;
+                }
+                resp = limited.send(method.clone(), &example_path, key, &[]).await;
+            }
+            resp
+        }
+        ("500" | "503", _) => {
+            use appzone_server::http::HttpConfig;
+            async fn boom() -> &'static str {
+                panic!("boom")
+            }
+            async fn slow() -> &'static str {
+                tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                "late"
+            }
+            let state = app.service.state.with_http(HttpConfig {
+                request_timeout: std::time::Duration::from_millis(50),
+                ..HttpConfig::default()
+            });
+            let routes = Router::new()
+                .route("/500", get(boom))
+                .route("/503", get(slow));
+            let router = appzone_server::http::with_middleware(routes, state).router;
+            let request = http::Request::get(format!("/{status}")).body(Body::empty());
+            let response = router.oneshot(request.unwrap()).await.unwrap();
+            let status = response.status().as_u16();
+            let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+                .await
+                .unwrap();
+            appzone_test_support::Resp {
+                status,
+                headers: Default::default(),
+                body: String::from_utf8(body.to_vec()).unwrap(),
+            }
+        }
+        ("default", "not_found") => {
+            let path = format!("{example_path}/");
+            let resp = app.send(method.clone(), &path, admin, &[]).await;
+            assert_eq!(resp.status, 404, "{path}: {}", resp.body);
+            resp
+        }
+        ("default", "method_not_allowed") => {
+            let resp = app
+                .send(reqwest::Method::PUT, &example_path, admin, &[])
+                .await;
+            assert_eq!(resp.status, 405, "PUT {example_path}: {}", resp.body);
+            resp
+        }
+        _ => return None,
+    })
 }
 
 /// The answers of the `Idempotency-Key` errors: 400 for a malformed key, 422 for a key used on
