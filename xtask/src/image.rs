@@ -56,32 +56,6 @@ impl ImageArgs {
     }
 }
 
-/// `cargo xtask deploy-check`: the Kubernetes manifests against the Kubernetes schemas, offline
-/// (`kubernetes-validate` ships them), strictly: an unknown field fails. Skipped with a notice
-/// where the validator is missing; under CI that fails.
-pub fn deploy_check() -> Result<()> {
-    if !succeeds(Command::new("kubernetes-validate").arg("--version")) {
-        return skip(
-            "deploy-check: SKIPPED (kubernetes-validate is not installed: `python3 -m pip \
-             install kubernetes-validate==1.37.0`)",
-        );
-    }
-    let dir = crate::root().join("deploy").join("kubernetes");
-    let mut manifests: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    manifests.sort();
-    ensure!(!manifests.is_empty(), "no manifests in deploy/kubernetes");
-    run(Command::new("kubernetes-validate")
-        .args(["--strict", "--kubernetes-version", KUBERNETES_VERSION])
-        .args(&manifests))
-}
-
-/// The Kubernetes version the manifests are validated against.
-const KUBERNETES_VERSION: &str = "1.33.0";
-
 /// Building the image (the binary is built before) and one podman command of the check.
 const PODMAN_TIMEOUT: Duration = Duration::from_secs(300);
 /// From `podman run` to a 200 on `/healthz`.

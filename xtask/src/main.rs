@@ -9,6 +9,7 @@ mod clients;
 mod compat;
 mod demo_server;
 mod deny;
+mod deploy;
 mod image;
 mod msrv;
 mod process;
@@ -77,8 +78,10 @@ enum Task {
     /// Build the container image (static binary, FROM scratch; needs podman); with --check,
     /// also run it as a platform would and report its size and start-up time
     Image(image::ImageArgs),
-    /// Validate the Kubernetes manifests in deploy/kubernetes offline against the Kubernetes
-    /// schemas (kubernetes-validate, from PyPI)
+    /// Check deploy/ offline: the Kubernetes manifests against the Kubernetes schemas
+    /// (kubernetes-validate, from PyPI), the Prometheus alerting rules and their unit tests
+    /// (promtool), the systemd unit (systemd-analyze verify, and its security exposure at most
+    /// a threshold); each skipped with a notice where its tool is missing
     DeployCheck,
     /// Run the client scenario of each released version (release/*/openapi.json), built from
     /// its release commit, against a fresh server built from this tree
@@ -130,7 +133,7 @@ fn run_task(task: Task) -> Result<()> {
         Task::Bench(args) => bench::run(args),
         Task::Instructions => bench::instruction_guard(),
         Task::Image(args) => image::run_task(args),
-        Task::DeployCheck => image::deploy_check(),
+        Task::DeployCheck => deploy::check(),
         Task::OldClient(args) => release::old_client(args),
         Task::SemverChecks(args) => semver::semver_checks(args),
         Task::Ci => ci(),
@@ -254,7 +257,7 @@ fn ci() -> Result<()> {
     clients::run()?;
     browser::run()?;
     image::run_task(image::ImageArgs::check())?;
-    image::deploy_check()?;
+    deploy::check()?;
     deny::run()?;
     msrv::run()?;
     println!("ci: all checks passed");

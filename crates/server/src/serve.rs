@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use self::idle::Idle;
+use crate::http::metrics::ConnectionLimit;
 use crate::http::App;
 
 /// Connection-level settings.
@@ -187,7 +188,7 @@ impl Accept {
                 // Closed before anything is read or allocated for it: a client at its limit
                 // costs the server an accept and a close, and holds no descriptor.
                 app.metrics.connection_refused(limit);
-                tracing::debug!(%peer, limit, "connection refused: at the connection limit");
+                tracing::debug!(%peer, limit = limit.label(), "connection refused: at the connection limit");
                 return;
             }
         };
@@ -263,14 +264,14 @@ impl Limits {
     }
 
     /// Counts a connection from `peer` in, or names the limit it would pass.
-    fn enter(limits: &Arc<Self>, peer: IpAddr) -> Result<Slot, &'static str> {
+    fn enter(limits: &Arc<Self>, peer: IpAddr) -> Result<Slot, ConnectionLimit> {
         let mut open = limits.open.lock().unwrap_or_else(PoisonError::into_inner);
         if open.total >= limits.total {
-            return Err("total");
+            return Err(ConnectionLimit::Total);
         }
         let from_peer = open.by_address.entry(peer).or_default();
         if *from_peer >= limits.per_address {
-            return Err("address");
+            return Err(ConnectionLimit::Address);
         }
         *from_peer += 1;
         open.total += 1;

@@ -26,7 +26,7 @@ use governor::{Quota, RateLimiter};
 use http::{HeaderMap, HeaderValue};
 
 use super::error::ApiError;
-use super::metrics::Metrics;
+use super::metrics::{Metrics, RateLimitScope};
 
 type KeyedLimiter<K> =
     RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock, StateInformationMiddleware>;
@@ -42,11 +42,16 @@ struct Limit<K: std::hash::Hash + Eq + Clone> {
     name: &'static str,
     policy: HeaderValue,
     /// Which scope a 429 is counted under in the metrics.
-    scope: &'static str,
+    scope: RateLimitScope,
 }
 
 impl<K: std::hash::Hash + Eq + Clone> Limit<K> {
-    fn new(name: &'static str, scope: &'static str, quota: u32, window_secs: u32) -> Option<Self> {
+    fn new(
+        name: &'static str,
+        scope: RateLimitScope,
+        quota: u32,
+        window_secs: u32,
+    ) -> Option<Self> {
         let per_window = NonZeroU32::new(quota)?;
         let governor_quota = match window_secs {
             1 => Quota::per_second(per_window),
@@ -143,10 +148,10 @@ impl RateLimits {
     /// worth); `0` disables either.
     pub fn new(per_key_rps: u32, auth_failures_per_minute: u32, metrics: Metrics) -> Self {
         Self {
-            per_key: Limit::new(PER_KEY_POLICY, "key", per_key_rps, 1).map(Arc::new),
+            per_key: Limit::new(PER_KEY_POLICY, RateLimitScope::Key, per_key_rps, 1).map(Arc::new),
             auth_failures: Limit::new(
                 AUTH_FAILURES_POLICY,
-                "address",
+                RateLimitScope::Address,
                 auth_failures_per_minute,
                 60,
             )

@@ -4,6 +4,15 @@
 //!
 //! Route labels are the contract's path templates (never raw paths, which would let callers
 //! create unbounded label values); methods outside the usual set are counted as `OTHER`.
+//!
+//! Every family whose label values are a closed set (the rate limits' scopes, the connection
+//! limits, the pool's states) has each of its series from the start, at 0, so that `rate()`,
+//! `increase()` and `absent()` in an alert work before the first event; the request families,
+//! whose routes, methods and statuses are open-ended, get a series at a combination's first
+//! answer. `appzone_build_info` states the version as a label, and the `process_*` families of
+//! Prometheus's client libraries (`process.rs`) are read from `/proc/self` at each scrape.
+
+mod process;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,9 +67,63 @@ struct RequestLabels {
     status: u16,
 }
 
+/// The limits a request is refused with 429 by: the `scope` label of
+/// `appzone_rate_limited_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RateLimitScope {
+    /// The per-key request rate.
+    Key,
+    /// Failed authentications per client address.
+    Address,
+}
+
+impl RateLimitScope {
+    /// Every scope, each a series from the start.
+    pub const ALL: [Self; 2] = [Self::Key, Self::Address];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Key => "key",
+            Self::Address => "address",
+        }
+    }
+}
+
+/// The limits a connection is closed at once by: the `limit` label of
+/// `appzone_connections_refused_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConnectionLimit {
+    /// Connections open at once from one client address.
+    Address,
+    /// Connections open at once in all.
+    Total,
+}
+
+impl ConnectionLimit {
+    /// Every limit, each a series from the start.
+    pub const ALL: [Self; 2] = [Self::Address, Self::Total];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Address => "address",
+            Self::Total => "total",
+        }
+    }
+}
+
+/// The states of `appzone_db_pool_connections`.
+const POOL_STATES: [&str; 2] = ["idle", "in_use"];
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ScopeLabels {
     scope: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabels {
+    version: &'static str,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -98,9 +161,23 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// A fresh registry with every metric registered.
+    /// A fresh registry with every metric registered, and every series of a closed label set
+    /// at 0.
     pub fn new() -> Self {
-        let mut registry = Registry::with_prefix("appzone");
+        let mut root = Registry::default();
+        root.register_collector(Box::new(process::ProcessCollector::new()));
+        let registry = root.sub_registry_with_prefix("appzone");
+        let build_info = Family::<BuildLabels, Gauge>::default();
+        registry.register(
+            "build_info",
+            "1, with the server's version as a label",
+            build_info.clone(),
+        );
+        build_info
+            .get_or_create(&BuildLabels {
+                version: env!("CARGO_PKG_VERSION"),
+            })
+            .set(1);
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register("http_requests", "HTTP requests answered", requests.clone());
         let latency: Family<RequestLabels, Histogram, fn() -> Histogram> =
@@ -153,8 +230,26 @@ impl Metrics {
             "1 once shutdown has begun (/readyz answers 503), else 0",
             draining.clone(),
         );
+        // The closed label sets, each series at 0 until its first event.
+        for scope in RateLimitScope::ALL {
+            rate_limited
+                .get_or_create(&ScopeLabels {
+                    scope: scope.label(),
+                })
+                .inc_by(0);
+        }
+        for limit in ConnectionLimit::ALL {
+            connections_refused
+                .get_or_create(&LimitLabels {
+                    limit: limit.label(),
+                })
+                .inc_by(0);
+        }
+        for state in POOL_STATES {
+            pool.get_or_create(&PoolLabels { state }).set(0);
+        }
         Self(Arc::new(Inner {
-            registry,
+            registry: root,
             requests,
             latency,
             rate_limited,
@@ -182,18 +277,22 @@ impl Metrics {
     }
 
     /// Counts one 429.
-    pub fn rate_limited(&self, scope: &'static str) {
+    pub fn rate_limited(&self, scope: RateLimitScope) {
         self.0
             .rate_limited
-            .get_or_create(&ScopeLabels { scope })
+            .get_or_create(&ScopeLabels {
+                scope: scope.label(),
+            })
             .inc();
     }
 
-    /// Counts one connection closed at once because of `limit` (`address` or `total`).
-    pub fn connection_refused(&self, limit: &'static str) {
+    /// Counts one connection closed at once because of `limit`.
+    pub fn connection_refused(&self, limit: ConnectionLimit) {
         self.0
             .connections_refused
-            .get_or_create(&LimitLabels { limit })
+            .get_or_create(&LimitLabels {
+                limit: limit.label(),
+            })
             .inc();
     }
 
@@ -215,13 +314,16 @@ impl Metrics {
         self.0.draining.set(i64::from(health.is_draining()));
         let (open, idle) = store.pool_usage();
         let idle = i64::try_from(idle).unwrap_or(i64::MAX);
+        let [idle_state, in_use_state] = POOL_STATES;
         self.0
             .pool
-            .get_or_create(&PoolLabels { state: "idle" })
+            .get_or_create(&PoolLabels { state: idle_state })
             .set(idle);
         self.0
             .pool
-            .get_or_create(&PoolLabels { state: "in_use" })
+            .get_or_create(&PoolLabels {
+                state: in_use_state,
+            })
             .set(i64::from(open) - idle);
         self.0.catalog_version.set(catalog.snapshot().version);
         self.encode(format)
@@ -485,7 +587,7 @@ mod tests {
         let zones = appzone_contract::paths::LIST_ZONES;
         metrics.observe(&Method::GET, zones, 200, Duration::from_millis(3));
         metrics.deleted();
-        metrics.rate_limited("key");
+        metrics.rate_limited(RateLimitScope::Key);
         metrics.0.catalog_version.set(7);
         let om = metrics
             .encode(Format::OpenMetrics(OpenMetricsVersion::V1_0_0))
@@ -501,7 +603,10 @@ mod tests {
             "# HELP appzone_http_requests_total HTTP requests answered.\n",
             "# TYPE appzone_http_requests_total counter\n",
             "# TYPE appzone_http_request_duration_seconds histogram\n",
-            "# TYPE appzone_rate_limited_total counter\nappzone_rate_limited_total{scope=\"key\"} 1\n",
+            // The family's series in any order: `address` is there too, at 0.
+            "# TYPE appzone_rate_limited_total counter\n",
+            "\nappzone_rate_limited_total{scope=\"key\"} 1\n",
+            "\nappzone_rate_limited_total{scope=\"address\"} 0\n",
             "# TYPE appzone_profiles_deleted_total counter\nappzone_profiles_deleted_total 1\n",
             "# TYPE appzone_catalog_version gauge\nappzone_catalog_version 7\n",
         ] {
@@ -530,7 +635,15 @@ mod tests {
                 family.1
             );
         }
-        // Otherwise the two are the same lines.
+        // Otherwise the two are the same lines, but for the process' values, read again at
+        // each encoding.
+        let steady = |text: &str| -> String {
+            text.lines()
+                .filter(|line| !line.starts_with("process_"))
+                .map(|line| format!("{line}\n"))
+                .collect()
+        };
+        let (om, text) = (steady(&om), steady(&text));
         let renamed = om
             .replace(" appzone_http_requests ", " appzone_http_requests_total ")
             .replace(" appzone_rate_limited ", " appzone_rate_limited_total ")
@@ -542,6 +655,7 @@ mod tests {
                 " appzone_profiles_deleted ",
                 " appzone_profiles_deleted_total ",
             )
+            .replace(" process_cpu_seconds ", " process_cpu_seconds_total ")
             .replace("# EOF\n", "");
         assert_eq!(text, renamed);
     }

@@ -290,3 +290,107 @@ fn the_grace_period_covers_the_shutdown_delay_and_the_drain() {
     }
     assert!(checked >= 1, "no terminationGracePeriodSeconds found");
 }
+
+/// The `appzone_*` and `process_*` names `text` mentions (the alerting rules: expressions,
+/// and the names their descriptions give the reader).
+fn metric_names(text: &str) -> std::collections::BTreeSet<&str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| {
+            ["appzone_", "process_"]
+                .iter()
+                .any(|prefix| word.len() > prefix.len() && word.starts_with(prefix))
+        })
+        .collect()
+}
+
+/// The names a `/metrics` body in the 0.0.4 text format has: its samples' names (a histogram's
+/// `_bucket`, `_sum` and `_count` included) and its families' (`# TYPE`).
+fn exported_names(body: &str) -> std::collections::BTreeSet<&str> {
+    body.lines()
+        .filter_map(|line| match line.strip_prefix("# TYPE ") {
+            Some(family) => family.split(' ').next(),
+            None if line.starts_with('#') => None,
+            None => line.split(['{', ' ']).next(),
+        })
+        .collect()
+}
+
+/// Every metric an alert (`deploy/prometheus/alerts.yml`) watches is one a real server exports,
+/// so that renaming a metric fails here instead of silencing an alert; and every alert has a
+/// severity, a `for:`, and a runbook in the README that names it.
+#[tokio::test]
+async fn every_metric_the_alerts_watch_is_exported_and_every_alert_has_its_runbook() {
+    let alerts = std::fs::read_to_string(root().join("deploy/prometheus/alerts.yml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("alerts.db").display());
+    let mut server = ServerProcess::start(&database, &[], "info").await;
+    // An answer, for the request families' series (they start at a route's first answer).
+    let listing = format!("{}/api/v1/providers", server.base);
+    let status = reqwest::get(listing).await.unwrap().status();
+    assert_eq!(status, 401);
+    let body = reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(server.terminate().await.success());
+    let exported = exported_names(&body);
+    let watched = metric_names(&alerts);
+    assert!(
+        watched.len() >= 8,
+        "{watched:?}: is the parser still right?"
+    );
+    let missing: Vec<&&str> = watched.difference(&exported).collect();
+    assert!(
+        missing.is_empty(),
+        "deploy/prometheus/alerts.yml names {missing:?}, which the server does not export:\n{body}"
+    );
+
+    // The memory alert's limit is the Deployment's.
+    let deployment =
+        std::fs::read_to_string(root().join("deploy/kubernetes/deployment.yaml")).unwrap();
+    let limit = deployment
+        .split_once("limits:")
+        .and_then(|(_, limits)| limits.split_once("memory: "))
+        .and_then(|(_, memory)| memory.split_once("Mi"))
+        .map(|(mebibytes, _)| mebibytes.trim())
+        .expect("a memory limit in MiB in deployment.yaml");
+    assert!(
+        alerts.contains(&format!(
+            "process_resident_memory_bytes{{job=\"appzone\"}} > 0.8 * {limit} * 1024 * 1024"
+        )),
+        "AppzoneMemoryNearLimit is not at 80% of the Deployment's {limit} MiB"
+    );
+
+    // Each rule: an alert name, a `for:`, a severity of `page` or `ticket`, a runbook.
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme
+        .split_once("\n### Alerts\n")
+        .expect("the README has an Alerts section (#alerts)")
+        .1;
+    let section = section.split("\n## ").next().unwrap();
+    let rules: Vec<&str> = alerts.split("- alert: ").skip(1).collect();
+    assert!(rules.len() >= 8, "only {} alerts", rules.len());
+    for rule in rules {
+        let name = rule.lines().next().unwrap().trim();
+        assert!(rule.contains("\n        for: "), "{name}: no for:");
+        assert!(
+            rule.contains("severity: page") || rule.contains("severity: ticket"),
+            "{name}: no severity"
+        );
+        for annotation in ["summary: ", "description: "] {
+            assert!(rule.contains(annotation), "{name}: no {annotation}");
+        }
+        assert!(
+            rule.contains(
+                "runbook_url: https://github.com/appzone/appzone/blob/main/README.md#alerts\n"
+            ),
+            "{name}: no runbook_url to the README's Alerts section"
+        );
+        assert!(
+            section.contains(&format!("`{name}`")),
+            "{name} is not in the README's Alerts section"
+        );
+    }
+}

@@ -12,6 +12,8 @@ use axum::routing::get;
 use axum::Router;
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::server_process::ServerProcess;
+
 fn zones() -> String {
     TestApp::zones_path("aws", "us-east-1")
 }
@@ -600,14 +602,22 @@ async fn metrics_answer_openmetrics_or_the_text_format_by_accept_and_prometheus_
         let families = parse_metrics(parser, body)
             .unwrap_or_else(|e| panic!("the {parser} parser refused the body: {e}\n{body}"));
         let mut kinds = [
+            ("appzone_build_info", "gauge"),
             ("appzone_http_requests", "counter"),
             ("appzone_rate_limited", "counter"),
+            ("appzone_connections_refused", "counter"),
             ("appzone_profiles_deleted", "counter"),
             ("appzone_http_request_duration_seconds", "histogram"),
             ("appzone_db_pool_connections", "gauge"),
             ("appzone_catalog_version", "gauge"),
             ("appzone_database_up", "gauge"),
             ("appzone_draining", "gauge"),
+            ("process_cpu_seconds", "counter"),
+            ("process_start_time_seconds", "gauge"),
+            ("process_resident_memory_bytes", "gauge"),
+            ("process_virtual_memory_bytes", "gauge"),
+            ("process_open_fds", "gauge"),
+            ("process_max_fds", "gauge"),
         ];
         let mut found: Vec<(&str, &str)> = families
             .iter()
@@ -683,6 +693,133 @@ async fn metrics_answer_openmetrics_or_the_text_format_by_accept_and_prometheus_
             families.iter().any(|family| family["type"] == "unknown")
         });
         assert!(misread, "the {parser} parser read the {other} body as well");
+    }
+}
+
+/// What the first scrape of a fresh server (the real binary, nothing served yet) holds, read
+/// by both of Prometheus's parsers: every series of a closed label set at 0, so that `rate()`
+/// and `absent()` alerts work before the first event; the build's version; the `process_*`
+/// families, of the server's own process.
+#[tokio::test]
+async fn a_fresh_servers_first_scrape_has_every_closed_series_at_zero_build_info_and_process_metrics(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("fresh.db").display());
+    let mut server = ServerProcess::start(&url, &[], "info").await;
+    let client = reqwest::Client::new();
+    let mut bodies = Vec::new();
+    for (parser, accept) in [
+        ("text", "text/plain"),
+        ("openmetrics", "application/openmetrics-text"),
+    ] {
+        let body = client
+            .get(format!("{}/metrics", server.base))
+            .header("accept", accept)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        bodies.push((parser, body));
+    }
+    let rss_kib = crate::server_process::rss_kib(server.pid()).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    assert!(server.terminate().await.success());
+
+    // The first scrape, line by line (also where Python is missing).
+    let text = &bodies[0].1;
+    let version = env!("CARGO_PKG_VERSION");
+    for line in [
+        "appzone_rate_limited_total{scope=\"key\"} 0".to_owned(),
+        "appzone_rate_limited_total{scope=\"address\"} 0".to_owned(),
+        "appzone_connections_refused_total{limit=\"address\"} 0".to_owned(),
+        "appzone_connections_refused_total{limit=\"total\"} 0".to_owned(),
+        "appzone_profiles_deleted_total 0".to_owned(),
+        "appzone_database_up 1".to_owned(),
+        "appzone_draining 0".to_owned(),
+        format!("appzone_build_info{{version=\"{version}\"}} 1"),
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "no line {line:?} in the first scrape:\n{text}"
+        );
+    }
+    for state in ["idle", "in_use"] {
+        let series = format!("appzone_db_pool_connections{{state=\"{state}\"}} ");
+        assert!(text.contains(&series), "{series} in\n{text}");
+    }
+    assert!(
+        !text.contains("appzone_http_requests_total{"),
+        "no request was answered before the first scrape:\n{text}"
+    );
+
+    if !python_prometheus_client() {
+        return;
+    }
+    for (parser, body) in &bodies {
+        let families = parse_metrics(parser, body)
+            .unwrap_or_else(|e| panic!("the {parser} parser refused the body: {e}\n{body}"));
+        let value = |family: &str, kind: &str, sample: &str, labels: serde_json::Value| -> f64 {
+            let found = families
+                .iter()
+                .find(|f| f["name"] == family)
+                .unwrap_or_else(|| panic!("{parser}: no family {family} in\n{body}"));
+            assert_eq!(found["type"], kind, "{parser}: {family}");
+            found["samples"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == sample && s["labels"] == labels)
+                .unwrap_or_else(|| panic!("{parser}: no {sample} {labels} in\n{body}"))["value"]
+                .as_f64()
+                .unwrap()
+        };
+        let none = serde_json::json!({});
+        for scope in ["key", "address"] {
+            let labels = serde_json::json!({ "scope": scope });
+            let total = "appzone_rate_limited_total";
+            assert_eq!(value("appzone_rate_limited", "counter", total, labels), 0.0);
+        }
+        for limit in ["address", "total"] {
+            let labels = serde_json::json!({ "limit": limit });
+            let total = "appzone_connections_refused_total";
+            let family = "appzone_connections_refused";
+            assert_eq!(value(family, "counter", total, labels), 0.0);
+        }
+        for state in ["idle", "in_use"] {
+            let labels = serde_json::json!({ "state": state });
+            let pool = "appzone_db_pool_connections";
+            assert!(value(pool, "gauge", pool, labels) >= 0.0);
+        }
+        let build = serde_json::json!({ "version": version });
+        let info = "appzone_build_info";
+        assert_eq!(value(info, "gauge", info, build), 1.0);
+
+        let gauge = |name: &str| value(name, "gauge", name, none.clone());
+        let cpu = "process_cpu_seconds";
+        let cpu = value(cpu, "counter", "process_cpu_seconds_total", none.clone());
+        assert!((0.0..60.0).contains(&cpu), "{parser}: cpu {cpu} s");
+        let start = gauge("process_start_time_seconds");
+        assert!(
+            start > now - 300.0 && start <= now + 1.0,
+            "{parser}: started at {start}, now {now}"
+        );
+        // The server's own memory, as /proc/PID/status shows it from outside.
+        let rss = gauge("process_resident_memory_bytes");
+        let outside = rss_kib as f64 * 1024.0;
+        assert!(
+            rss > outside / 2.0 && rss < outside * 2.0,
+            "{parser}: RSS {rss} bytes, /proc says {outside}"
+        );
+        assert!(gauge("process_virtual_memory_bytes") >= rss);
+        let open = gauge("process_open_fds");
+        let max = gauge("process_max_fds");
+        assert!(open >= 3.0 && open < max, "{parser}: {open} fds of {max}");
+        eprintln!("{parser}: cpu {cpu} s, RSS {rss} B, fds {open}/{max}, start {start}");
     }
 }
 
