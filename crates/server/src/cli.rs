@@ -686,6 +686,8 @@ async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr()?;
+    // Before "listening": a SIGTERM from then on shuts down gracefully.
+    let shutdown = shutdown_signal();
     tracing::info!(%addr, "appzone-server listening");
     if let Some(demo) = demo {
         eprintln!("\n{}", demo.curl_lines(&format!("http://{addr}")));
@@ -699,6 +701,6 @@ async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<()> {
             .unwrap_or(usize::MAX),
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
     };
-    serve(listener, service.app.clone(), shutdown_signal(), options).await;
+    serve(listener, service.app.clone(), shutdown, options).await;
     Ok(())
 }

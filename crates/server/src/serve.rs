@@ -300,25 +300,41 @@ impl Drop for Slot {
 }
 
 /// Completes on SIGTERM or Ctrl-C.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    // The handlers are installed here, when this is called, not when the future is first
+    // polled: a SIGTERM that arrives once the server says it is listening must find them
+    // (it killed the process outright before, when it came within that gap).
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
+    let (interrupt, terminate) = {
+        use tokio::signal::unix::{signal, SignalKind};
+        (
+            signal(SignalKind::interrupt()).ok(),
+            signal(SignalKind::terminate()).ok(),
+        )
     };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => tracing::info!("received Ctrl-C"),
-        () = terminate => tracing::info!("received SIGTERM"),
+    async move {
+        #[cfg(unix)]
+        {
+            let wait = |signal: Option<tokio::signal::unix::Signal>| async move {
+                match signal {
+                    Some(mut signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = wait(interrupt) => tracing::info!("received Ctrl-C"),
+                () = wait(terminate) => tracing::info!("received SIGTERM"),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                tracing::info!("received Ctrl-C");
+            } else {
+                std::future::pending::<()>().await;
+            }
+        }
     }
 }

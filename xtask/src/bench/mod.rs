@@ -3,7 +3,8 @@
 //! appzone (production defaults but the per-key rate limit, and again with `APPZONE_LOG=warn`)
 //! against the bare-axum baseline answering appzone's bytes, A B A B over the rounds; then
 //! deletes, a mixed load, a long run for memory and the client benchmark, on SQLite, and the
-//! deletes again on PostgreSQL when one answers. `--scale` runs [`scale`] instead.
+//! deletes again on PostgreSQL when one answers. `--scale` runs [`scale`] instead, and
+//! `--replicas` [`replicas`] (three replicas on PostgreSQL, with and without Redis).
 //!
 //! The parts: [`options`] (the command line), [`seed`] (databases and keys, by the operator CLI
 //! and sqlite3/psql), [`servers`] (starting the servers, waiting until they answer), [`load`]
@@ -17,6 +18,7 @@ mod load;
 mod options;
 mod phases;
 mod procfs;
+mod replicas;
 mod report;
 mod scale;
 mod seed;
@@ -51,6 +53,9 @@ pub(crate) fn run(args: BenchArgs) -> Result<()> {
     let opts = args.resolve();
     if opts.scale {
         return scale::run(&opts);
+    }
+    if opts.replicas {
+        return replicas::run(&opts);
     }
     let wrk_version = load::wrk_version()?;
     seed::require_sqlite3()?;

@@ -54,6 +54,23 @@ pub(crate) struct BenchArgs {
     /// a wrong-key flood (of the other flags only --output and --keep apply)
     #[arg(long)]
     scale: bool,
+    /// Instead of the load benchmarks, three replicas on PostgreSQL: listing throughput and
+    /// p99 with per-replica limits and with limits in Redis, and how long a revoked key keeps
+    /// working on the slowest replica (of the other flags --rounds, --duration, --postgres,
+    /// --redis-url, --no-redis, --output and --keep apply)
+    #[arg(long)]
+    replicas: bool,
+    /// Redis for `--replicas`' Redis-backed limits, used when it answers
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "APPZONE_BENCH_REDIS_URL",
+        default_value = "redis://127.0.0.1:6379"
+    )]
+    redis_url: String,
+    /// Skip `--replicas`' Redis-backed limits
+    #[arg(long)]
+    no_redis: bool,
 }
 
 /// What one run does, the presets applied.
@@ -73,13 +90,22 @@ pub(super) struct Options {
     pub(super) callgrind: bool,
     pub(super) listing_only: bool,
     pub(super) scale: bool,
+    pub(super) replicas: bool,
+    /// Redis for `--replicas`; `None` skips the Redis-backed limits.
+    pub(super) redis: Option<String>,
 }
 
 impl BenchArgs {
     pub(super) fn resolve(self) -> Options {
         let (quick, only) = (self.quick, self.listing_only);
         let long_default = if quick || only { 0 } else { 1_000_000 };
-        let name = if self.scale { "scale.md" } else { "report.md" };
+        let name = if self.scale {
+            "scale.md"
+        } else if self.replicas {
+            "replicas.md"
+        } else {
+            "report.md"
+        };
         Options {
             rounds: self.rounds.unwrap_or(if quick { 1 } else { 5 }),
             duration: self.duration.unwrap_or(if quick { 2 } else { 5 }),
@@ -90,13 +116,15 @@ impl BenchArgs {
             } else {
                 self.long_requests.unwrap_or(long_default)
             },
-            postgres: (!self.no_postgres && !only).then_some(self.postgres),
+            postgres: (!self.no_postgres && (!only || self.replicas)).then_some(self.postgres),
             client: (!self.no_client && !only).then_some(if quick { (300, 2) } else { (2000, 5) }),
             output: (self.output).unwrap_or_else(|| crate::target_dir().join("bench").join(name)),
             keep: self.keep,
             callgrind: self.callgrind,
             listing_only: only,
             scale: self.scale,
+            replicas: self.replicas,
+            redis: (!self.no_redis).then_some(self.redis_url),
         }
     }
 }

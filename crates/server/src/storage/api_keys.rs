@@ -106,16 +106,18 @@ impl Store {
     /// script can be re-run). [`StoreError::NotFound`] when no key has this id.
     pub async fn revoke_key(&self, key_id: &str) -> Result<Revocation, StoreError> {
         let mut tx = self.pool.begin().await.classify()?;
+        // `fetch_all`, not `fetch_optional`: on SQLite a statement left unfinished after its
+        // first row keeps the connection's write lock until it is next used.
         let revoked = sqlx::query(
             "UPDATE api_keys SET revoked_at = $1 WHERE key_id = $2 AND revoked_at IS NULL \
              RETURNING org_id",
         )
         .bind(now_ms())
         .bind(key_id)
-        .fetch_optional(&mut *tx)
+        .fetch_all(&mut *tx)
         .await
         .classify()?;
-        if let Some(row) = revoked {
+        if let Some(row) = revoked.first() {
             let org_id = row.try_get("org_id").classify()?;
             // Every server drops the key from its cache when this commits.
             changes::record(&mut tx, self.backend, &Change::Key(key_id.to_owned())).await?;

@@ -271,9 +271,13 @@ async fn write_catalog_in(
          RETURNING version",
     )
     .bind(now_ms())
-    .fetch_one(&mut **tx)
+    // All of it: see `revoke_key` on a statement left unfinished.
+    .fetch_all(&mut **tx)
     .await
-    .and_then(|row| row.try_get("version"))
+    .classify()?
+    .first()
+    .ok_or_else(|| StoreError::Invalid("the catalog version row is missing".to_owned()))?
+    .try_get("version")
     .classify()
 }
 

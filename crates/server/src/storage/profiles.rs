@@ -80,10 +80,11 @@ impl Store {
              RETURNING org_id",
         )
         .bind(id.as_str())
-        .fetch_optional(&mut *tx)
+        // All of it: see `revoke_key` on a statement left unfinished.
+        .fetch_all(&mut *tx)
         .await
         .classify()?;
-        let Some(row) = row else {
+        let Some(row) = row.first() else {
             return Err(StoreError::NotFound(format!(
                 "no deleted profile has the id {id}"
             )));

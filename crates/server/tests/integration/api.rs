@@ -338,11 +338,8 @@ both_backends! {
         let filled = Instant::now();
         assert_eq!(app.get(&path, Some(&app.member_key)).await.status, 200, "cached as valid");
         app.store.revoke_key(&app.member_key[4..16]).await.unwrap();
-        assert_eq!(
-            app.get(&path, Some(&app.member_key)).await.status,
-            200,
-            "served from the cache right after the revocation"
-        );
+        // The change log usually drops it sooner (`replicas.rs` measures that); the TTL is the
+        // bound.
         let mut status = 200;
         while status == 200 && filled.elapsed() < Duration::from_secs(3) {
             tokio::time::sleep(Duration::from_millis(20)).await;
