@@ -162,10 +162,59 @@ pub mod exit_code {
 
     use crate::{ApiError, Error};
 
-    pub use appzone_contract::exit_code::{
-        help_rows, Row, API, FAILURE, FORBIDDEN, INVALID_INPUT, NOT_FOUND, OK, TABLE, TRANSPORT,
-        UNAUTHORIZED, UNEXPECTED_ANSWER, USAGE,
+    use appzone_contract::exit_code as shared;
+
+    /// Success.
+    pub const OK: u8 = shared::OK;
+    /// The command failed for a reason not classed below (stdout could not be written).
+    pub const FAILURE: u8 = shared::FAILURE;
+    /// The command line could not be parsed. See [`TABLE`].
+    pub const USAGE: u8 = shared::USAGE;
+    /// No API key was given, or the server answered 401.
+    pub const UNAUTHORIZED: u8 = shared::UNAUTHORIZED;
+    /// The server answered 403.
+    pub const FORBIDDEN: u8 = shared::FORBIDDEN;
+    /// The server answered 404 for the region or the profile.
+    pub const NOT_FOUND: u8 = shared::NOT_FOUND;
+    /// A malformed id refused before sending, or the server answered 400.
+    pub const INVALID_INPUT: u8 = shared::INVALID_INPUT;
+    /// The answer was not the appzone API's; the base URL is probably wrong.
+    pub const UNEXPECTED_ANSWER: u8 = shared::UNEXPECTED_ANSWER;
+    /// Any other answer of the API (429, 5xx, ...).
+    pub const API: u8 = shared::API;
+    /// No answer: could not connect, the connection broke, or the request timed out.
+    pub const TRANSPORT: u8 = shared::TRANSPORT;
+
+    /// One exit code and what it means, as `--help` and the README show it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[non_exhaustive]
+    pub struct Row {
+        /// The exit code.
+        pub code: u8,
+        /// One line: the class, a colon, then what falls in it.
+        pub meaning: &'static str,
+    }
+
+    /// The rows of the table `appzone` and `appzone-server` share.
+    const ROWS: [Row; shared::TABLE.len()] = {
+        let mut rows = [Row {
+            code: 0,
+            meaning: "",
+        }; shared::TABLE.len()];
+        let mut i = 0;
+        while i < rows.len() {
+            rows[i] = Row {
+                code: shared::TABLE[i].code,
+                meaning: shared::TABLE[i].meaning,
+            };
+            i += 1;
+        }
+        rows
     };
+
+    /// Every exit code of `appzone`, in order. `appzone --help` prints these rows; the README's
+    /// table must hold the same ones. Each meaning fits one line of a 100-column terminal.
+    pub const TABLE: &[Row] = &ROWS;
 
     /// The exit code the command line uses for `error`.
     ///

@@ -28,7 +28,7 @@ a hint when the cause is likely. With --output json, stderr has one JSON object 
 /// [`exit_code::TABLE`] so that the help cannot drift from what the command does.
 fn after_help() -> String {
     let mut text = format!("{EXAMPLES}\n\nExit codes:\n");
-    text.push_str(&exit_code::help_rows(false));
+    text.push_str(&appzone_contract::exit_code::help_rows(false));
     text.push('\n');
     text.push_str(ON_ERROR);
     text
