@@ -121,6 +121,7 @@
 #![warn(missing_docs)]
 
 mod args;
+pub mod conformance;
 mod client;
 mod conditional;
 mod deprecation;
