@@ -11,8 +11,10 @@
 mod api;
 mod cli;
 mod conditional;
+mod conformance;
 mod deprecation;
 mod real_server;
+mod proxy;
 mod retries;
 mod run;
 mod secrets;
