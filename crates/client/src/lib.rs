@@ -121,9 +121,9 @@
 #![warn(missing_docs)]
 
 mod args;
-pub mod conformance;
 mod client;
 mod conditional;
+pub mod conformance;
 mod deprecation;
 mod error;
 mod idempotency;

@@ -45,9 +45,10 @@ pub(crate) fn run(kit: &mut Kit) {
             code => Some(code.status().as_u16()),
         };
         match documented {
-            Some(status) if status != ex.status => {
-                Err(ex.fail(format!("{code} with {status}"), format!("{code} with {}", ex.status)))
-            }
+            Some(status) if status != ex.status => Err(ex.fail(
+                format!("{code} with {status}"),
+                format!("{code} with {}", ex.status),
+            )),
             _ => Ok(()),
         }
     });
@@ -81,7 +82,9 @@ pub(crate) fn run(kit: &mut Kit) {
     );
     let limited: Vec<&Exchange> = exchanges
         .iter()
-        .filter(|ex| ex.headers.contains_key(RATE_LIMIT) || ex.headers.contains_key(RATE_LIMIT_POLICY))
+        .filter(|ex| {
+            ex.headers.contains_key(RATE_LIMIT) || ex.headers.contains_key(RATE_LIMIT_POLICY)
+        })
         .collect();
     let outcome = if limited.is_empty() {
         skip("no answer carried RateLimit or RateLimit-Policy (the limits may be off)")
@@ -151,7 +154,10 @@ fn documented_statuses(kit: &Kit) -> Outcome {
             Ok(())
         } else {
             Err(ex.fail(
-                format!("one of the statuses the document lists: {}", statuses.join(", ")),
+                format!(
+                    "one of the statuses the document lists: {}",
+                    statuses.join(", ")
+                ),
                 ex.describe(),
             ))
         }
@@ -166,11 +172,10 @@ fn rate_limit_headers(ex: &Exchange) -> Result<(), Outcome> {
         let ok = value.is_some_and(|value| {
             value.split(',').all(|item| {
                 let mut parts = item.trim().split(';');
-                let quoted = parts.next().is_some_and(|n| {
-                    n.len() >= 2 && n.starts_with('"') && n.ends_with('"')
-                });
-                let params: Vec<(&str, &str)> =
-                    parts.filter_map(|p| p.split_once('=')).collect();
+                let quoted = parts
+                    .next()
+                    .is_some_and(|n| n.len() >= 2 && n.starts_with('"') && n.ends_with('"'));
+                let params: Vec<(&str, &str)> = parts.filter_map(|p| p.split_once('=')).collect();
                 quoted
                     && needed.iter().all(|k| {
                         params

@@ -145,19 +145,27 @@ fn ids(exchange: &Exchange) -> Option<Vec<String>> {
 }
 
 async fn walk_catalog(kit: &mut Kit, walk: &mut Walk) -> Result<(), Outcome> {
-    let providers = kit.get(paths::LIST_PROVIDERS, paths::LIST_PROVIDERS).await?;
+    let providers = kit
+        .get(paths::LIST_PROVIDERS, paths::LIST_PROVIDERS)
+        .await?;
     let provider_ids = ids(&providers)
         .filter(|_| providers.status == 200)
         .ok_or_else(|| providers.fail("200 with `data`, the provider ids", providers.describe()))?;
     for provider in &provider_ids {
-        let path = format!("{}/providers/{}/regions", paths::API_PREFIX, encode(provider));
+        let path = format!(
+            "{}/providers/{}/regions",
+            paths::API_PREFIX,
+            encode(provider)
+        );
         let regions = kit.get(&path, paths::LIST_REGIONS).await?;
-        let region_ids = ids(&regions).filter(|_| regions.status == 200).ok_or_else(|| {
-            regions.fail(
-                format!("200 with `data`: {provider} is in the provider listing"),
-                regions.describe(),
-            )
-        })?;
+        let region_ids = ids(&regions)
+            .filter(|_| regions.status == 200)
+            .ok_or_else(|| {
+                regions.fail(
+                    format!("200 with `data`: {provider} is in the provider listing"),
+                    regions.describe(),
+                )
+            })?;
         if walk.provider.is_none() {
             if let Some(region) = region_ids.first() {
                 walk.provider = Some(provider.clone());
@@ -197,9 +205,13 @@ fn listings(kit: &Kit, walk: &Walk) -> Vec<(String, String)> {
         .map(|(_, template, _)| template)
         .collect();
     if templates.is_empty() {
-        templates = [paths::LIST_PROVIDERS, paths::LIST_REGIONS, paths::LIST_ZONES]
-            .map(ToOwned::to_owned)
-            .to_vec();
+        templates = [
+            paths::LIST_PROVIDERS,
+            paths::LIST_REGIONS,
+            paths::LIST_ZONES,
+        ]
+        .map(ToOwned::to_owned)
+        .to_vec();
     }
     templates
         .into_iter()
@@ -236,7 +248,8 @@ async fn envelope(kit: &mut Kit, listings: &[(String, String)]) -> (Outcome, Out
 }
 
 fn check_envelope(exchange: &Exchange) -> Result<(), Outcome> {
-    let expected = "200 application/json {\"data\": [strings], \"id\", \"message\", \"status\": \"success\"}";
+    let expected =
+        "200 application/json {\"data\": [strings], \"id\", \"message\", \"status\": \"success\"}";
     let content_type = exchange.header("content-type").unwrap_or_default();
     let body = exchange.json().unwrap_or(Value::Null);
     let ok = exchange.status == 200
@@ -250,7 +263,10 @@ fn check_envelope(exchange: &Exchange) -> Result<(), Outcome> {
     }
     let mut shown = String::from_utf8_lossy(&exchange.body).into_owned();
     if shown.len() > 120 {
-        let cut = (0..=120).rev().find(|i| shown.is_char_boundary(*i)).unwrap_or(0);
+        let cut = (0..=120)
+            .rev()
+            .find(|i| shown.is_char_boundary(*i))
+            .unwrap_or(0);
         shown.truncate(cut);
         shown.push('…');
     }
@@ -278,7 +294,10 @@ async fn caching(kit: &mut Kit, listings: &[(String, String)]) -> (Outcome, Outc
             continue;
         }
         let Some(etag) = first.header("etag").filter(|e| e.starts_with("W/\"")) else {
-            etag_result = Err(first.fail("a weak ETag (W/\"...\")", format!("{:?}", first.header("etag"))));
+            etag_result = Err(first.fail(
+                "a weak ETag (W/\"...\")",
+                format!("{:?}", first.header("etag")),
+            ));
             continue;
         };
         let etag = etag.to_owned();
@@ -313,7 +332,11 @@ async fn head(kit: &mut Kit, listings: &[(String, String)]) -> Result<(), Outcom
     for (path, template) in listings {
         let get = kit.get(path, template).await?;
         let head = kit
-            .send(Req::new(Method::HEAD, path.as_str()).key(&key).operation(template))
+            .send(
+                Req::new(Method::HEAD, path.as_str())
+                    .key(&key)
+                    .operation(template),
+            )
             .await?;
         if !head.body.is_empty() {
             return Err(head.fail("no body", format!("{} bytes", head.body.len())));
@@ -338,11 +361,19 @@ async fn request_ids(kit: &mut Kit) {
     let path = paths::LIST_PROVIDERS;
     let mine = "conformance-42:a.b_c";
     let outcome = match kit
-        .send(Req::new(Method::GET, path).key(&key).header("x-request-id", mine).operation(path))
+        .send(
+            Req::new(Method::GET, path)
+                .key(&key)
+                .header("x-request-id", mine)
+                .operation(path),
+        )
         .await
     {
         Ok(ex) if ex.header(REQUEST_ID.as_str()) == Some(mine) => Outcome::Pass,
-        Ok(ex) => ex.fail(format!("X-Request-Id: {mine}"), format!("{:?}", ex.header(REQUEST_ID.as_str()))),
+        Ok(ex) => ex.fail(
+            format!("X-Request-Id: {mine}"),
+            format!("{:?}", ex.header(REQUEST_ID.as_str())),
+        ),
         Err(outcome) => outcome,
     };
     kit.record(
@@ -353,7 +384,10 @@ async fn request_ids(kit: &mut Kit) {
     let mut outcome = Outcome::Pass;
     let long = "x".repeat(200);
     for bad in [long.as_str(), "has space"] {
-        let req = Req::new(Method::GET, path).key(&key).header("x-request-id", bad).operation(path);
+        let req = Req::new(Method::GET, path)
+            .key(&key)
+            .header("x-request-id", bad)
+            .operation(path);
         let answered = match kit.send(req).await {
             Ok(ex) => ex,
             Err(failure) => {
@@ -364,7 +398,11 @@ async fn request_ids(kit: &mut Kit) {
         let got = answered.header(REQUEST_ID.as_str());
         if got.is_none_or(|id| id == bad || !is_valid_request_id(id)) {
             outcome = answered.fail(
-                format!("a new valid X-Request-Id instead of a {}-character {:?}…", bad.len(), &bad[..bad.len().min(9)]),
+                format!(
+                    "a new valid X-Request-Id instead of a {}-character {:?}…",
+                    bad.len(),
+                    &bad[..bad.len().min(9)]
+                ),
                 format!("{got:?}"),
             );
             break;
@@ -445,7 +483,11 @@ async fn authentication(kit: &mut Kit) {
             };
             // A HEAD answer has no body to carry the code.
             let result = if method == Method::HEAD {
-                if answered.status == 401 { Ok(()) } else { Err(answered.fail("401", answered.describe())) }
+                if answered.status == 401 {
+                    Ok(())
+                } else {
+                    Err(answered.fail("401", answered.describe()))
+                }
             } else {
                 answered.expect_error(401, code)
             };
@@ -472,14 +514,18 @@ async fn errors(kit: &mut Kit, walk: &Walk) {
         (
             "unknown_provider_is_400_invalid_provider",
             "`providerId`: malformed or not in the catalog, 400 `invalid_provider`.",
-            Req::new(Method::GET, regions("conformance-no-such-provider")).operation(paths::LIST_REGIONS),
+            Req::new(Method::GET, regions("conformance-no-such-provider"))
+                .operation(paths::LIST_REGIONS),
             400,
             "invalid_provider",
         ),
         (
             "unknown_route_is_404_not_found",
             "no route gets 404 `not_found` (a trailing slash is no route)",
-            Req::new(Method::GET, format!("{}/conformance-no-such-route", paths::API_PREFIX)),
+            Req::new(
+                Method::GET,
+                format!("{}/conformance-no-such-route", paths::API_PREFIX),
+            ),
             404,
             "not_found",
         ),
@@ -511,7 +557,9 @@ async fn errors(kit: &mut Kit, walk: &Walk) {
             None => skip("the walk found no provider with regions"),
             Some(provider) => {
                 let path = format!("{}/{region}/zones", regions(&encode(provider)));
-                let req = Req::new(Method::GET, path).key(&key).operation(paths::LIST_ZONES);
+                let req = Req::new(Method::GET, path)
+                    .key(&key)
+                    .operation(paths::LIST_ZONES);
                 match kit.send(req).await {
                     Ok(ex) => done(ex.expect_error(status, code)),
                     Err(failure) => failure,
@@ -520,15 +568,21 @@ async fn errors(kit: &mut Kit, walk: &Walk) {
         };
         kit.record(name, promise, outcome);
     }
-    let outcome = match kit.send(Req::new(Method::PUT, paths::LIST_PROVIDERS).key(&key)).await {
-        Ok(ex) => done(ex.expect_error(405, "method_not_allowed").and_then(|()| {
-            match ex.header("allow") {
-                Some(allow) if allow.split(',').any(|m| m.trim() == "GET") => Ok(()),
-                other => Err(ex.fail("an Allow header listing GET", format!("Allow: {other:?}"))),
-            }
-        })),
-        Err(failure) => failure,
-    };
+    let outcome =
+        match kit
+            .send(Req::new(Method::PUT, paths::LIST_PROVIDERS).key(&key))
+            .await
+        {
+            Ok(ex) => done(ex.expect_error(405, "method_not_allowed").and_then(|()| {
+                match ex.header("allow") {
+                    Some(allow) if allow.split(',').any(|m| m.trim() == "GET") => Ok(()),
+                    other => {
+                        Err(ex.fail("an Allow header listing GET", format!("Allow: {other:?}")))
+                    }
+                }
+            })),
+            Err(failure) => failure,
+        };
     kit.record(
         "wrong_method_is_405_method_not_allowed_with_allow",
         "a route without the method gets 405 `method_not_allowed` with `Allow`.",

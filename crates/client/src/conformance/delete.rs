@@ -14,11 +14,20 @@ fn path(id: &str) -> String {
 }
 
 /// Sends a DELETE with `key`, or says why it was not sent.
-async fn delete(kit: &mut Kit, key: Option<String>, id: &str, extra: Option<(&str, &str)>) -> Result<super::wire::Exchange, Outcome> {
+async fn delete(
+    kit: &mut Kit,
+    key: Option<String>,
+    id: &str,
+    extra: Option<(&str, &str)>,
+) -> Result<super::wire::Exchange, Outcome> {
     let Some(key) = key else {
-        return Err(skip("needs --admin-key (and --member-key, --profile, --foreign-profile)"));
+        return Err(skip(
+            "needs --admin-key (and --member-key, --profile, --foreign-profile)",
+        ));
     };
-    let mut req = Req::new(Method::DELETE, id).key(&key).operation(paths::DELETE_PROFILE);
+    let mut req = Req::new(Method::DELETE, id)
+        .key(&key)
+        .operation(paths::DELETE_PROFILE);
     if let Some((name, value)) = extra {
         req = req.header(name, value);
     }
@@ -114,8 +123,11 @@ pub(crate) async fn run(kit: &mut Kit) {
             let target = path(id);
             let first = delete(kit, admin.clone(), &target, header).await;
             match first {
-                Ok(ex) if ex.status == 204 => match delete(kit, admin.clone(), &target, None).await {
-                    Ok(again) => again.expect_error(404, "profile_not_found").map(|()| target),
+                Ok(ex) if ex.status == 204 => match delete(kit, admin.clone(), &target, None).await
+                {
+                    Ok(again) => again
+                        .expect_error(404, "profile_not_found")
+                        .map(|()| target),
                     Err(o) => Err(o),
                 },
                 Ok(ex) => Err(ex.fail("204 (the profile must be live)", ex.describe())),
@@ -132,10 +144,18 @@ pub(crate) async fn run(kit: &mut Kit) {
 
     let outcome = match deleted {
         Ok(target) => match delete(kit, admin.clone(), &target, header).await {
-            Ok(ex) if ex.status == 204 && ex.header(IDEMPOTENT_REPLAYED.as_str()) == Some("true") => Outcome::Pass,
+            Ok(ex)
+                if ex.status == 204 && ex.header(IDEMPOTENT_REPLAYED.as_str()) == Some("true") =>
+            {
+                Outcome::Pass
+            }
             Ok(ex) => ex.fail(
                 "204 with Idempotent-Replayed: true",
-                format!("{} with Idempotent-Replayed: {:?}", ex.describe(), ex.header(IDEMPOTENT_REPLAYED.as_str())),
+                format!(
+                    "{} with Idempotent-Replayed: {:?}",
+                    ex.describe(),
+                    ex.header(IDEMPOTENT_REPLAYED.as_str())
+                ),
             ),
             Err(o) => o,
         },

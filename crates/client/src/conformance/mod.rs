@@ -52,7 +52,10 @@ impl fmt::Debug for Config {
         f.debug_struct("Config")
             .field("url", &self.url)
             .field("admin_key", &self.admin_key.as_ref().map(|_| "<redacted>"))
-            .field("member_key", &self.member_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "member_key",
+                &self.member_key.as_ref().map(|_| "<redacted>"),
+            )
             .field("profile", &self.profile)
             .field("foreign_profile", &self.foreign_profile)
             .field("read_only", &self.read_only)

@@ -111,7 +111,10 @@ impl Req {
 
     /// Marks the request as the document's operation `template` (for the status check).
     pub fn operation(mut self, template: &str) -> Self {
-        self.operation = Some((self.method.as_str().to_ascii_lowercase(), template.to_owned()));
+        self.operation = Some((
+            self.method.as_str().to_ascii_lowercase(),
+            template.to_owned(),
+        ));
         self
     }
 
@@ -165,7 +168,10 @@ impl Kit {
             received: why,
         };
         let http = self.http.as_ref().map_err(|e| no_answer(e.clone()))?;
-        let mut builder = http.request(req.method.clone(), format!("{}{}", self.config.url, req.path));
+        let mut builder = http.request(
+            req.method.clone(),
+            format!("{}{}", self.config.url, req.path),
+        );
         if let Some(key) = &req.key {
             builder = builder.header(API_KEY, key);
         }

@@ -77,7 +77,9 @@ async fn read_only_sends_no_delete_and_skips_the_deletion_checks() {
     let report = conformance::run(Config::new(&server.base, &server.member_key)).await;
     assert!(report.is_success(), "{}", report.text());
     let check = report.check("admin_delete_is_204_then_404").unwrap();
-    assert!(check.line().starts_with("SKIP admin_delete_is_204_then_404: needs --admin-key"));
+    assert!(check
+        .line()
+        .starts_with("SKIP admin_delete_is_204_then_404: needs --admin-key"));
     assert!(server.profile_is_live(&server.profile, "acme").await);
 }
 
@@ -85,16 +87,34 @@ async fn read_only_sends_no_delete_and_skips_the_deletion_checks() {
 async fn each_broken_promise_fails_the_check_named_after_it() {
     let table: [(Mutation, &[&str]); 8] = [
         (Mutation::Faithful, &[]),
-        (Mutation::DropRequestId, &["every_answer_carries_a_valid_request_id"]),
-        (Mutation::TextErrorBodies, &["error_answers_are_json_with_error_and_error_code"]),
+        (
+            Mutation::DropRequestId,
+            &["every_answer_carries_a_valid_request_id"],
+        ),
+        (
+            Mutation::TextErrorBodies,
+            &["error_answers_are_json_with_error_and_error_code"],
+        ),
         (
             Mutation::ForbiddenForeignProfile,
             &["foreign_profile_delete_is_404_profile_not_found"],
         ),
-        (Mutation::StaleEtag, &["listing_has_weak_etag_and_304_on_if_none_match"]),
-        (Mutation::HeadUnlikeGet, &["head_answers_like_get_without_body"]),
-        (Mutation::DropAllow, &["wrong_method_is_405_method_not_allowed_with_allow"]),
-        (Mutation::BodyIdDiffers, &["listing_id_equals_x_request_id_header"]),
+        (
+            Mutation::StaleEtag,
+            &["listing_has_weak_etag_and_304_on_if_none_match"],
+        ),
+        (
+            Mutation::HeadUnlikeGet,
+            &["head_answers_like_get_without_body"],
+        ),
+        (
+            Mutation::DropAllow,
+            &["wrong_method_is_405_method_not_allowed_with_allow"],
+        ),
+        (
+            Mutation::BodyIdDiffers,
+            &["listing_id_equals_x_request_id_header"],
+        ),
     ];
     for (mutation, expected) in table {
         let server = TestApp::sqlite().await;
@@ -103,9 +123,18 @@ async fn each_broken_promise_fails_the_check_named_after_it() {
         let failed = failed(&report);
         println!("{mutation:?} -> {failed:?}");
         for name in expected {
-            assert!(failed.contains(name), "{mutation:?} did not fail {name}:\n{}", report.text());
+            assert!(
+                failed.contains(name),
+                "{mutation:?} did not fail {name}:\n{}",
+                report.text()
+            );
         }
-        assert_eq!(report.is_success(), expected.is_empty(), "{mutation:?}:\n{}", report.text());
+        assert_eq!(
+            report.is_success(),
+            expected.is_empty(),
+            "{mutation:?}:\n{}",
+            report.text()
+        );
     }
 }
 
@@ -117,10 +146,21 @@ async fn the_command_passes_against_the_real_server_and_writes_junit() {
     let junit_arg = junit.to_str().unwrap();
     let run = appzone(
         &[
-            "--url", &server.base, "--api-key", &server.member_key, "conformance",
-            "--admin-key", &server.admin_key, "--member-key", &server.member_key,
-            "--profile", server.profile.as_str(), "--foreign-profile", server.other_profile.as_str(),
-            "--junit", junit_arg,
+            "--url",
+            &server.base,
+            "--api-key",
+            &server.member_key,
+            "conformance",
+            "--admin-key",
+            &server.admin_key,
+            "--member-key",
+            &server.member_key,
+            "--profile",
+            server.profile.as_str(),
+            "--foreign-profile",
+            server.other_profile.as_str(),
+            "--junit",
+            junit_arg,
         ],
         &[],
     )
@@ -128,18 +168,34 @@ async fn the_command_passes_against_the_real_server_and_writes_junit() {
     assert_exit(&run, exit_code::OK);
     let last = run.stdout.lines().last().unwrap();
     assert!(last.ends_with("0 failed, 1 skipped"), "{}", run.stdout);
-    let passed = run.stdout.lines().filter(|l| l.starts_with("PASS ")).count();
-    assert!(last.starts_with(&format!("{passed} passed")), "{}", run.stdout);
+    let passed = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("PASS "))
+        .count();
+    assert!(
+        last.starts_with(&format!("{passed} passed")),
+        "{}",
+        run.stdout
+    );
     let xml = std::fs::read_to_string(&junit).unwrap();
     let document = roxmltree::Document::parse(&xml).unwrap();
     let suite = document.root_element();
     assert_eq!(suite.tag_name().name(), "testsuite");
-    let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
-    assert_eq!(suite.attribute("tests"), Some(cases.len().to_string().as_str()));
+    let cases: Vec<_> = suite
+        .children()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(
+        suite.attribute("tests"),
+        Some(cases.len().to_string().as_str())
+    );
     assert_eq!(cases.len(), passed + 1);
     assert_eq!(suite.attribute("failures"), Some("0"));
     assert_eq!(suite.attribute("skipped"), Some("1"));
-    let skipped = cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped")));
+    let skipped = cases
+        .iter()
+        .filter(|c| c.children().any(|n| n.has_tag_name("skipped")));
     assert_eq!(skipped.count(), 1);
 }
 
@@ -150,8 +206,18 @@ async fn the_command_exits_1_on_a_broken_promise_with_an_escaped_junit_failure()
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("conformance.xml");
     let run = appzone(
-        &["--url", &url, "--api-key", &server.member_key, "--output", "json", "conformance",
-          "--read-only", "--junit", junit.to_str().unwrap()],
+        &[
+            "--url",
+            &url,
+            "--api-key",
+            &server.member_key,
+            "--output",
+            "json",
+            "conformance",
+            "--read-only",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
         &[],
     )
     .await;
@@ -161,9 +227,17 @@ async fn the_command_exits_1_on_a_broken_promise_with_an_escaped_junit_failure()
     assert!(failed > 0, "{}", run.stdout);
     let xml = std::fs::read_to_string(&junit).unwrap();
     let document = roxmltree::Document::parse(&xml).unwrap();
-    let failures: Vec<_> = document.descendants().filter(|n| n.has_tag_name("failure")).collect();
+    let failures: Vec<_> = document
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .collect();
     assert_eq!(failures.len() as u64, failed);
     // The failure messages quote `"` and `<`-free text faithfully through the escaping.
-    assert!(failures.iter().all(|f| f.attribute("message").is_some_and(|m| m.contains(" expected "))));
-    assert_eq!(document.root_element().attribute("failures"), Some(failed.to_string().as_str()));
+    assert!(failures.iter().all(|f| f
+        .attribute("message")
+        .is_some_and(|m| m.contains(" expected "))));
+    assert_eq!(
+        document.root_element().attribute("failures"),
+        Some(failed.to_string().as_str())
+    );
 }

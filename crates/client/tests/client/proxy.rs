@@ -62,7 +62,11 @@ const HOP_BY_HOP: [&str; 4] = ["host", "connection", "transfer-encoding", "conte
 
 async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let path = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/");
     let body = to_bytes(body, usize::MAX).await.unwrap();
     let mut upstream = shared
         .http

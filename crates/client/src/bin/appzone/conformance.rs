@@ -13,10 +13,20 @@ use super::{print, Failure};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// An admin key of the organization owning --profile: adds the deletion checks.
-    #[arg(long, value_name = "KEY", env = "APPZONE_ADMIN_KEY", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "APPZONE_ADMIN_KEY",
+        hide_env_values = true
+    )]
     admin_key: Option<String>,
     /// A member key of the organization owning --profile (expects 403 on it).
-    #[arg(long, value_name = "KEY", env = "APPZONE_MEMBER_KEY", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "APPZONE_MEMBER_KEY",
+        hide_env_values = true
+    )]
     member_key: Option<String>,
     /// A live profile of the admin's organization. It is deleted.
     #[arg(long, value_name = "ID")]
