@@ -10,6 +10,7 @@ use appzone_test_support::TestApp;
 
 use crate::proxy::{self, Mutation};
 use crate::run::{appzone, assert_exit};
+use crate::support::{closed_port, Reply, Server};
 
 /// The kit's configuration for `url` with every key and profile of the fixture.
 fn full_config(server: &TestApp, url: &str) -> Config {
@@ -85,7 +86,7 @@ async fn read_only_sends_no_delete_and_skips_the_deletion_checks() {
 
 #[tokio::test]
 async fn each_broken_promise_fails_the_check_named_after_it() {
-    let table: [(Mutation, &[&str]); 8] = [
+    let table: [(Mutation, &[&str]); 11] = [
         (Mutation::Faithful, &[]),
         (
             Mutation::DropRequestId,
@@ -114,6 +115,18 @@ async fn each_broken_promise_fails_the_check_named_after_it() {
         (
             Mutation::BodyIdDiffers,
             &["listing_id_equals_x_request_id_header"],
+        ),
+        (
+            Mutation::UndocumentedStatus,
+            &["answer_statuses_are_documented_for_their_operation"],
+        ),
+        (
+            Mutation::UnavailableWithoutRetryAfter,
+            &["retry_after_on_429_and_503"],
+        ),
+        (
+            Mutation::MalformedRateLimit,
+            &["ratelimit_headers_are_well_formed"],
         ),
     ];
     for (mutation, expected) in table {
@@ -240,4 +253,22 @@ async fn the_command_exits_1_on_a_broken_promise_with_an_escaped_junit_failure()
         document.root_element().attribute("failures"),
         Some(failed.to_string().as_str())
     );
+}
+
+#[tokio::test]
+async fn a_server_that_is_not_appzone_fails_the_checks_without_a_panic() {
+    // An HTML page for everything, and then no server at all.
+    let server = Server::start(vec![Reply::text(200, "text/html", "<html>hello</html>")]).await;
+    let report = conformance::run(Config::new(server.url(), "apz_x").read_only(true)).await;
+    assert!(!report.is_success());
+    let check = report
+        .check("listing_envelope_has_data_id_message_status")
+        .unwrap();
+    assert!(check.line().starts_with("FAIL "), "{}", report.text());
+    let report =
+        conformance::run(Config::new(format!("http://{}", closed_port().await), "k")).await;
+    let summary = report.summary();
+    assert_eq!(summary.passed, 0, "{}", report.text());
+    assert!(summary.failed > 0, "{}", report.text());
+    assert!(report.text().ends_with(&format!("{summary}\n")));
 }

@@ -30,6 +30,12 @@ pub enum Mutation {
     DropAllow,
     /// A listing's `id` differs from its `X-Request-Id`.
     BodyIdDiffers,
+    /// 404 `region_not_found` comes as 410, a status the document does not list for the zones.
+    UndocumentedStatus,
+    /// 413 comes as 503 `unavailable` without `Retry-After`.
+    UnavailableWithoutRetryAfter,
+    /// `RateLimit` loses its policy name and parameters.
+    MalformedRateLimit,
 }
 
 struct Shared {
@@ -125,6 +131,21 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
                 value["id"] = "01AAAAAAAAAAAAAAAAAAAAAAAA".into();
                 body = value.to_string().into_bytes();
             }
+        }
+        Mutation::UndocumentedStatus
+            if status == StatusCode::NOT_FOUND && path.ends_with("/zones") =>
+        {
+            status = StatusCode::GONE;
+        }
+        Mutation::UnavailableWithoutRetryAfter if status == StatusCode::PAYLOAD_TOO_LARGE => {
+            status = StatusCode::SERVICE_UNAVAILABLE;
+            body = serde_json::json!({"error": "unavailable", "error_code": "unavailable"})
+                .to_string()
+                .into_bytes();
+            headers.remove("retry-after");
+        }
+        Mutation::MalformedRateLimit if headers.contains_key("ratelimit") => {
+            headers.insert("ratelimit", HeaderValue::from_static("998"));
         }
         _ => {}
     }
