@@ -26,6 +26,7 @@
 mod aggregate;
 mod checks;
 mod delete;
+mod refusals;
 mod render;
 mod wire;
 
