@@ -83,9 +83,11 @@ pub fn run(
     if report.is_success() {
         Ok(())
     } else {
+        let summary = report.summary();
         Err(Failure::Local(format!(
-            "the server broke the contract: {}",
-            report.summary()
+            "{} of {} checks failed ({summary})",
+            summary.failed,
+            report.checks().len()
         )))
     }
 }
