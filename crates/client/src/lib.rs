@@ -123,6 +123,7 @@
 mod args;
 mod client;
 mod conditional;
+pub mod conformance;
 mod deprecation;
 mod error;
 mod idempotency;

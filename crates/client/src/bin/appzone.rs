@@ -8,6 +8,13 @@ use appzone_client::{exit_code, Client, Error, ErrorCode, ProfileId, ProviderId,
 use appzone_contract::{paths, IdError};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
+#[path = "appzone/conformance.rs"]
+mod conformance;
+#[path = "appzone/duration.rs"]
+mod duration;
+
+use duration::parse_duration;
+
 const EXAMPLES: &str = "\
 Examples:
   export APPZONE_URL=http://127.0.0.1:8080
@@ -102,6 +109,10 @@ enum Command {
         #[command(subcommand)]
         command: ProfilesCommand,
     },
+    /// Check a server against the API's promises, one named check per promise; exit 1 on any
+    /// failure. With --admin-key, --member-key, --profile and --foreign-profile it also checks
+    /// deletions, and deletes --profile.
+    Conformance(conformance::Args),
 }
 
 #[derive(Debug, Subcommand)]
@@ -231,6 +242,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
     // Checked here rather than left to the client, so that the message is the typed IdError's
     // ("provider id must start with ...") rather than the client's generic "invalid argument".
     let command = match cli.command {
+        Command::Conformance(args) => {
+            let json = cli.output == Output::Json;
+            return conformance::run(args, cli.url, api_key, json, cli.timeout);
+        }
         Command::Providers => Call::Providers,
         Command::Regions { provider } => Call::Regions(provider.parse()?),
         Command::Zones { provider, region } => Call::Zones(provider.parse()?, region.parse()?),
@@ -569,27 +584,4 @@ fn one_line(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
-}
-
-/// Parses `30`, `1.5`, `30s`, `500ms` or `2m`.
-fn parse_duration(raw: &str) -> Result<Duration, String> {
-    let raw = raw.trim();
-    let (number, scale) = if let Some(n) = raw.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = raw.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = raw.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (raw, 1.0)
-    };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{raw}` is not a duration such as 30s, 1.5s or 500ms"))?;
-    let seconds = value * scale;
-    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 {
-        return Err(format!("`{raw}` must be more than 0 and at most one day"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
 }

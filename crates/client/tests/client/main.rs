@@ -11,7 +11,9 @@
 mod api;
 mod cli;
 mod conditional;
+mod conformance;
 mod deprecation;
+mod proxy;
 mod real_server;
 mod retries;
 mod run;

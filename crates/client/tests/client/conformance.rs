@@ -1,0 +1,274 @@
+//! The conformance kit (`appzone_client::conformance`, `appzone conformance`): every check
+//! passes against the real server, and each promise broken by the mutating proxy fails the
+//! check named after it.
+
+use std::time::{Duration, Instant};
+
+use appzone_client::conformance::{self, Config, Outcome, Report};
+use appzone_client::exit_code;
+use appzone_test_support::TestApp;
+
+use crate::proxy::{self, Mutation};
+use crate::run::{appzone, assert_exit};
+use crate::support::{closed_port, Reply, Server};
+
+/// The kit's configuration for `url` with every key and profile of the fixture.
+fn full_config(server: &TestApp, url: &str) -> Config {
+    Config::new(url, &server.member_key)
+        .admin_key(&server.admin_key)
+        .member_key(&server.member_key)
+        .profile(server.profile.as_str())
+        .foreign_profile(server.other_profile.as_str())
+        .timeout(Duration::from_secs(10))
+}
+
+fn failed(report: &Report) -> Vec<&'static str> {
+    report
+        .checks()
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::Fail { .. }))
+        .map(|c| c.name)
+        .collect()
+}
+
+#[tokio::test]
+async fn every_check_passes_against_the_real_server() {
+    let server = TestApp::sqlite().await;
+    let started = Instant::now();
+    let report = conformance::run(full_config(&server, &server.base)).await;
+    let elapsed = started.elapsed();
+    println!("{}run time: {elapsed:?}", report.text());
+    assert!(report.is_success(), "{}", report.text());
+    assert!(report.checks().len() >= 25, "{}", report.text());
+    // Only what the fixture cannot show: no 429 or 503 came.
+    for check in report.checks() {
+        if let Outcome::Skip { why } = &check.outcome {
+            assert_eq!(check.name, "retry_after_on_429_and_503", "{why}");
+        }
+        assert!(!check.promise.is_empty(), "{}", check.name);
+    }
+    // Names are unique.
+    let mut names: Vec<_> = report.checks().iter().map(|c| c.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), report.checks().len());
+}
+
+#[tokio::test]
+async fn read_only_sends_no_delete_and_skips_the_deletion_checks() {
+    let server = TestApp::sqlite().await;
+    let report = conformance::run(full_config(&server, &server.base).read_only(true)).await;
+    assert!(report.is_success(), "{}", report.text());
+    for name in [
+        "oversized_body_is_413_payload_too_large",
+        "member_delete_is_403_forbidden",
+        "foreign_profile_delete_is_404_profile_not_found",
+        "admin_delete_is_204_then_404",
+        "idempotent_retry_replays_204",
+    ] {
+        let check = report.check(name).unwrap();
+        assert!(
+            matches!(&check.outcome, Outcome::Skip { why } if why.contains("read-only")),
+            "{}",
+            check.line()
+        );
+    }
+    assert!(server.profile_is_live(&server.profile, "acme").await);
+    // The API key alone: the deletion matrix is skipped, saying what it needs.
+    let report = conformance::run(Config::new(&server.base, &server.member_key)).await;
+    assert!(report.is_success(), "{}", report.text());
+    let check = report.check("admin_delete_is_204_then_404").unwrap();
+    assert!(check
+        .line()
+        .starts_with("SKIP admin_delete_is_204_then_404: needs --admin-key"));
+    assert!(server.profile_is_live(&server.profile, "acme").await);
+}
+
+#[tokio::test]
+async fn each_broken_promise_fails_the_check_named_after_it() {
+    let table: [(Mutation, &[&str]); 11] = [
+        (Mutation::Faithful, &[]),
+        (
+            Mutation::DropRequestId,
+            &["every_answer_carries_a_valid_request_id"],
+        ),
+        (
+            Mutation::TextErrorBodies,
+            &["error_answers_are_json_with_error_and_error_code"],
+        ),
+        (
+            Mutation::ForbiddenForeignProfile,
+            &["foreign_profile_delete_is_404_profile_not_found"],
+        ),
+        (
+            Mutation::StaleEtag,
+            &["listing_has_weak_etag_and_304_on_if_none_match"],
+        ),
+        (
+            Mutation::HeadUnlikeGet,
+            &["head_answers_like_get_without_body"],
+        ),
+        (
+            Mutation::DropAllow,
+            &["wrong_method_is_405_method_not_allowed_with_allow"],
+        ),
+        (
+            Mutation::BodyIdDiffers,
+            &["listing_id_equals_x_request_id_header"],
+        ),
+        (
+            Mutation::UndocumentedStatus,
+            &["answer_statuses_are_documented_for_their_operation"],
+        ),
+        (
+            Mutation::UnavailableWithoutRetryAfter,
+            &["retry_after_on_429_and_503"],
+        ),
+        (
+            Mutation::MalformedRateLimit,
+            &["ratelimit_headers_are_well_formed"],
+        ),
+    ];
+    for (mutation, expected) in table {
+        let server = TestApp::sqlite().await;
+        let url = proxy::start(&server.base, mutation, server.other_profile.as_str()).await;
+        let report = conformance::run(full_config(&server, &url)).await;
+        let failed = failed(&report);
+        println!("{mutation:?} -> {failed:?}");
+        for name in expected {
+            assert!(
+                failed.contains(name),
+                "{mutation:?} did not fail {name}:\n{}",
+                report.text()
+            );
+        }
+        assert_eq!(
+            report.is_success(),
+            expected.is_empty(),
+            "{mutation:?}:\n{}",
+            report.text()
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_command_passes_against_the_real_server_and_writes_junit() {
+    let server = TestApp::sqlite().await;
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("conformance.xml");
+    let junit_arg = junit.to_str().unwrap();
+    let run = appzone(
+        &[
+            "--url",
+            &server.base,
+            "--api-key",
+            &server.member_key,
+            "conformance",
+            "--admin-key",
+            &server.admin_key,
+            "--member-key",
+            &server.member_key,
+            "--profile",
+            server.profile.as_str(),
+            "--foreign-profile",
+            server.other_profile.as_str(),
+            "--junit",
+            junit_arg,
+        ],
+        &[],
+    )
+    .await;
+    assert_exit(&run, exit_code::OK);
+    let last = run.stdout.lines().last().unwrap();
+    assert!(last.ends_with("0 failed, 1 skipped"), "{}", run.stdout);
+    let passed = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("PASS "))
+        .count();
+    assert!(
+        last.starts_with(&format!("{passed} passed")),
+        "{}",
+        run.stdout
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let document = roxmltree::Document::parse(&xml).unwrap();
+    let suite = document.root_element();
+    assert_eq!(suite.tag_name().name(), "testsuite");
+    let cases: Vec<_> = suite
+        .children()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(
+        suite.attribute("tests"),
+        Some(cases.len().to_string().as_str())
+    );
+    assert_eq!(cases.len(), passed + 1);
+    assert_eq!(suite.attribute("failures"), Some("0"));
+    assert_eq!(suite.attribute("skipped"), Some("1"));
+    let skipped = cases
+        .iter()
+        .filter(|c| c.children().any(|n| n.has_tag_name("skipped")));
+    assert_eq!(skipped.count(), 1);
+}
+
+#[tokio::test]
+async fn the_command_exits_1_on_a_broken_promise_with_an_escaped_junit_failure() {
+    let server = TestApp::sqlite().await;
+    let url = proxy::start(&server.base, Mutation::TextErrorBodies, "").await;
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("conformance.xml");
+    let run = appzone(
+        &[
+            "--url",
+            &url,
+            "--api-key",
+            &server.member_key,
+            "--output",
+            "json",
+            "conformance",
+            "--read-only",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    assert_exit(&run, exit_code::FAILURE);
+    let report: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let failed = report["summary"]["failed"].as_u64().unwrap();
+    assert!(failed > 0, "{}", run.stdout);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let document = roxmltree::Document::parse(&xml).unwrap();
+    let failures: Vec<_> = document
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .collect();
+    assert_eq!(failures.len() as u64, failed);
+    // The failure messages quote `"` and `<`-free text faithfully through the escaping.
+    assert!(failures.iter().all(|f| f
+        .attribute("message")
+        .is_some_and(|m| m.contains(" expected "))));
+    assert_eq!(
+        document.root_element().attribute("failures"),
+        Some(failed.to_string().as_str())
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_is_not_appzone_fails_the_checks_without_a_panic() {
+    // An HTML page for everything, and then no server at all.
+    let server = Server::start(vec![Reply::text(200, "text/html", "<html>hello</html>")]).await;
+    let report = conformance::run(Config::new(server.url(), "apz_x").read_only(true)).await;
+    assert!(!report.is_success());
+    let check = report
+        .check("listing_envelope_has_data_id_message_status")
+        .unwrap();
+    assert!(check.line().starts_with("FAIL "), "{}", report.text());
+    let report =
+        conformance::run(Config::new(format!("http://{}", closed_port().await), "k")).await;
+    let summary = report.summary();
+    assert_eq!(summary.passed, 0, "{}", report.text());
+    assert!(summary.failed > 0, "{}", report.text());
+    assert!(report.text().ends_with(&format!("{summary}\n")));
+}
