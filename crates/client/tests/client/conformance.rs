@@ -33,7 +33,16 @@ fn failed(report: &Report) -> Vec<&'static str> {
 
 #[tokio::test]
 async fn every_check_passes_against_the_real_server() {
-    let server = TestApp::sqlite().await;
+    every_check_passes_against(TestApp::sqlite().await).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+async fn postgres_every_check_passes_against_the_real_server() {
+    every_check_passes_against(TestApp::postgres().await).await;
+}
+
+async fn every_check_passes_against(server: TestApp) {
     let started = Instant::now();
     let report = conformance::run(full_config(&server, &server.base)).await;
     let elapsed = started.elapsed();
