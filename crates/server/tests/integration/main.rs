@@ -21,6 +21,7 @@ mod readme;
 mod reliability;
 mod security;
 mod server_process;
+mod shared_limits;
 mod spec;
 mod startup;
 mod storage;
