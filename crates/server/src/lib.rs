@@ -59,6 +59,8 @@ pub struct ServiceConfig {
     pub redis_url: Option<String>,
     /// Put before every Redis key (`<prefix>key:<key id>`, `<prefix>addr:<address>`).
     pub redis_key_prefix: String,
+    /// The longest a request waits for Redis before its limit is decided locally.
+    pub redis_timeout: Duration,
     /// Limits of the HTTP layer.
     pub http: HttpConfig,
 }
@@ -77,6 +79,7 @@ impl Default for ServiceConfig {
             auth_failures_per_minute: 600,
             redis_url: None,
             redis_key_prefix: REDIS_KEY_PREFIX.to_owned(),
+            redis_timeout: http::limits::shared::CALL_TIMEOUT,
             http: HttpConfig::default(),
         }
     }
@@ -122,7 +125,12 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
     );
     if let Some(url) = &config.redis_url {
         // `serve` has checked the URL; a bad one here leaves the limits per replica.
-        match SharedLimiter::new(url, &config.redis_key_prefix, metrics.clone()) {
+        match SharedLimiter::new(
+            url,
+            &config.redis_key_prefix,
+            config.redis_timeout,
+            metrics.clone(),
+        ) {
             Ok(shared) => {
                 tracing::info!(redis = %storage::redact_url(url), "rate limits are enforced in Redis, shared by the replicas");
                 limits = limits.shared(shared);
