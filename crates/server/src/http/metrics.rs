@@ -563,6 +563,10 @@ mod tests {
             .replace(" appzone_http_requests ", " appzone_http_requests_total ")
             .replace(" appzone_rate_limited ", " appzone_rate_limited_total ")
             .replace(
+                " appzone_rate_limit_fallbacks ",
+                " appzone_rate_limit_fallbacks_total ",
+            )
+            .replace(
                 " appzone_connections_refused ",
                 " appzone_connections_refused_total ",
             )
