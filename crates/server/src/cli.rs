@@ -147,6 +147,12 @@ pub struct ServeArgs {
     /// Failed authentications per minute allowed per client address (429 beyond); 0 disables.
     #[arg(long, env = "APPZONE_AUTH_FAILURES_PER_MINUTE", default_value_t = 600)]
     pub auth_failures_per_minute: u32,
+    /// Redis URL (`redis://[:PASSWORD@]HOST[:PORT][/DB]`) where both rate limits are enforced
+    /// for all replicas together; without it each replica counts on its own. When Redis fails
+    /// or is slow, each request falls back to the replica's own limits.
+    // The environment's value is never shown: it may hold a password.
+    #[arg(long, env = "APPZONE_REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<String>,
     /// Seconds a request may take before it is answered 503 `unavailable`.
     #[arg(long, env = "APPZONE_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
     pub request_timeout_secs: u64,
@@ -304,7 +310,13 @@ pub enum CatalogCommand {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // A usage error like clap's own (exit 2), but never echoing a value that may hold a password.
-    if let Err(message) = check_database_url(&cli.database_url) {
+    let redis_url = match &cli.command {
+        Command::Serve(args) => args.redis_url.as_deref(),
+        _ => None,
+    };
+    if let Err(message) =
+        check_database_url(&cli.database_url).and_then(|()| check_redis_url(redis_url))
+    {
         eprintln!("error: {message}\n\nFor more information, try '--help'.");
         return ExitCode::from(appzone_contract::exit_code::USAGE);
     }
@@ -324,6 +336,18 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(err) => fail(&err),
+    }
+}
+
+/// Whether `url`, when given, is a Redis URL the client accepts; the message never shows it.
+fn check_redis_url(url: Option<&str>) -> Result<(), String> {
+    match url.map(redis::Client::open) {
+        Some(Err(err)) => Err(format!(
+            "invalid value for '--redis-url' (APPZONE_REDIS_URL): expected \
+             redis://[:PASSWORD@]HOST[:PORT][/DB] ({:?})",
+            err.kind()
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -664,6 +688,7 @@ async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<()> {
     let config = ServiceConfig {
         rate_limit_per_key: args.rate_limit_per_key,
         auth_failures_per_minute: args.auth_failures_per_minute,
+        redis_url: args.redis_url,
         http: HttpConfig {
             request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
             max_in_flight: args.max_in_flight.max(1),

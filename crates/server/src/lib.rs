@@ -33,6 +33,7 @@ use tokio::task::JoinHandle;
 
 use catalog::file::CatalogFile;
 use catalog::Catalog;
+use http::limits::shared::SharedLimiter;
 use http::limits::RateLimits;
 use http::metrics::Metrics;
 use http::ops::OpenApiJson;
@@ -58,9 +59,19 @@ pub struct ServiceConfig {
     pub rate_limit_per_key: u32,
     /// Failed authentications per minute per client address; 0 disables.
     pub auth_failures_per_minute: u32,
+    /// Redis URL where both limits are enforced for all replicas; `None`: each replica counts
+    /// on its own.
+    pub redis_url: Option<String>,
+    /// Put before every Redis key (`<prefix>key:<key id>`, `<prefix>addr:<address>`).
+    pub redis_key_prefix: String,
+    /// The longest a request waits for Redis before its limit is decided locally.
+    pub redis_timeout: Duration,
     /// Limits of the HTTP layer.
     pub http: HttpConfig,
 }
+
+/// The default [`ServiceConfig::redis_key_prefix`].
+pub const REDIS_KEY_PREFIX: &str = "appzone:rl:";
 
 impl Default for ServiceConfig {
     fn default() -> Self {
@@ -72,6 +83,9 @@ impl Default for ServiceConfig {
             purge_interval: Duration::from_secs(3600),
             rate_limit_per_key: 1000,
             auth_failures_per_minute: 600,
+            redis_url: None,
+            redis_key_prefix: REDIS_KEY_PREFIX.to_owned(),
+            redis_timeout: http::limits::shared::CALL_TIMEOUT,
             http: HttpConfig::default(),
         }
     }
@@ -110,11 +124,28 @@ impl Drop for Service {
 pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, StoreError> {
     let catalog = Catalog::load(&store).await?;
     let metrics = Metrics::new();
-    let limits = RateLimits::new(
+    let mut limits = RateLimits::new(
         config.rate_limit_per_key,
         config.auth_failures_per_minute,
         metrics.clone(),
     );
+    if let Some(url) = &config.redis_url {
+        // `serve` has checked the URL; a bad one here leaves the limits per replica.
+        match SharedLimiter::new(
+            url,
+            &config.redis_key_prefix,
+            config.redis_timeout,
+            metrics.clone(),
+        ) {
+            Ok(shared) => {
+                tracing::info!(redis = %storage::redact_url(url), "rate limits are enforced in Redis, shared by the replicas");
+                limits = limits.shared(shared);
+            }
+            Err(err) => {
+                tracing::error!(error = %err, "invalid Redis URL: rate limits are per replica");
+            }
+        }
+    }
     let health = health::Health::new();
     let state = AppState::new(SharedState {
         keys: KeyVerifier::with_health(store.clone(), config.key_cache_ttl, health.clone()),

@@ -40,6 +40,43 @@ pub fn found_or_skipped(found: bool, notice: &str) -> bool {
     found
 }
 
+/// The environment variable naming the Redis the tests of the shared rate limits use
+/// (`redis://127.0.0.1:6379` when unset); `.ci/run` starts one there.
+pub const REDIS_ENV: &str = "APPZONE_TEST_REDIS_URL";
+
+/// The URL of the test Redis ([`REDIS_ENV`]) when something listens there; else `None`, the
+/// test skipped as [`found_or_skipped`] does (a failure under `CI=true`).
+pub fn test_redis_url() -> Option<String> {
+    use std::net::ToSocketAddrs;
+    let url = std::env::var(REDIS_ENV).unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
+    // redis://[USER:PASSWORD@]HOST[:PORT][/DB]
+    let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let address = if host_port.contains(':') {
+        host_port.to_owned()
+    } else {
+        format!("{host_port}:6379")
+    };
+    let found = address
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .is_some_and(|addr| {
+            std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(1)).is_ok()
+        });
+    let notice = format!(
+        "no Redis listening at {address} ({REDIS_ENV}); the limits shared through Redis were \
+         not checked"
+    );
+    found_or_skipped(found, &notice).then_some(url)
+}
+
+/// A Redis key prefix of this test's own, so tests sharing one Redis never share a bucket.
+pub fn redis_test_prefix() -> String {
+    format!("appzone:test:{}:rl:", ulid::Ulid::generate())
+}
+
 /// Runs each `async fn name(app: TestApp)` once per backend, as `sqlite::name` and
 /// `postgres::name`. The PostgreSQL half is ignored unless selected (`--include-ignored`), so a
 /// run without PostgreSQL reports those tests as ignored rather than as passed.

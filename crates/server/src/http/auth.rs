@@ -40,7 +40,7 @@ pub async fn authenticate(
             Ok(caller) => {
                 // Returns at once: the write, when one is due, runs on its own task.
                 state.last_used.record(&caller.key.key_id);
-                let verdict = state.limits.check_key(&caller.key.key_id);
+                let verdict = state.limits.check_key(&caller.key.key_id).await;
                 let mut response = match verdict.refusal {
                     Some(limited) => limited.into_response(),
                     None => {
@@ -63,9 +63,10 @@ pub async fn authenticate(
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| addr.ip());
-    let Some(verdict) = peer.map(|ip| state.limits.auth_failed(ip)) else {
+    let Some(ip) = peer else {
         return refusal.into_response();
     };
+    let verdict = state.limits.auth_failed(ip).await;
     let mut response = verdict.refusal.unwrap_or(refusal).into_response();
     if let Some(headers) = verdict.headers {
         headers.add_to(response.headers_mut());

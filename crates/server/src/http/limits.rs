@@ -7,6 +7,10 @@
 //! in whole seconds (at least 1). Keys seen once stay in the maps until
 //! [`RateLimits::forget_idle`] drops the ones whose bucket is full again.
 //!
+//! With a Redis URL both limits are enforced in Redis instead, one bucket per key or address
+//! for all replicas ([`shared`]); a request Redis does not answer in time is decided by the
+//! local bucket.
+//!
 //! The headers follow draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy: "per-key";q=1000;w=1`
 //! names the quota, `RateLimit: "per-key";r=998;t=1` gives the requests left (`r`) and the
 //! seconds until the quota is whole again (`t`). A disabled limit sends neither.
@@ -14,6 +18,7 @@
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
+use std::time::Duration;
 
 use appzone_contract::headers::{
     AUTH_FAILURES_POLICY, PER_KEY_POLICY, RATE_LIMIT, RATE_LIMIT_POLICY,
@@ -27,6 +32,10 @@ use http::{HeaderMap, HeaderValue};
 
 use super::error::ApiError;
 use super::metrics::{Metrics, RateLimitScope};
+
+pub mod shared;
+
+use shared::SharedLimiter;
 
 type KeyedLimiter<K> =
     RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock, StateInformationMiddleware>;
@@ -43,12 +52,28 @@ struct Limit<K: std::hash::Hash + Eq + Clone> {
     policy: HeaderValue,
     /// Which scope a 429 is counted under in the metrics.
     scope: RateLimitScope,
+    /// Its prefix in Redis keys (`key`, `addr`).
+    kind: &'static str,
+    /// GCRA's emission interval (one unit per `t`) and burst tolerance, as governor derives
+    /// them, for the shared bucket.
+    t: Duration,
+    tau: Duration,
+}
+
+/// What a bucket, local or shared, said to one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Allowed, with this many units left.
+    Allowed { remaining: u32 },
+    /// Refused; the next unit is there after `wait`.
+    Refused { wait: Duration },
 }
 
 impl<K: std::hash::Hash + Eq + Clone> Limit<K> {
     fn new(
         name: &'static str,
         scope: RateLimitScope,
+        kind: &'static str,
         quota: u32,
         window_secs: u32,
     ) -> Option<Self> {
@@ -65,19 +90,47 @@ impl<K: std::hash::Hash + Eq + Clone> Limit<K> {
             name,
             policy: HeaderValue::from_str(&policy).ok()?,
             scope,
+            kind,
+            t: governor_quota.replenish_interval(),
+            tau: governor_quota.replenish_interval() * (quota - 1),
         })
     }
 
-    /// Takes one unit for `key`: the headers to send, and the 429 when the bucket was empty.
-    fn check(&self, key: &K, metrics: &Metrics) -> Verdict {
+    /// Takes one unit for `key` from the local bucket.
+    fn take_local(&self, key: &K) -> Outcome {
         match self.limiter.check_key(key) {
-            Ok(state) => Verdict {
-                refusal: None,
-                headers: Some(self.headers(state.remaining_burst_capacity())),
+            Ok(state) => Outcome::Allowed {
+                remaining: state.remaining_burst_capacity(),
             },
-            Err(not_until) => {
+            Err(not_until) => Outcome::Refused {
+                wait: not_until.wait_time_from(DefaultClock::default().now()),
+            },
+        }
+    }
+
+    /// Takes one unit for `key`, from Redis when it is configured and answers, else locally.
+    async fn take(&self, key: &K, shared: Option<&SharedLimiter>) -> Outcome
+    where
+        K: std::fmt::Display,
+    {
+        if let Some(shared) = shared {
+            let id = key.to_string();
+            if let Some(outcome) = shared.take(self.kind, &id, self.t, self.tau).await {
+                return outcome;
+            }
+        }
+        self.take_local(key)
+    }
+
+    /// The headers to send for `outcome`, and the 429 when the bucket was empty.
+    fn verdict(&self, outcome: Outcome, metrics: &Metrics) -> Verdict {
+        match outcome {
+            Outcome::Allowed { remaining } => Verdict {
+                refusal: None,
+                headers: Some(self.headers(remaining)),
+            },
+            Outcome::Refused { wait } => {
                 metrics.rate_limited(self.scope);
-                let wait = not_until.wait_time_from(DefaultClock::default().now());
                 let secs = u32::try_from(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
                     .unwrap_or(u32::MAX);
                 Verdict {
@@ -139,40 +192,56 @@ impl RateLimitHeaders {
 pub struct RateLimits {
     per_key: Option<Arc<Limit<String>>>,
     auth_failures: Option<Arc<Limit<IpAddr>>>,
+    /// Where both are enforced across replicas, when configured.
+    shared: Option<Arc<SharedLimiter>>,
     metrics: Metrics,
 }
 
 impl RateLimits {
     /// `per_key_rps` requests per second per key (burst of one second's worth) and
     /// `auth_failures_per_minute` failed authentications per address (burst of a minute's
-    /// worth); `0` disables either.
+    /// worth); `0` disables either. Each replica counts on its own.
     pub fn new(per_key_rps: u32, auth_failures_per_minute: u32, metrics: Metrics) -> Self {
         Self {
-            per_key: Limit::new(PER_KEY_POLICY, RateLimitScope::Key, per_key_rps, 1).map(Arc::new),
+            per_key: Limit::new(PER_KEY_POLICY, RateLimitScope::Key, "key", per_key_rps, 1)
+                .map(Arc::new),
             auth_failures: Limit::new(
                 AUTH_FAILURES_POLICY,
                 RateLimitScope::Address,
+                "addr",
                 auth_failures_per_minute,
                 60,
             )
             .map(Arc::new),
+            shared: None,
             metrics,
         }
     }
 
+    /// The same limits enforced in `shared` (Redis), the local buckets kept for when it fails.
+    #[must_use]
+    pub fn shared(mut self, shared: SharedLimiter) -> Self {
+        self.shared = Some(Arc::new(shared));
+        self
+    }
+
     /// Takes one request from `key_id`'s quota.
-    pub fn check_key(&self, key_id: &String) -> Verdict {
-        self.per_key
-            .as_ref()
-            .map_or(Verdict::OFF, |limit| limit.check(key_id, &self.metrics))
+    pub async fn check_key(&self, key_id: &String) -> Verdict {
+        let Some(limit) = &self.per_key else {
+            return Verdict::OFF;
+        };
+        let outcome = limit.take(key_id, self.shared.as_deref()).await;
+        limit.verdict(outcome, &self.metrics)
     }
 
     /// Records a failed authentication from `addr`; a refusal once the address is over its
     /// limit.
-    pub fn auth_failed(&self, addr: IpAddr) -> Verdict {
-        self.auth_failures
-            .as_ref()
-            .map_or(Verdict::OFF, |limit| limit.check(&addr, &self.metrics))
+    pub async fn auth_failed(&self, addr: IpAddr) -> Verdict {
+        let Some(limit) = &self.auth_failures else {
+            return Verdict::OFF;
+        };
+        let outcome = limit.take(&addr, self.shared.as_deref()).await;
+        limit.verdict(outcome, &self.metrics)
     }
 
     /// Drops state of keys and addresses whose buckets are full again, bounding memory.
@@ -190,13 +259,13 @@ impl RateLimits {
 mod tests {
     use super::*;
 
-    #[test]
-    fn headers_state_the_policy_what_is_left_and_when_it_is_whole() {
+    #[tokio::test]
+    async fn headers_state_the_policy_what_is_left_and_when_it_is_whole() {
         let limits = RateLimits::new(3, 60, Metrics::new());
         let key = "k".to_owned();
         let mut seen = Vec::new();
         for _ in 0..4 {
-            let verdict = limits.check_key(&key);
+            let verdict = limits.check_key(&key).await;
             let mut headers = HeaderMap::new();
             verdict.headers.expect("on").add_to(&mut headers);
             assert_eq!(headers[RATE_LIMIT_POLICY], "\"per-key\";q=3;w=1");
@@ -211,12 +280,12 @@ mod tests {
         for ((refused, got), (want_refused, want)) in seen.iter().zip(expected) {
             assert_eq!((*refused, got.to_str().unwrap()), (want_refused, want));
         }
-        let failed = limits.auth_failed(IpAddr::from([127, 0, 0, 1]));
+        let failed = limits.auth_failed(IpAddr::from([127, 0, 0, 1])).await;
         let mut headers = HeaderMap::new();
         failed.headers.expect("on").add_to(&mut headers);
         assert_eq!(headers[RATE_LIMIT_POLICY], "\"auth-failures\";q=60;w=60");
         assert_eq!(headers[RATE_LIMIT], "\"auth-failures\";r=59;t=1");
         let off = RateLimits::new(0, 0, Metrics::new());
-        assert!(off.check_key(&key).headers.is_none());
+        assert!(off.check_key(&key).await.headers.is_none());
     }
 }

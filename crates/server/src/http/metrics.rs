@@ -142,6 +142,8 @@ struct Inner {
     requests: Family<RequestLabels, Counter>,
     latency: Family<RequestLabels, Histogram, fn() -> Histogram>,
     rate_limited: Family<ScopeLabels, Counter>,
+    rate_limit_fallbacks: Counter,
+    rate_limit_shared: Gauge,
     connections_refused: Family<LimitLabels, Counter>,
     deletes: Counter,
     pool: Family<PoolLabels, Gauge>,
@@ -192,6 +194,20 @@ impl Metrics {
             "rate_limited",
             "Requests refused with 429, by limit (key or address)",
             rate_limited.clone(),
+        );
+        let rate_limit_fallbacks = Counter::default();
+        registry.register(
+            "rate_limit_fallbacks",
+            "Requests whose rate limit was decided by this replica's own buckets because Redis \
+             failed or was being skipped after a failure (0 without Redis)",
+            rate_limit_fallbacks.clone(),
+        );
+        let rate_limit_shared = Gauge::default();
+        registry.register(
+            "rate_limit_shared",
+            "1 while the rate limits are enforced in Redis for all replicas; 0 when each replica \
+             counts on its own (no Redis configured, or falling back after a failure)",
+            rate_limit_shared.clone(),
         );
         let connections_refused = Family::<LimitLabels, Counter>::default();
         registry.register(
@@ -253,6 +269,8 @@ impl Metrics {
             requests,
             latency,
             rate_limited,
+            rate_limit_fallbacks,
+            rate_limit_shared,
             connections_refused,
             deletes,
             pool,
@@ -284,6 +302,16 @@ impl Metrics {
                 scope: scope.label(),
             })
             .inc();
+    }
+
+    /// Counts one request limited locally because Redis failed.
+    pub fn rate_limit_fallback(&self) {
+        self.0.rate_limit_fallbacks.inc();
+    }
+
+    /// Whether the limits are enforced in Redis now.
+    pub fn rate_limit_shared(&self, shared: bool) {
+        self.0.rate_limit_shared.set(i64::from(shared));
     }
 
     /// Counts one connection closed at once because of `limit`.
@@ -647,6 +675,10 @@ mod tests {
         let renamed = om
             .replace(" appzone_http_requests ", " appzone_http_requests_total ")
             .replace(" appzone_rate_limited ", " appzone_rate_limited_total ")
+            .replace(
+                " appzone_rate_limit_fallbacks ",
+                " appzone_rate_limit_fallbacks_total ",
+            )
             .replace(
                 " appzone_connections_refused ",
                 " appzone_connections_refused_total ",

@@ -369,6 +369,21 @@ fn failing_commands_create_no_database() {
 /// A `--database-url` without a scheme the server knows is a usage error (exit 2, as clap's
 /// own), naming the value as far as it cannot hold a password and suggesting the SQLite form;
 /// `postgresql://` is a PostgreSQL URL like `postgres://`.
+/// `serve --redis-url` that the Redis client cannot read is a usage error before anything is
+/// opened, and never shows the value (it may hold a password).
+#[test]
+fn a_redis_url_the_client_cannot_read_is_a_usage_error_that_keeps_passwords_out() {
+    let cli = Cli::empty();
+    let err = cli.refused(&["serve", "--redis-url", "memcached://:hunter2@cache/0"]);
+    assert!(!err.contains("hunter2"), "{err}");
+    assert!(
+        err.contains("--redis-url") && err.contains("redis://"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(cli.dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing created: {left:?}");
+}
+
 #[test]
 fn a_database_url_without_a_known_scheme_is_a_usage_error_that_keeps_passwords_out() {
     let cli = Cli::empty();
@@ -937,6 +952,8 @@ fn help_lists_commands_and_examples() {
         "--demo",
         "--rate-limit-per-key",
         "APPZONE_RATE_LIMIT_PER_KEY",
+        "--redis-url",
+        "APPZONE_REDIS_URL",
     ] {
         assert!(serve.contains(word), "serve --help lacks {word}");
     }

@@ -22,6 +22,7 @@ mod reliability;
 mod replicas;
 mod security;
 mod server_process;
+mod shared_limits;
 mod spec;
 mod startup;
 mod storage;
