@@ -15,14 +15,15 @@ use appzone_contract::{ApiKey, KeyId, ProfileId};
 use clap::{Args, Parser, Subcommand};
 
 use crate::catalog::file::CatalogFile;
-use crate::http::HttpConfig;
 pub use crate::logging::LogFormat;
 use crate::model::{format_ms, OrgId, Role};
-use crate::serve::{serve, shutdown_signal, ServeOptions};
 use crate::storage::{
     explain_open_error, redact_url, sqlite_file, PoolSettings, Store, StoreError,
 };
-use crate::ServiceConfig;
+
+mod serve;
+pub use serve::ServeArgs;
+use serve::{parse_listen, run_serve};
 
 /// How long closing the database may take at exit.
 const CLOSE_TIMEOUT: Duration = Duration::from_millis(50);
@@ -129,85 +130,6 @@ pub struct HealthcheckArgs {
     /// Seconds to wait for the answer.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_secs: u64,
-}
-
-/// Options of `serve`.
-#[derive(Debug, Args)]
-pub struct ServeArgs {
-    /// Address to listen on: HOST:PORT, where HOST is an IP address or a name such as
-    /// `localhost` (port 0 picks a free port).
-    #[arg(long, env = "APPZONE_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
-    pub listen: String,
-    /// Seed an organization `demo` with keys and profiles, and print curl lines to try.
-    #[arg(long)]
-    pub demo: bool,
-    /// Requests per second allowed per API key; 0 disables the limit.
-    #[arg(long, env = "APPZONE_RATE_LIMIT_PER_KEY", default_value_t = 1000)]
-    pub rate_limit_per_key: u32,
-    /// Failed authentications per minute allowed per client address (429 beyond); 0 disables.
-    #[arg(long, env = "APPZONE_AUTH_FAILURES_PER_MINUTE", default_value_t = 600)]
-    pub auth_failures_per_minute: u32,
-    /// Redis URL (`redis://[:PASSWORD@]HOST[:PORT][/DB]`) where both rate limits are enforced
-    /// for all replicas together; without it each replica counts on its own. When Redis fails
-    /// or is slow, each request falls back to the replica's own limits.
-    // The environment's value is never shown: it may hold a password.
-    #[arg(long, env = "APPZONE_REDIS_URL", hide_env_values = true)]
-    pub redis_url: Option<String>,
-    /// Seconds a request may take before it is answered 503 `unavailable`.
-    #[arg(long, env = "APPZONE_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
-    pub request_timeout_secs: u64,
-    /// Most requests in flight; beyond it requests are shed at once with 503.
-    #[arg(long, env = "APPZONE_MAX_IN_FLIGHT", default_value_t = 1024)]
-    pub max_in_flight: usize,
-    /// Largest request body in bytes (413 `payload_too_large` beyond).
-    #[arg(long, env = "APPZONE_MAX_BODY_BYTES", default_value_t = 65536)]
-    pub max_body_bytes: usize,
-    /// Largest request head (request line and headers) in bytes, at least 8192 (431 beyond).
-    #[arg(long, env = "APPZONE_MAX_HEADER_BYTES", default_value_t = 32768)]
-    pub max_header_bytes: usize,
-    /// Origin allowed to call the API from a browser (CORS), e.g. an API portal; repeat or
-    /// separate with commas. CORS is off when none is given.
-    #[arg(
-        long = "cors-allow-origin",
-        env = "APPZONE_CORS_ALLOW_ORIGINS",
-        value_delimiter = ','
-    )]
-    pub cors_allow_origins: Vec<String>,
-    /// Seconds an API-key lookup is cached; a revoked key stops working within this time.
-    #[arg(long, env = "APPZONE_KEY_CACHE_TTL_SECS", default_value_t = 10)]
-    pub key_cache_ttl_secs: u64,
-    /// Seconds between checks for catalog changes made by other replicas or the CLI.
-    #[arg(long, env = "APPZONE_CATALOG_REFRESH_SECS", default_value_t = 2)]
-    pub catalog_refresh_secs: u64,
-    /// Days a deleted profile stays restorable before it is purged.
-    #[arg(long, env = "APPZONE_TOMBSTONE_RETENTION_DAYS", default_value_t = 30)]
-    pub tombstone_retention_days: u64,
-    /// Seconds a client may take to send its request head; a connection with no request in
-    /// flight for as long is closed.
-    #[arg(long, env = "APPZONE_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
-    pub header_read_timeout_secs: u64,
-    /// Seconds the server goes on accepting and serving after SIGTERM or Ctrl-C, with /readyz
-    /// answering 503, so load balancers stop sending to it first (Kubernetes: a few seconds).
-    #[arg(long, env = "APPZONE_SHUTDOWN_DELAY_SECS", default_value_t = 0)]
-    pub shutdown_delay_secs: u64,
-    /// Seconds in-flight requests get to finish once the server stops accepting (after the
-    /// shutdown delay); connections still open then are closed and the process exits.
-    #[arg(long, env = "APPZONE_DRAIN_TIMEOUT_SECS", default_value_t = 20)]
-    pub drain_timeout_secs: u64,
-    /// Most connections open at once from one client address; more are closed as soon as
-    /// accepted (counted in appzone_connections_refused_total).
-    #[arg(long, env = "APPZONE_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_connections_per_address: u64,
-    /// Most connections open at once in all; keep it under the file-descriptor limit.
-    #[arg(long, env = "APPZONE_MAX_CONNECTIONS", default_value_t = 10000, value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_connections: u64,
-    /// Most database connections.
-    #[arg(long, env = "APPZONE_DB_MAX_CONNECTIONS", default_value_t = 8)]
-    pub db_max_connections: u32,
-    /// Milliseconds a request waits for a database connection before answering 503; while
-    /// the database is unreachable, every request that needs it takes this long to answer.
-    #[arg(long, env = "APPZONE_DB_ACQUIRE_TIMEOUT_MS", default_value_t = 1000)]
-    pub db_acquire_timeout_ms: u64,
 }
 
 /// `org` subcommands.
@@ -643,18 +565,6 @@ fn parse_name(name: &str) -> Result<String, String> {
     crate::model::check_display_name(name).map(|()| name.to_owned())
 }
 
-/// `HOST:PORT` with a port number; the host is resolved when the server binds.
-fn parse_listen(listen: &str) -> Result<String, String> {
-    let valid = listen
-        .rsplit_once(':')
-        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-    if valid {
-        Ok(listen.to_owned())
-    } else {
-        Err("expected HOST:PORT, such as 127.0.0.1:8080, localhost:8080 or [::1]:8080".to_owned())
-    }
-}
-
 /// Left-aligned columns separated by two spaces, header first.
 fn table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
     let rows: Vec<Vec<String>> = std::iter::once(header.iter().map(|h| (*h).to_owned()).collect())
@@ -674,58 +584,4 @@ fn table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
         out.push('\n');
     }
     out
-}
-
-async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<()> {
-    let cors_origins = args
-        .cors_allow_origins
-        .iter()
-        .map(|origin| {
-            http::HeaderValue::from_str(origin)
-                .map_err(|_| anyhow!("invalid CORS origin {origin:?}"))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let config = ServiceConfig {
-        rate_limit_per_key: args.rate_limit_per_key,
-        auth_failures_per_minute: args.auth_failures_per_minute,
-        redis_url: args.redis_url,
-        http: HttpConfig {
-            request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
-            max_in_flight: args.max_in_flight.max(1),
-            max_body_bytes: args.max_body_bytes,
-            cors_origins,
-            ..HttpConfig::default()
-        },
-        key_cache_ttl: Duration::from_secs(args.key_cache_ttl_secs),
-        catalog_refresh: Duration::from_secs(args.catalog_refresh_secs.max(1)),
-        tombstone_retention: Duration::from_secs(args.tombstone_retention_days * 24 * 3600),
-        ..ServiceConfig::default()
-    };
-    let demo = if args.demo {
-        Some(crate::demo::seed(&store).await?)
-    } else {
-        None
-    };
-    let service = crate::service(store, &config).await?;
-    let listener = tokio::net::TcpListener::bind(args.listen.as_str())
-        .await
-        .map_err(|e| anyhow!("cannot listen on {}: {e}", args.listen))?;
-    let addr = listener.local_addr()?;
-    // Before "listening": a SIGTERM from then on shuts down gracefully.
-    let shutdown = shutdown_signal();
-    tracing::info!(%addr, "appzone-server listening");
-    if let Some(demo) = demo {
-        eprintln!("\n{}", demo.curl_lines(&format!("http://{addr}")));
-    }
-    let options = ServeOptions {
-        header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
-        drain_timeout: Duration::from_secs(args.drain_timeout_secs),
-        shutdown_delay: Duration::from_secs(args.shutdown_delay_secs),
-        max_header_bytes: args.max_header_bytes,
-        max_connections_per_address: usize::try_from(args.max_connections_per_address)
-            .unwrap_or(usize::MAX),
-        max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
-    };
-    serve(listener, service.app.clone(), shutdown, options).await;
-    Ok(())
 }
