@@ -56,18 +56,20 @@ impl Store {
              WHERE key_id = $1 AND revoked_at IS NULL",
         )
         .bind(key_id)
-        .fetch_optional(&self.pool)
+        // Every row, not the first: see the module docs of `storage`.
+        .fetch_all(&self.pool)
         .await
         .classify()?;
-        row.map(|row| {
-            Ok(KeyRecord {
-                key_id: row.try_get("key_id").classify()?,
-                org_id: row.try_get("org_id").classify()?,
-                role: parse_role(&row)?,
-                digest: parse_digest(&row.try_get::<String, _>("digest").classify()?)?,
+        row.first()
+            .map(|row| {
+                Ok(KeyRecord {
+                    key_id: row.try_get("key_id").classify()?,
+                    org_id: row.try_get("org_id").classify()?,
+                    role: parse_role(&row)?,
+                    digest: parse_digest(&row.try_get::<String, _>("digest").classify()?)?,
+                })
             })
-        })
-        .transpose()
+            .transpose()
     }
 
     /// The organization's keys, oldest first, revoked ones included.
@@ -106,8 +108,7 @@ impl Store {
     /// script can be re-run). [`StoreError::NotFound`] when no key has this id.
     pub async fn revoke_key(&self, key_id: &str) -> Result<Revocation, StoreError> {
         let mut tx = self.pool.begin().await.classify()?;
-        // `fetch_all`, not `fetch_optional`: on SQLite a statement left unfinished after its
-        // first row keeps the connection's write lock until it is next used.
+        // Every row, not the first: see the module docs of `storage`.
         let revoked = sqlx::query(
             "UPDATE api_keys SET revoked_at = $1 WHERE key_id = $2 AND revoked_at IS NULL \
              RETURNING org_id",
@@ -132,10 +133,10 @@ impl Store {
         // deleted, so a key revoked a moment ago is found here.
         let existing = sqlx::query("SELECT org_id FROM api_keys WHERE key_id = $1")
             .bind(key_id)
-            .fetch_optional(&self.pool)
+            .fetch_all(&self.pool)
             .await
             .classify()?;
-        let Some(row) = existing else {
+        let Some(row) = existing.first() else {
             return Err(StoreError::NotFound(format!(
                 "no key has the id {key_id:?}"
             )));

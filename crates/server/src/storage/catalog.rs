@@ -27,10 +27,13 @@ pub struct CatalogImport {
 impl Store {
     /// The catalog's version: it increases with every change.
     pub async fn catalog_version(&self) -> Result<i64, StoreError> {
-        sqlx::query("SELECT version FROM catalog_meta WHERE singleton = 1")
-            .fetch_one(&self.pool)
+        let rows = sqlx::query("SELECT version FROM catalog_meta WHERE singleton = 1")
+            .fetch_all(&self.pool)
             .await
-            .and_then(|row| row.try_get("version"))
+            .classify()?;
+        rows.first()
+            .ok_or_else(|| StoreError::Invalid("the catalog version row is missing".to_owned()))?
+            .try_get("version")
             .classify()
     }
 
@@ -133,8 +136,9 @@ async fn read_catalog(
     pause: Duration,
 ) -> Result<(i64, CatalogFile), StoreError> {
     let version: i64 = sqlx::query("SELECT version FROM catalog_meta WHERE singleton = 1")
-        .fetch_one(&mut **tx)
+        .fetch_all(&mut **tx)
         .await
+        .and_then(|rows| rows.into_iter().next().ok_or(sqlx::Error::RowNotFound))
         .and_then(|row| row.try_get("version"))
         .classify()?;
     let providers = sqlx::query("SELECT id, name FROM catalog_providers ORDER BY position")

@@ -76,11 +76,12 @@ pub(super) async fn record(
 impl Store {
     /// The sequence number of the last change recorded (0 when none is).
     pub async fn last_change(&self) -> Result<i64, StoreError> {
-        let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) AS seq FROM change_log")
-            .fetch_one(&self.pool)
+        let rows = sqlx::query("SELECT COALESCE(MAX(seq), 0) AS seq FROM change_log")
+            .fetch_all(&self.pool)
             .await
             .classify()?;
-        row.try_get::<i64, _>("seq").classify()
+        rows.first()
+            .map_or(Ok(0), |row| row.try_get::<i64, _>("seq").classify())
     }
 
     /// The changes recorded after `seq`, oldest first, at most `limit` of them, with their

@@ -213,9 +213,9 @@ impl Store {
             .bind(request.key_id)
             .bind(request.request_id)
             .bind(key)
-            .fetch_one(&mut *conn)
+            .fetch_all(&mut *conn)
             .await;
-            match written {
+            match written.and_then(|rows| rows.into_iter().next().ok_or(sqlx::Error::RowNotFound)) {
                 Ok(row) => {
                     let deleted: i64 = row.try_get("deleted").classify()?;
                     return Ok(DeleteAnswer::Done(if deleted > 0 {
@@ -314,10 +314,12 @@ async fn kept_answer(
     )
     .bind(request.org)
     .bind(key)
-    .fetch_optional(&mut *conn)
+    .fetch_all(&mut *conn)
     .await
     .classify()?;
-    let Some(row) = row else { return Ok(None) };
+    let Some(row) = row.first() else {
+        return Ok(None);
+    };
     let created_at: i64 = row.try_get("created_at").classify()?;
     let ttl_ms = i64::try_from(IDEMPOTENCY_TTL.as_millis()).unwrap_or(i64::MAX);
     if created_at < now.saturating_sub(ttl_ms) {

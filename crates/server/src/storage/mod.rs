@@ -12,6 +12,12 @@
 //! crate but [`crate::model`] (the catalog file format included): it is the bottom layer the
 //! other modules build on.
 //!
+//! Rows are read with `fetch_all` (or the statement run with `execute`), never `fetch_one` or
+//! `fetch_optional`: SQLite keeps a statement that was stepped only to its first row active
+//! until it is reset, and an active `UPDATE ... RETURNING` keeps its write transaction (and
+//! the database's write lock) open with it. Reading to the end leaves nothing to depend on
+//! when sqlx resets it.
+//!
 //! One [`Store`] handle; its methods live with the aggregate they touch:
 //! - `connection.rs`: URLs, the pool, migrations, the durability check ([`Backend`],
 //!   [`PoolSettings`], [`redact_url`], [`sqlite_file()`]);

@@ -53,10 +53,11 @@ impl Store {
     pub async fn org_exists(&self, id: &OrgId) -> Result<bool, StoreError> {
         let row = sqlx::query("SELECT 1 FROM organizations WHERE id = $1")
             .bind(id.as_str())
-            .fetch_optional(&self.pool)
+            // Every row, not the first: see the module docs of `storage`.
+            .fetch_all(&self.pool)
             .await
             .classify()?;
-        Ok(row.is_some())
+        Ok(!row.is_empty())
     }
 
     /// Nothing, or [`StoreError::NotFound`] naming `id` when no such organization exists.

@@ -66,10 +66,11 @@ impl Store {
         )
         .bind(id.as_str())
         .bind(org)
-        .fetch_optional(&self.pool)
+        // Every row, not the first: see the module docs of `storage`.
+        .fetch_all(&self.pool)
         .await
         .classify()?;
-        Ok(row.is_some())
+        Ok(!row.is_empty())
     }
 
     /// Restores a tombstone. [`StoreError::NotFound`] when `id` is not a deleted profile.

@@ -607,14 +607,14 @@ async fn org_list_counts_active_keys_and_live_profiles(cli: &Cli) {
 
 /// `key list`'s LAST_USED says when a key last authenticated a request (`-`: never), written
 /// by the server at most once a minute per key, off the request's path.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn key_list_shows_when_each_key_was_last_used_written_at_most_once_a_minute() {
     let cli = Cli::new();
     let app = TestApp::sqlite_at(&cli.url(), fast_config()).await;
     key_last_used_is_recorded_at_most_once_a_minute(&cli, &app).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
 async fn postgres_key_list_shows_when_each_key_was_last_used_written_at_most_once_a_minute() {
     let cli = Cli::postgres().await;
@@ -691,7 +691,11 @@ async fn key_last_used_is_recorded_at_most_once_a_minute(cli: &Cli, app: &TestAp
 /// The README's key-rotation procedure, step by step against a serving server: create the new
 /// key, move the client to it, watch the old key's LAST_USED stop moving, revoke the old key;
 /// the revocation step re-run twice (a script run again) succeeds and changes nothing.
-#[tokio::test]
+///
+/// Multi-threaded: the operator commands run blocking on the test's thread, and the server in
+/// this process must go on meanwhile (on one thread, a transaction of its own, the start-up
+/// purge's, could stay open until the command gave up on the lock).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn key_rotation_as_the_readme_describes_it_can_be_re_run() {
     let cli = Cli::new();
     let app = TestApp::sqlite_at(&cli.url(), fast_config()).await;

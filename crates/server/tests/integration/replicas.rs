@@ -96,8 +96,9 @@ fn database_url(app: &TestApp) -> String {
 }
 
 /// The SQLite server refuses a key the operator CLI revoked, in another process, within the
-/// second: it reads the change log every 250 ms.
-#[tokio::test]
+/// second: it reads the change log every 250 ms. Multi-threaded: the CLI runs blocking on the
+/// test's thread while the server in this process goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_revoked_by_the_operator_cli_is_refused_by_the_sqlite_server_within_a_second() {
     let app = TestApp::sqlite_with(long_ttl(appzone_server::changes::POLL)).await;
     let url = database_url(&app);
