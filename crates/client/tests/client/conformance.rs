@@ -187,7 +187,13 @@ async fn the_command_passes_against_the_real_server_and_writes_junit() {
         &[],
     )
     .await;
-    assert_exit(&run, exit_code::OK);
+    assert_eq!(
+        run.code,
+        i32::from(exit_code::OK),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
     let last = run.stdout.lines().last().unwrap();
     assert!(last.ends_with("0 failed, 1 skipped"), "{}", run.stdout);
     let passed = run

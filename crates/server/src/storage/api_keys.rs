@@ -65,7 +65,7 @@ impl Store {
                 Ok(KeyRecord {
                     key_id: row.try_get("key_id").classify()?,
                     org_id: row.try_get("org_id").classify()?,
-                    role: parse_role(&row)?,
+                    role: parse_role(row)?,
                     digest: parse_digest(&row.try_get::<String, _>("digest").classify()?)?,
                 })
             })
