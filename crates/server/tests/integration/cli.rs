@@ -693,8 +693,8 @@ async fn key_last_used_is_recorded_at_most_once_a_minute(cli: &Cli, app: &TestAp
 /// the revocation step re-run twice (a script run again) succeeds and changes nothing.
 ///
 /// Multi-threaded: the operator commands run blocking on the test's thread, and the server in
-/// this process must go on meanwhile (on one thread, a transaction of its own, the start-up
-/// purge's, could stay open until the command gave up on the lock).
+/// this process must go on meanwhile (on one thread, a transaction of its own, most likely the
+/// start-up purge's, could stay open until the command gave up on the lock).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn key_rotation_as_the_readme_describes_it_can_be_re_run() {
     let cli = Cli::new();
