@@ -127,11 +127,8 @@ both_backends! {
         let filled = Instant::now();
         assert_eq!(conn.request("GET", &zones(), Some(&app.member_key)).await.status, 200);
         app.store.revoke_key(&app.member_key[4..16]).await.unwrap();
-        assert_eq!(
-            conn.request("GET", &zones(), Some(&app.member_key)).await.status,
-            200,
-            "served from memory right after the revocation"
-        );
+        // The change log usually drops it sooner (`replicas.rs` measures that); the TTL is the
+        // bound, also for a connection that stays open.
         let mut status = 200;
         while status == 200 && filled.elapsed() < Duration::from_secs(3) {
             tokio::time::sleep(Duration::from_millis(20)).await;
