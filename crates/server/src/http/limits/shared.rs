@@ -19,7 +19,7 @@ use crate::http::metrics::Metrics;
 use crate::storage::redact_url;
 
 /// The longest a request waits for Redis, by default ([`crate::ServiceConfig::redis_timeout`]).
-/// Measured on loopback, on a 2-core machine busy with builds: `EVALSHA` of [`GCRA`] takes
+/// Measured on loopback, on a 2-core machine busy with builds: `EVALSHA` of the GCRA script takes
 /// 0.023 ms at the median, 0.071 ms at p99 and 4.2 ms at worst over 20,000 calls
 /// (`redis-benchmark -c 1`), and `redis-cli --latency` saw at most 10 ms; a datacenter network
 /// adds well under 1 ms. 25 ms is more than twice the worst seen, so a healthy Redis is not
