@@ -374,19 +374,16 @@ fn node_missing() -> Option<String> {
     None
 }
 
-fn prepare_typescript(work: &Path) -> Result<()> {
-    let source = crate::root().join("clients").join("typescript");
-    let dir = work.join("typescript");
+/// Copies `files` of `clients/<name>` to `<work>/<name>` and installs its packages with
+/// `npm ci` from the lock file, unless the lock file is the one last installed there; returns
+/// the directory.
+fn npm_project(work: &Path, name: &str, files: &[&str]) -> Result<PathBuf> {
+    let source = crate::root().join("clients").join(name);
+    let dir = work.join(name);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for file in [
-        "package.json",
-        "package-lock.json",
-        "tsconfig.json",
-        "openapi-ts.config.ts",
-        "scenario.ts",
-    ] {
+    for file in files {
         std::fs::copy(source.join(file), dir.join(file))
-            .with_context(|| format!("cannot copy clients/typescript/{file}"))?;
+            .with_context(|| format!("cannot copy clients/{name}/{file}"))?;
     }
     let lock = std::fs::read_to_string(dir.join("package-lock.json"))
         .context("cannot read package-lock.json")?;
@@ -401,6 +398,21 @@ fn prepare_typescript(work: &Path) -> Result<()> {
         std::fs::write(&stamp, &lock)
             .with_context(|| format!("cannot write {}", stamp.display()))?;
     }
+    Ok(dir)
+}
+
+fn prepare_typescript(work: &Path) -> Result<()> {
+    let dir = npm_project(
+        work,
+        "typescript",
+        &[
+            "package.json",
+            "package-lock.json",
+            "tsconfig.json",
+            "openapi-ts.config.ts",
+            "scenario.ts",
+        ],
+    )?;
     let bin = dir.join("node_modules").join(".bin");
     let versions = [
         format!(

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use super::{run_scenario_program, CHECK_TIMEOUT, INSTALL_TIMEOUT};
+use super::{npm_project, run_scenario_program, CHECK_TIMEOUT};
 use crate::demo_server::DemoServer;
 use crate::process::{run_bounded, version_or_note};
 
@@ -16,30 +16,15 @@ fn postman_collection(work: &Path) -> PathBuf {
 }
 
 pub(super) fn prepare_postman(work: &Path) -> Result<()> {
-    let source = crate::root().join("clients").join("postman");
-    let dir = work.join("postman");
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for file in [
-        "package.json",
-        "package-lock.json",
-        "converter-options.json",
-    ] {
-        std::fs::copy(source.join(file), dir.join(file))
-            .with_context(|| format!("cannot copy clients/postman/{file}"))?;
-    }
-    let lock = std::fs::read_to_string(dir.join("package-lock.json"))
-        .context("cannot read package-lock.json")?;
-    let stamp = dir.join("node_modules").join("appzone-package-lock.json");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(lock.as_str()) {
-        run_bounded(
-            Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund"])
-                .current_dir(&dir),
-            INSTALL_TIMEOUT,
-        )?;
-        std::fs::write(&stamp, &lock)
-            .with_context(|| format!("cannot write {}", stamp.display()))?;
-    }
+    let dir = npm_project(
+        work,
+        "postman",
+        &[
+            "package.json",
+            "package-lock.json",
+            "converter-options.json",
+        ],
+    )?;
     let bin = dir.join("node_modules").join(".bin");
     let versions = [
         format!(
