@@ -12,7 +12,7 @@ use http::StatusCode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use crate::support::{client, closed_port, fast_retries, key, Reply, Server};
+use crate::support::{client, closed_port, fast_retries, key, reserve_port, Reply, Server};
 
 enum Call {
     Get,
@@ -177,13 +177,13 @@ async fn a_retry_after_beyond_the_cap_returns_the_error_at_once() {
 #[tokio::test]
 async fn get_and_delete_are_retried_when_the_server_is_not_listening_yet() {
     for method in [Call::Get, Call::Delete] {
-        let addr = closed_port().await;
+        let port = reserve_port();
         let reply = match method {
             Call::Get => Reply::zones(&["z"]),
             Call::Delete => Reply::status(204),
         };
         // Refused for 300 ms; the patient client keeps trying far longer.
-        let server = Server::start_later(addr, Duration::from_millis(300), vec![reply]).await;
+        let server = Server::start_later(port, Duration::from_millis(300), vec![reply]).await;
         let client = patient_client(&server.url());
         let started = Instant::now();
         call(&client, &method).await.unwrap();
@@ -395,10 +395,10 @@ async fn list_providers_and_list_regions_succeed_after_retries_with_one_request_
 #[tokio::test]
 async fn list_providers_and_list_regions_are_retried_on_connect_failures() {
     for listing in [Listing::Providers, Listing::Regions] {
-        let addr = closed_port().await;
+        let port = reserve_port();
         // As in get_and_delete_are_retried_when_the_server_is_not_listening_yet.
         let server =
-            Server::start_later(addr, Duration::from_millis(300), vec![listing.body()]).await;
+            Server::start_later(port, Duration::from_millis(300), vec![listing.body()]).await;
         let client = patient_client(&server.url());
         listing.call(&client).await.unwrap();
         assert_eq!(server.attempts(), 1, "{listing:?}");
@@ -530,9 +530,9 @@ fn client_of(server: &Server) -> Client {
 
 #[tokio::test]
 async fn delete_is_retried_after_a_connect_failure_with_the_same_key() {
-    let addr = closed_port().await;
+    let port = reserve_port();
     // Refused for 300 ms; the patient client keeps trying far longer.
-    let server = Server::start_later(addr, Duration::from_millis(300), vec![replayed_204()]).await;
+    let server = Server::start_later(port, Duration::from_millis(300), vec![replayed_204()]).await;
     let outcome = patient_client(&server.url())
         .delete_profile_with_key("prof_1", "\"quoted-key\"")
         .await

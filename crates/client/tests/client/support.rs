@@ -13,7 +13,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::Router;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 
 /// One scripted answer.
 #[derive(Debug, Clone)]
@@ -162,16 +162,17 @@ impl Server {
         Self::serve(listener, script)
     }
 
-    /// Starts on `addr`, after `delay` (the port refuses connections until then).
-    pub async fn start_later(addr: SocketAddr, delay: Duration, script: Vec<Reply>) -> Self {
+    /// Starts listening on `port` after `delay`; the port refuses connections until then.
+    pub async fn start_later(port: ReservedPort, delay: Duration, script: Vec<Reply>) -> Self {
         let shared = Arc::new(Shared {
             script,
             seen: Mutex::new(Vec::new()),
         });
         let state = Arc::clone(&shared);
+        let addr = port.addr;
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
-            let listener = TcpListener::bind(addr).await.unwrap();
+            let listener = port.socket.listen(128).unwrap();
             serve(listener, state).await;
         });
         Self { addr, shared }
@@ -238,8 +239,27 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
 
 /// A port of 127.0.0.1 that refuses connections (it was bound, then released).
 pub async fn closed_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    listener.local_addr().unwrap()
+    // Held until the test binary exits: a port that was bound and dropped can be handed to
+    // another test's listener a moment later (CI once saw `Address already in use`).
+    static HELD: Mutex<Vec<TcpSocket>> = Mutex::new(Vec::new());
+    let port = reserve_port();
+    let addr = port.addr;
+    HELD.lock().unwrap().push(port.socket);
+    addr
+}
+
+/// A port of 127.0.0.1 that is bound but not listening: connections to it are refused, and
+/// no other socket of this machine can take it until it is dropped.
+pub struct ReservedPort {
+    socket: TcpSocket,
+    pub addr: SocketAddr,
+}
+
+pub fn reserve_port() -> ReservedPort {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from(([127, 0, 0, 1], 0))).unwrap();
+    let addr = socket.local_addr().unwrap();
+    ReservedPort { socket, addr }
 }
 
 /// A fresh API key.
