@@ -146,6 +146,7 @@ struct Inner {
     latency: Family<RequestLabels, Histogram, fn() -> Histogram>,
     rate_limited: Family<ScopeLabels, Counter>,
     rate_limit_fallbacks: Counter,
+    rate_limit_redis_calls: Counter,
     rate_limit_shared: Gauge,
     connections_refused: Family<LimitLabels, Counter>,
     deletes: Counter,
@@ -204,6 +205,13 @@ impl Metrics {
             "Requests whose rate limit was decided by this replica's own buckets because Redis \
              failed or was being skipped after a failure (0 without Redis)",
             rate_limit_fallbacks.clone(),
+        );
+        let rate_limit_redis_calls = Counter::default();
+        registry.register(
+            "rate_limit_redis_calls",
+            "Calls made to Redis for the shared rate limits; each one decides every request \
+             that arrived while the one before was under way (0 without Redis)",
+            rate_limit_redis_calls.clone(),
         );
         let rate_limit_shared = Gauge::default();
         registry.register(
@@ -273,6 +281,7 @@ impl Metrics {
             latency,
             rate_limited,
             rate_limit_fallbacks,
+            rate_limit_redis_calls,
             rate_limit_shared,
             connections_refused,
             deletes,
@@ -310,6 +319,11 @@ impl Metrics {
     /// Counts one request limited locally because Redis failed.
     pub fn rate_limit_fallback(&self) {
         self.0.rate_limit_fallbacks.inc();
+    }
+
+    /// Counts one call to Redis for the shared limits.
+    pub fn rate_limit_redis_call(&self) {
+        self.0.rate_limit_redis_calls.inc();
     }
 
     /// Whether the limits are enforced in Redis now.

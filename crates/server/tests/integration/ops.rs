@@ -607,6 +607,7 @@ async fn metrics_answer_openmetrics_or_the_text_format_by_accept_and_prometheus_
             ("appzone_rate_limited", "counter"),
             ("appzone_connections_refused", "counter"),
             ("appzone_rate_limit_fallbacks", "counter"),
+            ("appzone_rate_limit_redis_calls", "counter"),
             ("appzone_rate_limit_shared", "gauge"),
             ("appzone_profiles_deleted", "counter"),
             ("appzone_http_request_duration_seconds", "histogram"),

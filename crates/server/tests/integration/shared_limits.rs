@@ -195,6 +195,53 @@ async fn postgres_ratelimit_headers_count_down_across_replicas_sharing_redis() {
     );
 }
 
+/// Requests that arrive together share calls to Redis, and each still gets a decision of its
+/// own in its turn: 90 failed authentications at once from one address against a quota of 60
+/// a minute give 60 answers 401 counting the bucket down from 59 to 0, each value once, and 30
+/// answers 429, in fewer calls than requests.
+#[tokio::test]
+async fn requests_arriving_together_share_redis_calls_each_decided_in_its_turn() {
+    let Some(redis) = test_redis_url() else {
+        return;
+    };
+    let app = TestApp::sqlite_with(ServiceConfig {
+        redis_key_prefix: redis_test_prefix(),
+        redis_timeout: Duration::from_millis(500),
+        auth_failures_per_minute: 60,
+        ..config(0, Some(&redis))
+    })
+    .await;
+    let path = zones();
+    let answers = futures_util::future::join_all(
+        (0..90).map(|_| get(&app, &app.base, &path, "apz_nonsense")),
+    )
+    .await;
+    let mut left: Vec<u32> = Vec::new();
+    let mut refused = 0;
+    for resp in &answers {
+        match resp.status {
+            401 => {
+                let state = resp.header("ratelimit").unwrap();
+                let r = state
+                    .split(';')
+                    .find_map(|part| part.strip_prefix("r="))
+                    .unwrap();
+                left.push(r.parse().unwrap());
+            }
+            429 => refused += 1,
+            other => panic!("status {other}: {resp:?}"),
+        }
+    }
+    left.sort_unstable();
+    assert_eq!(left, (0..60).collect::<Vec<u32>>());
+    assert_eq!(refused, 30);
+    let metrics = app.get("/metrics", None).await.body;
+    let calls = metric(&metrics, "appzone_rate_limit_redis_calls_total");
+    eprintln!("90 requests decided in {calls} calls to Redis");
+    assert_eq!(metric(&metrics, "appzone_rate_limit_fallbacks_total"), 0.0);
+    assert!((1.0..90.0).contains(&calls), "{calls} calls");
+}
+
 /// A tracing subscriber for this test's thread, its lines kept for the test to read.
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);

@@ -1,6 +1,6 @@
 //! The limits shared by every replica: the same GCRA as the local governor buckets, run in
-//! Redis by one Lua script (one `EVALSHA` round trip per request, atomic, timed by Redis's own
-//! clock so replicas' clocks do not matter).
+//! Redis by one Lua script (atomic, timed by Redis's own clock so replicas' clocks do not
+//! matter), the requests that arrive during one call sharing the next.
 //!
 //! Redis is never allowed to fail a request: a call that errs or takes longer than
 //! [`CALL_TIMEOUT`] falls back to the local bucket for that request, and for [`BACK_OFF`]
@@ -9,10 +9,12 @@
 //! decided locally while Redis is configured counts in `appzone_rate_limit_fallbacks_total`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, RedisResult, Script};
+use tokio::sync::{mpsc, oneshot};
 
 use super::Outcome;
 use crate::http::metrics::Metrics;
@@ -31,40 +33,82 @@ pub const CALL_TIMEOUT: Duration = Duration::from_millis(25);
 /// the timeout.
 pub const BACK_OFF: Duration = Duration::from_secs(1);
 
-/// GCRA, as governor runs it (`governor::gcra`), on the theoretical arrival time stored at
-/// `KEYS[1]`, in microseconds of Redis's clock. `ARGV[1]` is the emission interval `t`,
-/// `ARGV[2]` the burst tolerance `tau = t * (burst - 1)`. Returns `{1, remaining, 0}` when
-/// allowed, `{0, 0, wait}` when refused (`wait` in microseconds). The key expires when its
-/// bucket is full again, which is the same as its absence.
+/// Up to this many requests' buckets go to Redis in one call.
+const MAX_BATCH: usize = 128;
+
+/// GCRA, as governor runs it (`governor::gcra`), for a batch of requests in arrival order:
+/// request `i` takes one unit of the bucket whose theoretical arrival time is stored at
+/// `KEYS[i]`, in microseconds of Redis's clock; `ARGV[2i-1]` is its emission interval `t`,
+/// `ARGV[2i]` its burst tolerance `tau = t * (burst - 1)`. Returns three numbers per request:
+/// `1, remaining, 0` when allowed, `0, 0, wait` when refused (`wait` in microseconds). A key
+/// named twice is read once and written once; it expires when its bucket is full again, which
+/// is the same as its absence.
 const GCRA: &str = r"
-local t = tonumber(ARGV[1])
-local tau = tonumber(ARGV[2])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-local tat = tonumber(redis.call('GET', KEYS[1])) or now
-local earliest = tat - tau
-if now < earliest then
-  return {0, 0, earliest - now}
+local tats, changed, out = {}, {}, {}
+for i, key in ipairs(KEYS) do
+  local t = tonumber(ARGV[2 * i - 1])
+  local tau = tonumber(ARGV[2 * i])
+  local tat = tats[key] or tonumber(redis.call('GET', key)) or now
+  local earliest = tat - tau
+  if now < earliest then
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    out[#out + 1] = earliest - now
+  else
+    tat = math.max(tat, now) + t
+    changed[key] = true
+    out[#out + 1] = 1
+    out[#out + 1] = math.floor(math.min(now + tau + t - tat, tau + t) / t)
+    out[#out + 1] = 0
+  end
+  tats[key] = tat
 end
-local nxt = math.max(tat, now) + t
-redis.call('SET', KEYS[1], string.format('%.0f', nxt), 'PX', math.ceil((nxt - now) / 1000) + 1)
-return {1, math.floor(math.min(now + tau + t - nxt, tau + t) / t), 0}
+for key in pairs(changed) do
+  local tat = tats[key]
+  redis.call('SET', key, string.format('%.0f', tat), 'PX', math.ceil((tat - now) / 1000) + 1)
+end
+return out
 ";
 
 /// The Redis side of [`RateLimits`](super::RateLimits).
+///
+/// Requests do not call Redis themselves: they queue their bucket for one task, which sends
+/// everything queued since its last call as one `EVALSHA` of [`GCRA`]. While Redis is quick
+/// each call carries one request; under load the requests that arrive during a call share the
+/// next one, so the round trip's cost (a write and a read on each side, the script's start)
+/// is paid once per batch instead of once per request. Each request still gets its own
+/// decision from Redis, in arrival order.
 #[derive(Debug)]
 pub struct SharedLimiter {
-    connection: ConnectionManager,
-    script: Script,
+    queue: mpsc::UnboundedSender<Take>,
+    status: Arc<Status>,
     /// Put before `key:<key id>` and `addr:<address>`.
     prefix: String,
+    /// The longest a request waits for Redis.
+    timeout: Duration,
+}
+
+/// One request's unit to take, and where its decision goes.
+#[derive(Debug)]
+struct Take {
+    key: String,
+    t: u64,
+    tau: u64,
+    /// Dropped without an answer when the call failed.
+    decision: oneshot::Sender<Outcome>,
+}
+
+/// Whether Redis answers, shared by the requests and the calling task.
+#[derive(Debug)]
+struct Status {
     /// Where Redis is, password hidden, for the logs.
     shown: String,
     /// When Redis may be tried again, in milliseconds since `epoch`; 0 while it answers.
     retry_at: AtomicU64,
     /// Whether the last call failed (an outage is under way).
     down: AtomicBool,
-    /// The longest a request waits for Redis.
     timeout: Duration,
     epoch: Instant,
     metrics: Metrics,
@@ -73,7 +117,8 @@ pub struct SharedLimiter {
 impl SharedLimiter {
     /// A limiter on the Redis at `url`, its keys under `prefix`, each call bounded by
     /// `timeout`. Connects on first use, and again by itself after a lost connection; only a
-    /// malformed URL is an error.
+    /// malformed URL is an error. Starts the task that calls Redis, which ends with the
+    /// limiter.
     pub fn new(url: &str, prefix: &str, timeout: Duration, metrics: Metrics) -> RedisResult<Self> {
         let config = ConnectionManagerConfig::new()
             // Our own back-off paces the retries; a request never waits for one.
@@ -82,26 +127,124 @@ impl SharedLimiter {
             .set_response_timeout(None);
         let connection = ConnectionManager::new_lazy_with_config(Client::open(url)?, config)?;
         metrics.rate_limit_shared(true);
-        Ok(Self {
-            connection,
-            script: Script::new(GCRA),
-            prefix: prefix.to_owned(),
+        let status = Arc::new(Status {
             shown: redact_url(url),
             retry_at: AtomicU64::new(0),
             down: AtomicBool::new(false),
             timeout,
             epoch: Instant::now(),
             metrics,
+        });
+        let (queue, queued) = mpsc::unbounded_channel();
+        tokio::spawn(call_redis(queued, connection, Arc::clone(&status)));
+        Ok(Self {
+            queue,
+            status,
+            prefix: prefix.to_owned(),
+            timeout,
         })
     }
 
     /// Takes one unit of the bucket `kind:id` (emission interval `t`, tolerance `tau`); `None`
     /// when Redis did not answer in time, or is being skipped after a failure.
     pub async fn take(&self, kind: &str, id: &str, t: Duration, tau: Duration) -> Option<Outcome> {
+        let status = &self.status;
+        if status.skipping() {
+            status.metrics.rate_limit_fallback();
+            return None;
+        }
+        let (decision, decided) = oneshot::channel();
+        let take = Take {
+            key: format!("{}{kind}:{id}", self.prefix),
+            t: micros(t),
+            tau: micros(tau),
+            decision,
+        };
+        // The bound covers the wait for a call already under way as well as this one's.
+        let outcome = match self.queue.send(take) {
+            Ok(()) => tokio::time::timeout(self.timeout, decided)
+                .await
+                .ok()
+                .and_then(Result::ok),
+            Err(_) => None,
+        };
+        if outcome.is_none() {
+            status.metrics.rate_limit_fallback();
+        }
+        outcome
+    }
+}
+
+/// The task that calls Redis: everything queued since its last call goes in the next one.
+async fn call_redis(
+    mut queued: mpsc::UnboundedReceiver<Take>,
+    mut connection: ConnectionManager,
+    status: Arc<Status>,
+) {
+    let script = Script::new(GCRA);
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while queued.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        // A request that stopped waiting has been decided locally already.
+        batch.retain(|take: &Take| !take.decision.is_closed());
+        if batch.is_empty() {
+            continue;
+        }
+        let mut call = script.prepare_invoke();
+        for take in &batch {
+            call.key(&take.key);
+        }
+        for take in &batch {
+            call.arg(take.t).arg(take.tau);
+        }
+        status.metrics.rate_limit_redis_call();
+        let answer = tokio::time::timeout(
+            status.timeout,
+            call.invoke_async::<Vec<i64>>(&mut connection),
+        )
+        .await;
+        match answer {
+            Ok(Ok(numbers)) if numbers.len() == 3 * batch.len() => {
+                status.answered();
+                for (take, numbers) in batch.drain(..).zip(numbers.chunks_exact(3)) {
+                    // A request that timed out meanwhile was decided locally.
+                    let _ = take.decision.send(outcome(numbers));
+                }
+            }
+            Ok(Ok(numbers)) => status.failed(&format!(
+                "{} numbers for {} requests",
+                numbers.len(),
+                batch.len()
+            )),
+            Ok(Err(err)) => status.failed(&err.to_string()),
+            Err(_) => status.failed("no answer within the timeout"),
+        }
+        // After a failure, dropping the senders sends each request to its local bucket.
+        batch.clear();
+    }
+}
+
+/// One request's decision from the script's three numbers.
+fn outcome(numbers: &[i64]) -> Outcome {
+    match numbers {
+        [1, remaining, _] => Outcome::Allowed {
+            remaining: u32::try_from(*remaining).unwrap_or(0),
+        },
+        [_, _, wait] => Outcome::Refused {
+            wait: Duration::from_micros(u64::try_from(*wait).unwrap_or(0)),
+        },
+        _ => Outcome::Refused {
+            wait: Duration::ZERO,
+        },
+    }
+}
+
+impl Status {
+    /// Whether this request should not wait for Redis: after a failure, one request per
+    /// back-off probes it; the others stay local.
+    fn skipping(&self) -> bool {
         let now = self.now_ms();
         let retry_at = self.retry_at.load(Ordering::Relaxed);
-        // After a failure, one request per back-off probes Redis; the others stay local.
-        if retry_at != 0
+        retry_at != 0
             && (now < retry_at
                 || self
                     .retry_at
@@ -112,44 +255,19 @@ impl SharedLimiter {
                         Ordering::Relaxed,
                     )
                     .is_err())
-        {
-            self.metrics.rate_limit_fallback();
-            return None;
-        }
-        let mut connection = self.connection.clone();
-        let mut call = self.script.key(format!("{}{kind}:{id}", self.prefix));
-        call.arg(micros(t)).arg(micros(tau));
-        let answer = tokio::time::timeout(
-            self.timeout,
-            call.invoke_async::<(i64, i64, i64)>(&mut connection),
-        )
-        .await;
-        match answer {
-            Ok(Ok((allowed, remaining, wait))) => {
-                self.retry_at.store(0, Ordering::Relaxed);
-                if self.down.swap(false, Ordering::Relaxed) {
-                    self.metrics.rate_limit_shared(true);
-                    tracing::info!(redis = %self.shown, "Redis answers again: rate limits are shared by the replicas again");
-                }
-                Some(if allowed == 1 {
-                    Outcome::Allowed {
-                        remaining: u32::try_from(remaining).unwrap_or(0),
-                    }
-                } else {
-                    Outcome::Refused {
-                        wait: Duration::from_micros(u64::try_from(wait).unwrap_or(0)),
-                    }
-                })
-            }
-            Ok(Err(err)) => self.failed(&err.to_string()),
-            Err(_) => self.failed("no answer within the timeout"),
+    }
+
+    fn answered(&self) {
+        self.retry_at.store(0, Ordering::Relaxed);
+        if self.down.swap(false, Ordering::Relaxed) {
+            self.metrics.rate_limit_shared(true);
+            tracing::info!(redis = %self.shown, "Redis answers again: rate limits are shared by the replicas again");
         }
     }
 
-    fn failed(&self, error: &str) -> Option<Outcome> {
+    fn failed(&self, error: &str) {
         self.retry_at
             .store(self.now_ms() + millis(BACK_OFF), Ordering::Relaxed);
-        self.metrics.rate_limit_fallback();
         if !self.down.swap(true, Ordering::Relaxed) {
             self.metrics.rate_limit_shared(false);
             tracing::warn!(
@@ -159,7 +277,6 @@ impl SharedLimiter {
                 "Redis failed: rate limits fall back to each replica's own until it answers again"
             );
         }
-        None
     }
 
     fn now_ms(&self) -> u64 {

@@ -298,6 +298,10 @@ mod tests {
                 " appzone_rate_limit_fallbacks_total ",
             )
             .replace(
+                " appzone_rate_limit_redis_calls ",
+                " appzone_rate_limit_redis_calls_total ",
+            )
+            .replace(
                 " appzone_connections_refused ",
                 " appzone_connections_refused_total ",
             )
