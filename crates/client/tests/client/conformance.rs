@@ -2,6 +2,7 @@
 //! passes against the real server, and each promise broken by the mutating proxy fails the
 //! check named after it.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use appzone_client::conformance::{self, Config, Outcome, Report};
@@ -93,57 +94,147 @@ async fn read_only_sends_no_delete_and_skips_the_deletion_checks() {
     assert!(server.profile_is_live(&server.profile, "acme").await);
 }
 
+/// Each mutation of the proxy and the checks named after the promise it breaks (it may fail
+/// others too). Every check of the kit is named at least once.
+const MUTATIONS: [(Mutation, &[&str]); 31] = [
+    (Mutation::Faithful, &[]),
+    (
+        Mutation::DocumentWithoutOperations,
+        &["openapi_document_lists_the_operations"],
+    ),
+    // The document check asks only for a document with operations: the one lost is caught by
+    // the statuses check, which finds no operation for the answers of the deletion.
+    (
+        Mutation::DocumentLosesAnOperation,
+        &["answer_statuses_are_documented_for_their_operation"],
+    ),
+    (
+        Mutation::ListsUnknownProvider,
+        &["providers_regions_zones_walk_agrees"],
+    ),
+    (
+        Mutation::EnvelopeWithoutMessage,
+        &["listing_envelope_has_data_id_message_status"],
+    ),
+    (
+        Mutation::BodyIdDiffers,
+        &["listing_id_equals_x_request_id_header"],
+    ),
+    (
+        Mutation::StaleEtag,
+        &["listing_has_weak_etag_and_304_on_if_none_match"],
+    ),
+    (
+        Mutation::PublicCacheControl,
+        &["listing_cache_control_is_private_max_age_60"],
+    ),
+    (
+        Mutation::HeadUnlikeGet,
+        &["head_answers_like_get_without_body"],
+    ),
+    (
+        Mutation::CallerRequestIdReplaced,
+        &["caller_request_id_is_echoed"],
+    ),
+    (
+        Mutation::InvalidRequestIdEchoed,
+        &["invalid_request_id_is_replaced"],
+    ),
+    (
+        Mutation::MissingKeyAfterValidation,
+        &["missing_key_is_401_missing_api_key_before_validation"],
+    ),
+    (
+        Mutation::WrongKeyAfterValidation,
+        &["wrong_key_is_401_invalid_api_key_before_validation"],
+    ),
+    (
+        Mutation::CaseInsensitiveProvider,
+        &["uppercase_provider_is_400_invalid_provider"],
+    ),
+    (
+        Mutation::UnknownProviderIs404,
+        &["unknown_provider_is_400_invalid_provider"],
+    ),
+    (
+        Mutation::HtmlForUnknownRoutes,
+        &["unknown_route_is_404_not_found"],
+    ),
+    (
+        Mutation::MalformedRegionIs404,
+        &["malformed_region_is_400_invalid_region"],
+    ),
+    (
+        Mutation::UnknownRegionIs400,
+        &["unknown_region_is_404_region_not_found"],
+    ),
+    (
+        Mutation::DropAllow,
+        &["wrong_method_is_405_method_not_allowed_with_allow"],
+    ),
+    (
+        Mutation::OversizedIs400,
+        &["oversized_body_is_413_payload_too_large"],
+    ),
+    (
+        Mutation::MemberMayDelete,
+        &["member_delete_is_403_forbidden"],
+    ),
+    (
+        Mutation::ForbiddenForeignProfile,
+        &["foreign_profile_delete_is_404_profile_not_found"],
+    ),
+    (
+        Mutation::MalformedProfileIdIs400,
+        &["malformed_profile_id_delete_is_404_profile_not_found"],
+    ),
+    (
+        Mutation::DeletedAgainIs204,
+        &["admin_delete_is_204_then_404"],
+    ),
+    (
+        Mutation::IdempotencyKeyDropped,
+        &["idempotent_retry_replays_204"],
+    ),
+    (
+        Mutation::DropRequestId,
+        &["every_answer_carries_a_valid_request_id"],
+    ),
+    (
+        Mutation::TextErrorBodies,
+        &["error_answers_are_json_with_error_and_error_code"],
+    ),
+    (
+        Mutation::InvalidKeyWith403,
+        &["error_codes_come_with_their_status"],
+    ),
+    (
+        Mutation::UndocumentedStatus,
+        &["answer_statuses_are_documented_for_their_operation"],
+    ),
+    (
+        Mutation::UnavailableWithoutRetryAfter,
+        &["retry_after_on_429_and_503"],
+    ),
+    (
+        Mutation::MalformedRateLimit,
+        &["ratelimit_headers_are_well_formed"],
+    ),
+];
+
 #[tokio::test]
 async fn each_broken_promise_fails_the_check_named_after_it() {
-    let table: [(Mutation, &[&str]); 11] = [
-        (Mutation::Faithful, &[]),
-        (
-            Mutation::DropRequestId,
-            &["every_answer_carries_a_valid_request_id"],
-        ),
-        (
-            Mutation::TextErrorBodies,
-            &["error_answers_are_json_with_error_and_error_code"],
-        ),
-        (
-            Mutation::ForbiddenForeignProfile,
-            &["foreign_profile_delete_is_404_profile_not_found"],
-        ),
-        (
-            Mutation::StaleEtag,
-            &["listing_has_weak_etag_and_304_on_if_none_match"],
-        ),
-        (
-            Mutation::HeadUnlikeGet,
-            &["head_answers_like_get_without_body"],
-        ),
-        (
-            Mutation::DropAllow,
-            &["wrong_method_is_405_method_not_allowed_with_allow"],
-        ),
-        (
-            Mutation::BodyIdDiffers,
-            &["listing_id_equals_x_request_id_header"],
-        ),
-        (
-            Mutation::UndocumentedStatus,
-            &["answer_statuses_are_documented_for_their_operation"],
-        ),
-        (
-            Mutation::UnavailableWithoutRetryAfter,
-            &["retry_after_on_429_and_503"],
-        ),
-        (
-            Mutation::MalformedRateLimit,
-            &["ratelimit_headers_are_well_formed"],
-        ),
-    ];
-    for (mutation, expected) in table {
+    let started = Instant::now();
+    let mut all_checks = BTreeSet::new();
+    for (mutation, expected) in MUTATIONS {
         let server = TestApp::sqlite().await;
-        let url = proxy::start(&server.base, mutation, server.other_profile.as_str()).await;
+        let url = proxy::start(&server, mutation).await;
         let report = conformance::run(full_config(&server, &url)).await;
         let failed = failed(&report);
         println!("{mutation:?} -> {failed:?}");
+        if mutation == Mutation::Faithful {
+            all_checks.extend(report.checks().iter().map(|c| c.name));
+        }
         for name in expected {
             assert!(
                 failed.contains(name),
@@ -158,6 +249,19 @@ async fn each_broken_promise_fails_the_check_named_after_it() {
             report.text()
         );
     }
+    println!("run time: {:?}", started.elapsed());
+    // Every check of the kit is shown failing: a new check needs a mutation of its own.
+    let named: BTreeSet<&str> = MUTATIONS
+        .iter()
+        .flat_map(|(_, expected)| expected.iter().copied())
+        .collect();
+    let unnamed: Vec<_> = all_checks.difference(&named).collect();
+    let unknown: Vec<_> = named.difference(&all_checks).collect();
+    assert!(
+        unnamed.is_empty() && unknown.is_empty(),
+        "checks no mutation is named for: {unnamed:?}; names in the table the kit has no \
+         check of: {unknown:?}"
+    );
 }
 
 #[tokio::test]
@@ -230,7 +334,7 @@ async fn the_command_passes_against_the_real_server_and_writes_junit() {
 #[tokio::test]
 async fn the_command_exits_1_on_a_broken_promise_with_an_escaped_junit_failure() {
     let server = TestApp::sqlite().await;
-    let url = proxy::start(&server.base, Mutation::TextErrorBodies, "").await;
+    let url = proxy::start(&server, Mutation::TextErrorBodies).await;
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("conformance.xml");
     let run = appzone(

@@ -1,57 +1,107 @@
 //! A proxy in front of the real server that breaks one promise of the API, for the
 //! conformance kit's proof that it can fail: each [`Mutation`] must fail the check named after
-//! the promise it breaks.
+//! the promise it breaks. This file forwards; `proxy/mutation.rs` says what each mutation does.
 
-use std::sync::Arc;
+mod mutation;
 
-use axum::body::{to_bytes, Body};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use appzone_contract::headers::API_KEY;
+use appzone_test_support::TestApp;
+use axum::body::{to_bytes, Body, Bytes};
 use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::Router;
-use http::{HeaderValue, Method, StatusCode};
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use tokio::net::TcpListener;
 
-/// The promise the proxy breaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mutation {
-    /// None: the proxy forwards faithfully (the control row).
-    Faithful,
-    /// Every answer loses its `X-Request-Id`.
-    DropRequestId,
-    /// Error bodies become `text/plain` with the bare message.
-    TextErrorBodies,
-    /// The admin's `DELETE` of another organization's profile answers 403 `forbidden`.
-    ForbiddenForeignProfile,
-    /// Every `ETag` is replaced with a stale one.
-    StaleEtag,
-    /// `HEAD` answers lose `Content-Type` and `ETag` (hyper never sends a body on a `HEAD`).
-    HeadUnlikeGet,
-    /// 405 answers lose `Allow`.
-    DropAllow,
-    /// A listing's `id` differs from its `X-Request-Id`.
-    BodyIdDiffers,
-    /// 404 `region_not_found` comes as 410, a status the document does not list for the zones.
-    UndocumentedStatus,
-    /// 413 comes as 503 `unavailable` without `Retry-After`.
-    UnavailableWithoutRetryAfter,
-    /// `RateLimit` loses its policy name and parameters.
-    MalformedRateLimit,
-}
+pub use mutation::Mutation;
 
 struct Shared {
     upstream: String,
     mutation: Mutation,
     foreign_profile: String,
+    /// A valid key of the fixture (a member's), for the mutations that validate before they
+    /// authenticate.
+    valid_key: String,
+    /// The admin's key, for the mutation that lets a member delete.
+    admin_key: String,
+    /// The paths whose `DELETE` got 204 through the proxy.
+    deleted: Mutex<HashSet<String>>,
     http: reqwest::Client,
 }
 
-/// Starts the proxy to `upstream` (such as `http://127.0.0.1:PORT`) on an ephemeral port;
-/// returns its base URL. It runs until the test's runtime ends.
-pub async fn start(upstream: &str, mutation: Mutation, foreign_profile: &str) -> String {
+/// A request as it goes upstream; the mutations may rewrite it.
+#[derive(Clone)]
+struct Outgoing {
+    method: Method,
+    /// Path and query.
+    path: String,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Outgoing {
+    fn has_key(&self) -> bool {
+        self.headers.contains_key(API_KEY)
+    }
+
+    /// The same request with the key `key`.
+    fn with_key(&self, key: &str) -> Outgoing {
+        let mut again = self.clone();
+        again
+            .headers
+            .insert(API_KEY, HeaderValue::from_str(key).unwrap());
+        again
+    }
+}
+
+/// An answer on its way back; the mutations may rewrite it.
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+
+    fn error_code(&self) -> Option<String> {
+        self.json()?
+            .get("error_code")?
+            .as_str()
+            .map(ToOwned::to_owned)
+    }
+
+    /// Whether it is `status` with the error code `code`.
+    fn is_error(&self, status: StatusCode, code: &str) -> bool {
+        self.status == status && self.error_code().as_deref() == Some(code)
+    }
+
+    /// Makes it `status` with the JSON error body of `code`, keeping the other headers.
+    fn set_error(&mut self, status: StatusCode, code: &str) {
+        self.status = status;
+        self.body = serde_json::json!({"error": code.replace('_', " "), "error_code": code})
+            .to_string()
+            .into_bytes();
+        self.headers
+            .insert("content-type", HeaderValue::from_static("application/json"));
+    }
+}
+
+/// Starts the proxy to `server` on an ephemeral port; returns its base URL. It runs until the
+/// test's runtime ends.
+pub async fn start(server: &TestApp, mutation: Mutation) -> String {
     let shared = Arc::new(Shared {
-        upstream: upstream.to_owned(),
+        upstream: server.base.clone(),
         mutation,
-        foreign_profile: foreign_profile.to_owned(),
+        foreign_profile: server.other_profile.as_str().to_owned(),
+        valid_key: server.member_key.clone(),
+        admin_key: server.admin_key.clone(),
+        deleted: Mutex::new(HashSet::new()),
         http: reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -66,91 +116,72 @@ pub async fn start(upstream: &str, mutation: Mutation, foreign_profile: &str) ->
 
 const HOP_BY_HOP: [&str; 4] = ["host", "connection", "transfer-encoding", "content-length"];
 
+impl Shared {
+    /// Sends `request` upstream and reads the whole answer.
+    async fn send(&self, request: &Outgoing) -> Answer {
+        let mut upstream = self.http.request(
+            request.method.clone(),
+            format!("{}{}", self.upstream, request.path),
+        );
+        for (name, value) in &request.headers {
+            if !HOP_BY_HOP.contains(&name.as_str()) {
+                upstream = upstream.header(name, value);
+            }
+        }
+        if !request.body.is_empty() {
+            upstream = upstream.body(request.body.clone());
+        }
+        let answer = upstream.send().await.unwrap();
+        let status = answer.status();
+        let mut headers = answer.headers().clone();
+        let body = answer.bytes().await.unwrap().to_vec();
+        for name in HOP_BY_HOP {
+            // A HEAD keeps the length of the GET it stands for.
+            if request.method != Method::HEAD || name != "content-length" {
+                headers.remove(name);
+            }
+        }
+        Answer {
+            status,
+            headers,
+            body,
+        }
+    }
+}
+
 async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let path = parts
         .uri
         .path_and_query()
-        .map(|p| p.as_str())
-        .unwrap_or("/");
-    let body = to_bytes(body, usize::MAX).await.unwrap();
-    let mut upstream = shared
-        .http
-        .request(parts.method.clone(), format!("{}{path}", shared.upstream));
-    for (name, value) in &parts.headers {
-        if !HOP_BY_HOP.contains(&name.as_str()) {
-            upstream = upstream.header(name, value);
-        }
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    let mut received = Outgoing {
+        method: parts.method,
+        path,
+        headers: parts.headers,
+        body: to_bytes(body, usize::MAX).await.unwrap(),
+    };
+    // A HEAD of a rewritten listing is the rewritten GET without its body.
+    let head_as_get = received.method == Method::HEAD && shared.mutation.rewrites_listing_bodies();
+    if head_as_get {
+        received.method = Method::GET;
     }
-    if !body.is_empty() {
-        upstream = upstream.body(body);
+    let mut sent = received.clone();
+    shared.mutation.rewrite_request(&mut sent);
+    let mut answer = shared.send(&sent).await;
+    shared
+        .mutation
+        .rewrite_answer(&shared, &received, &mut answer)
+        .await;
+    if head_as_get {
+        answer
+            .headers
+            .insert("content-length", HeaderValue::from(answer.body.len()));
+        answer.body.clear();
     }
-    let answer = upstream.send().await.unwrap();
-    let mut status = answer.status();
-    let mut headers = answer.headers().clone();
-    let mut body = answer.bytes().await.unwrap().to_vec();
-    for name in HOP_BY_HOP {
-        // A HEAD keeps the length of the GET it stands for.
-        if parts.method != Method::HEAD || name != "content-length" {
-            headers.remove(name);
-        }
-    }
-    let json = |body: &[u8]| serde_json::from_slice::<serde_json::Value>(body).ok();
-    match shared.mutation {
-        Mutation::Faithful => {}
-        Mutation::DropRequestId => {
-            headers.remove("x-request-id");
-        }
-        Mutation::TextErrorBodies if status.as_u16() >= 400 => {
-            let message = json(&body)
-                .and_then(|b| b["error"].as_str().map(ToOwned::to_owned))
-                .unwrap_or_default();
-            body = message.into_bytes();
-            headers.insert("content-type", HeaderValue::from_static("text/plain"));
-        }
-        Mutation::ForbiddenForeignProfile
-            if parts.method == Method::DELETE && path.ends_with(&shared.foreign_profile) =>
-        {
-            status = StatusCode::FORBIDDEN;
-            body = serde_json::json!({"error": "forbidden", "error_code": "forbidden"})
-                .to_string()
-                .into_bytes();
-        }
-        Mutation::StaleEtag if headers.contains_key("etag") => {
-            headers.insert("etag", HeaderValue::from_static("W/\"stale\""));
-        }
-        Mutation::HeadUnlikeGet if parts.method == Method::HEAD => {
-            headers.remove("content-type");
-            headers.remove("etag");
-        }
-        Mutation::DropAllow => {
-            headers.remove("allow");
-        }
-        Mutation::BodyIdDiffers => {
-            if let Some(mut value) = json(&body).filter(|b| b.get("id").is_some()) {
-                value["id"] = "01AAAAAAAAAAAAAAAAAAAAAAAA".into();
-                body = value.to_string().into_bytes();
-            }
-        }
-        Mutation::UndocumentedStatus
-            if status == StatusCode::NOT_FOUND && path.ends_with("/zones") =>
-        {
-            status = StatusCode::GONE;
-        }
-        Mutation::UnavailableWithoutRetryAfter if status == StatusCode::PAYLOAD_TOO_LARGE => {
-            status = StatusCode::SERVICE_UNAVAILABLE;
-            body = serde_json::json!({"error": "unavailable", "error_code": "unavailable"})
-                .to_string()
-                .into_bytes();
-            headers.remove("retry-after");
-        }
-        Mutation::MalformedRateLimit if headers.contains_key("ratelimit") => {
-            headers.insert("ratelimit", HeaderValue::from_static("998"));
-        }
-        _ => {}
-    }
-    let mut response = Response::new(Body::from(body));
-    *response.status_mut() = status;
-    *response.headers_mut() = headers;
+    let mut response = Response::new(Body::from(answer.body));
+    *response.status_mut() = answer.status;
+    *response.headers_mut() = answer.headers;
     response
 }

@@ -1,0 +1,309 @@
+//! What each [`Mutation`] does to a request on its way in and to the answer on its way out.
+
+use appzone_contract::headers::{IDEMPOTENCY_KEY, LISTING_CACHE_CONTROL, REQUEST_ID};
+use appzone_contract::{paths, ProfileId, ProviderId};
+use http::{HeaderValue, Method, StatusCode};
+
+use super::{Answer, Outgoing, Shared};
+
+/// The promise the proxy breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mutation {
+    /// None: the proxy forwards faithfully (the control row).
+    Faithful,
+    /// Every answer loses its `X-Request-Id`.
+    DropRequestId,
+    /// Error bodies become `text/plain` with the bare message.
+    TextErrorBodies,
+    /// The admin's `DELETE` of another organization's profile answers 403 `forbidden`.
+    ForbiddenForeignProfile,
+    /// Every `ETag` is replaced with a stale one.
+    StaleEtag,
+    /// `HEAD` answers lose `Content-Type` and `ETag` (hyper never sends a body on a `HEAD`).
+    HeadUnlikeGet,
+    /// 405 answers lose `Allow`.
+    DropAllow,
+    /// A listing's `id` differs from its `X-Request-Id`.
+    BodyIdDiffers,
+    /// 404 `region_not_found` comes as 410, a status the document does not list for the zones.
+    UndocumentedStatus,
+    /// 413 comes as 503 `unavailable` without `Retry-After`.
+    UnavailableWithoutRetryAfter,
+    /// `RateLimit` loses its policy name and parameters.
+    MalformedRateLimit,
+    /// `/openapi.json` lists no operation (`paths` is empty: no route was registered in it).
+    DocumentWithoutOperations,
+    /// `/openapi.json` loses the profile deletion, which the server still answers.
+    DocumentLosesAnOperation,
+    /// The provider listing names a provider (`retired-cloud`) that its regions route refuses.
+    ListsUnknownProvider,
+    /// Listings lose `message` from their envelope.
+    EnvelopeWithoutMessage,
+    /// Listings say `Cache-Control: public, max-age=60`: shared caches may keep them.
+    PublicCacheControl,
+    /// The caller's `X-Request-Id` is dropped on the way in, so the server makes its own.
+    CallerRequestIdReplaced,
+    /// The caller's `X-Request-Id` comes back whatever it is, an invalid one too.
+    InvalidRequestIdEchoed,
+    /// Without a key, a path the server would refuse gets that refusal (400, 404), not 401.
+    MissingKeyAfterValidation,
+    /// With a wrong key, a path the server would refuse gets that refusal (400, 404), not 401.
+    WrongKeyAfterValidation,
+    /// Provider ids match case-insensitively (the gateway lower-cases them).
+    CaseInsensitiveProvider,
+    /// A well-formed provider outside the catalog gets 404 `provider_not_found`.
+    UnknownProviderIs404,
+    /// An unknown route answers 200 with an HTML page (a single-page-app fallback).
+    HtmlForUnknownRoutes,
+    /// A malformed region id gets 404 `region_not_found` (looked up without validation).
+    MalformedRegionIs404,
+    /// A well-formed region outside the provider gets 400 `invalid_region`.
+    UnknownRegionIs400,
+    /// A body over the limit gets 400, the `payload_too_large` body kept.
+    OversizedIs400,
+    /// A member's `DELETE` deletes the profile, 204 (no role check).
+    MemberMayDelete,
+    /// The `DELETE` of a profile already deleted answers 204 again instead of 404.
+    DeletedAgainIs204,
+    /// A malformed profile id's `DELETE` gets 400 `invalid_profile_id`.
+    MalformedProfileIdIs400,
+    /// The gateway drops `Idempotency-Key`, so the retry of a 204 gets 404.
+    IdempotencyKeyDropped,
+    /// `invalid_api_key` comes with 403.
+    InvalidKeyWith403,
+}
+
+const DOCUMENT: &str = "/openapi.json";
+
+/// The path's segment after the segment `name` (such as the provider after `providers`).
+fn segment_after<'a>(path: &'a str, name: &str) -> Option<&'a str> {
+    let mut segments = path.split('?').next()?.split('/');
+    segments.find(|s| *s == name)?;
+    segments.next()
+}
+
+/// The body of `answer` as JSON, rewritten by `edit`.
+fn edit_json(answer: &mut Answer, edit: impl FnOnce(&mut serde_json::Value)) {
+    if let Some(mut value) = answer.json() {
+        edit(&mut value);
+        answer.body = value.to_string().into_bytes();
+    }
+}
+
+impl Mutation {
+    /// Whether the mutation rewrites the bodies of listings: a `HEAD` is then answered from
+    /// the rewritten `GET`, as a server answering that body would (hyper sends no body on a
+    /// `HEAD` but keeps the `GET`'s length).
+    pub(super) fn rewrites_listing_bodies(self) -> bool {
+        matches!(
+            self,
+            Mutation::ListsUnknownProvider | Mutation::EnvelopeWithoutMessage
+        )
+    }
+
+    /// Rewrites the request before it goes upstream.
+    pub(super) fn rewrite_request(self, request: &mut Outgoing) {
+        match self {
+            Mutation::CallerRequestIdReplaced => {
+                request.headers.remove(REQUEST_ID);
+            }
+            Mutation::IdempotencyKeyDropped => {
+                request.headers.remove(IDEMPOTENCY_KEY);
+            }
+            Mutation::CaseInsensitiveProvider => {
+                if let Some(provider) = segment_after(&request.path, "providers") {
+                    let from = format!("/providers/{provider}");
+                    let to = from.to_ascii_lowercase();
+                    request.path = request.path.replacen(&from, &to, 1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Rewrites the answer to `received` (the request as the caller sent it); may ask the
+    /// server again.
+    pub(super) async fn rewrite_answer(
+        self,
+        shared: &Shared,
+        received: &Outgoing,
+        answer: &mut Answer,
+    ) {
+        let method = &received.method;
+        let path = received.path.as_str();
+        let status = answer.status;
+        match self {
+            Mutation::Faithful => {}
+            Mutation::DropRequestId => {
+                answer.headers.remove(REQUEST_ID);
+            }
+            Mutation::TextErrorBodies if status.as_u16() >= 400 => {
+                let message = answer
+                    .json()
+                    .and_then(|b| b["error"].as_str().map(ToOwned::to_owned))
+                    .unwrap_or_default();
+                answer.body = message.into_bytes();
+                answer
+                    .headers
+                    .insert("content-type", HeaderValue::from_static("text/plain"));
+            }
+            Mutation::ForbiddenForeignProfile
+                if *method == Method::DELETE && path.ends_with(&shared.foreign_profile) =>
+            {
+                answer.set_error(StatusCode::FORBIDDEN, "forbidden");
+            }
+            Mutation::StaleEtag if answer.headers.contains_key("etag") => {
+                answer
+                    .headers
+                    .insert("etag", HeaderValue::from_static("W/\"stale\""));
+            }
+            Mutation::HeadUnlikeGet if *method == Method::HEAD => {
+                answer.headers.remove("content-type");
+                answer.headers.remove("etag");
+            }
+            Mutation::DropAllow => {
+                answer.headers.remove("allow");
+            }
+            Mutation::BodyIdDiffers => edit_json(answer, |body| {
+                if body.get("id").is_some() {
+                    body["id"] = "01AAAAAAAAAAAAAAAAAAAAAAAA".into();
+                }
+            }),
+            Mutation::UndocumentedStatus
+                if status == StatusCode::NOT_FOUND && path.ends_with("/zones") =>
+            {
+                answer.status = StatusCode::GONE;
+            }
+            Mutation::UnavailableWithoutRetryAfter if status == StatusCode::PAYLOAD_TOO_LARGE => {
+                answer.set_error(StatusCode::SERVICE_UNAVAILABLE, "unavailable");
+                answer.headers.remove("retry-after");
+            }
+            Mutation::MalformedRateLimit if answer.headers.contains_key("ratelimit") => {
+                answer
+                    .headers
+                    .insert("ratelimit", HeaderValue::from_static("998"));
+            }
+            Mutation::DocumentWithoutOperations if path == DOCUMENT => edit_json(answer, |doc| {
+                doc["paths"] = serde_json::json!({});
+            }),
+            Mutation::DocumentLosesAnOperation if path == DOCUMENT => edit_json(answer, |doc| {
+                if let Some(paths) = doc["paths"].as_object_mut() {
+                    paths.remove(paths::DELETE_PROFILE);
+                }
+            }),
+            Mutation::ListsUnknownProvider
+                if path == paths::LIST_PROVIDERS && status == StatusCode::OK =>
+            {
+                edit_json(answer, |body| {
+                    if let Some(data) = body["data"].as_array_mut() {
+                        data.push("retired-cloud".into());
+                    }
+                });
+            }
+            Mutation::EnvelopeWithoutMessage if status == StatusCode::OK => {
+                edit_json(answer, |body| {
+                    if let Some(envelope) = body.as_object_mut().filter(|b| b.contains_key("data"))
+                    {
+                        envelope.remove("message");
+                    }
+                });
+            }
+            Mutation::PublicCacheControl
+                if answer.headers.get("cache-control")
+                    == Some(&HeaderValue::from_static(LISTING_CACHE_CONTROL)) =>
+            {
+                answer.headers.insert(
+                    "cache-control",
+                    HeaderValue::from_static("public, max-age=60"),
+                );
+            }
+            Mutation::InvalidRequestIdEchoed => {
+                if let Some(theirs) = received.headers.get(REQUEST_ID) {
+                    answer.headers.insert(REQUEST_ID, theirs.clone());
+                }
+            }
+            Mutation::MissingKeyAfterValidation
+                if !received.has_key() && status == StatusCode::UNAUTHORIZED =>
+            {
+                validate_first(shared, received, answer).await;
+            }
+            Mutation::WrongKeyAfterValidation
+                if received.has_key() && status == StatusCode::UNAUTHORIZED =>
+            {
+                validate_first(shared, received, answer).await;
+            }
+            Mutation::UnknownProviderIs404
+                if answer.is_error(StatusCode::BAD_REQUEST, "invalid_provider")
+                    && segment_after(path, "providers")
+                        .is_some_and(|p| p.parse::<ProviderId>().is_ok()) =>
+            {
+                answer.set_error(StatusCode::NOT_FOUND, "provider_not_found");
+            }
+            Mutation::HtmlForUnknownRoutes
+                if answer.is_error(StatusCode::NOT_FOUND, "not_found") =>
+            {
+                answer.status = StatusCode::OK;
+                answer.body = b"<!doctype html><html><body>appzone</body></html>".to_vec();
+                answer.headers.insert(
+                    "content-type",
+                    HeaderValue::from_static("text/html; charset=utf-8"),
+                );
+            }
+            Mutation::MalformedRegionIs404
+                if answer.is_error(StatusCode::BAD_REQUEST, "invalid_region") =>
+            {
+                answer.set_error(StatusCode::NOT_FOUND, "region_not_found");
+            }
+            Mutation::UnknownRegionIs400
+                if answer.is_error(StatusCode::NOT_FOUND, "region_not_found") =>
+            {
+                answer.set_error(StatusCode::BAD_REQUEST, "invalid_region");
+            }
+            Mutation::OversizedIs400 if status == StatusCode::PAYLOAD_TOO_LARGE => {
+                answer.status = StatusCode::BAD_REQUEST;
+            }
+            Mutation::MemberMayDelete
+                if *method == Method::DELETE
+                    && answer.is_error(StatusCode::FORBIDDEN, "forbidden") =>
+            {
+                // The server deletes it for real, as one without the role check would.
+                *answer = shared.send(&received.with_key(&shared.admin_key)).await;
+            }
+            Mutation::DeletedAgainIs204 if *method == Method::DELETE => {
+                let mut deleted = shared.deleted.lock().unwrap();
+                if status == StatusCode::NO_CONTENT {
+                    deleted.insert(path.to_owned());
+                } else if answer.is_error(StatusCode::NOT_FOUND, "profile_not_found")
+                    && deleted.contains(path)
+                {
+                    answer.status = StatusCode::NO_CONTENT;
+                    answer.body.clear();
+                    answer.headers.remove("content-type");
+                }
+            }
+            Mutation::MalformedProfileIdIs400
+                if *method == Method::DELETE
+                    && answer.is_error(StatusCode::NOT_FOUND, "profile_not_found")
+                    && segment_after(path, "profiles")
+                        .is_some_and(|id| id.parse::<ProfileId>().is_err()) =>
+            {
+                answer.set_error(StatusCode::BAD_REQUEST, "invalid_profile_id");
+            }
+            Mutation::InvalidKeyWith403
+                if answer.is_error(StatusCode::UNAUTHORIZED, "invalid_api_key") =>
+            {
+                answer.status = StatusCode::FORBIDDEN;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Validation before authentication: the server is asked again with a valid key, and a
+/// refusal of the path (400, 404) is the answer instead of the 401.
+async fn validate_first(shared: &Shared, received: &Outgoing, answer: &mut Answer) {
+    let validated = shared.send(&received.with_key(&shared.valid_key)).await;
+    if matches!(validated.status.as_u16(), 400 | 404) {
+        *answer = validated;
+    }
+}
