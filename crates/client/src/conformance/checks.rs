@@ -112,6 +112,14 @@ pub(crate) async fn run_all(kit: &mut Kit) {
 }
 
 /// Fetches `/openapi.json`; the checks that follow read their operations from it.
+/// The operations every implementation of the API serves, as `(method, path template)`.
+const CONTRACT_OPERATIONS: [(&str, &str); 4] = [
+    ("get", paths::LIST_PROVIDERS),
+    ("get", paths::LIST_REGIONS),
+    ("get", paths::LIST_ZONES),
+    ("delete", paths::DELETE_PROFILE),
+];
+
 async fn document(kit: &mut Kit) -> Outcome {
     let exchange = match kit.send(Req::new(Method::GET, "/openapi.json")).await {
         Ok(exchange) => exchange,
@@ -120,10 +128,21 @@ async fn document(kit: &mut Kit) -> Outcome {
     match exchange.json() {
         Some(document) if exchange.status == 200 && document.get("paths").is_some() => {
             kit.document = Some(document);
-            if kit.operations().is_empty() {
-                exchange.fail("an OpenAPI document with operations", "no operations")
-            } else {
+            let listed = kit.operations();
+            let missing: Vec<String> = CONTRACT_OPERATIONS
+                .iter()
+                .filter(|(method, template)| {
+                    !listed.iter().any(|(m, t, _)| m == method && t == template)
+                })
+                .map(|(method, template)| format!("{} {template}", method.to_uppercase()))
+                .collect();
+            if missing.is_empty() {
                 Outcome::Pass
+            } else {
+                exchange.fail(
+                    "an OpenAPI document listing the API's four operations",
+                    format!("missing: {}", missing.join(", ")),
+                )
             }
         }
         _ => exchange.fail(

@@ -102,11 +102,12 @@ const MUTATIONS: [(Mutation, &[&str]); 31] = [
         Mutation::DocumentWithoutOperations,
         &["openapi_document_lists_the_operations"],
     ),
-    // The document check asks only for a document with operations: the one lost is caught by
-    // the statuses check, which finds no operation for the answers of the deletion.
     (
         Mutation::DocumentLosesAnOperation,
-        &["answer_statuses_are_documented_for_their_operation"],
+        &[
+            "openapi_document_lists_the_operations",
+            "answer_statuses_are_documented_for_their_operation",
+        ],
     ),
     (
         Mutation::ListsUnknownProvider,
