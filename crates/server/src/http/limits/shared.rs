@@ -8,6 +8,7 @@
 //! of an outage logs a warning and the first answer after it an info line; every request
 //! decided locally while Redis is configured counts in `appzone_rate_limit_fallbacks_total`.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,38 +37,33 @@ pub const BACK_OFF: Duration = Duration::from_secs(1);
 /// Up to this many requests' buckets go to Redis in one call.
 const MAX_BATCH: usize = 128;
 
-/// GCRA, as governor runs it (`governor::gcra`), for a batch of requests in arrival order:
-/// request `i` takes one unit of the bucket whose theoretical arrival time is stored at
-/// `KEYS[i]`, in microseconds of Redis's clock; `ARGV[2i-1]` is its emission interval `t`,
-/// `ARGV[2i]` its burst tolerance `tau = t * (burst - 1)`. Returns three numbers per request:
-/// `1, remaining, 0` when allowed, `0, 0, wait` when refused (`wait` in microseconds). A key
-/// named twice is read once and written once; it expires when its bucket is full again, which
-/// is the same as its absence.
+/// GCRA, as governor runs it (`governor::gcra`), for a batch: bucket `i` (its theoretical
+/// arrival time stored at `KEYS[i]`, in microseconds of Redis's clock) is asked for `n =
+/// ARGV[3i-2]` units, one per request, with emission interval `t = ARGV[3i-1]` and burst
+/// tolerance `tau = ARGV[3i] = t * (burst - 1)`. Taking them one after another at the same
+/// `now` grants the first `granted` and refuses the rest, so three numbers per bucket say it
+/// all: `granted`, the units left after the first grant (one fewer after each next one), and
+/// the wait of a refused request in microseconds. A key expires when its bucket is full again,
+/// which is the same as its absence.
 const GCRA: &str = r"
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-local tats, changed, out = {}, {}, {}
+local out = {}
 for i, key in ipairs(KEYS) do
-  local t = tonumber(ARGV[2 * i - 1])
-  local tau = tonumber(ARGV[2 * i])
-  local tat = tats[key] or tonumber(redis.call('GET', key)) or now
-  local earliest = tat - tau
-  if now < earliest then
-    out[#out + 1] = 0
-    out[#out + 1] = 0
-    out[#out + 1] = earliest - now
-  else
-    tat = math.max(tat, now) + t
-    changed[key] = true
-    out[#out + 1] = 1
-    out[#out + 1] = math.floor(math.min(now + tau + t - tat, tau + t) / t)
-    out[#out + 1] = 0
+  local n = tonumber(ARGV[3 * i - 2])
+  local t = tonumber(ARGV[3 * i - 1])
+  local tau = tonumber(ARGV[3 * i])
+  local tat = math.max(tonumber(redis.call('GET', key)) or now, now)
+  local room = now + tau - tat
+  local granted = 0
+  if room >= 0 then
+    granted = math.min(n, math.floor(room / t) + 1)
+    local nxt = tat + granted * t
+    redis.call('SET', key, string.format('%.0f', nxt), 'PX', math.ceil((nxt - now) / 1000) + 1)
   end
-  tats[key] = tat
-end
-for key in pairs(changed) do
-  local tat = tats[key]
-  redis.call('SET', key, string.format('%.0f', tat), 'PX', math.ceil((tat - now) / 1000) + 1)
+  out[3 * i - 2] = granted
+  out[3 * i - 1] = math.floor(room / t)
+  out[3 * i] = granted * t - room
 end
 return out
 ";
@@ -175,7 +171,16 @@ impl SharedLimiter {
     }
 }
 
-/// The task that calls Redis: everything queued since its last call goes in the next one.
+/// The requests of one batch that take from the same bucket, in arrival order.
+struct Bucket {
+    key: String,
+    t: u64,
+    tau: u64,
+    decisions: Vec<oneshot::Sender<Outcome>>,
+}
+
+/// The task that calls Redis: everything queued since its last call goes in the next one,
+/// grouped by bucket.
 async fn call_redis(
     mut queued: mpsc::UnboundedReceiver<Take>,
     mut connection: ConnectionManager,
@@ -184,17 +189,18 @@ async fn call_redis(
     let script = Script::new(GCRA);
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queued.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        // A request that stopped waiting has been decided locally already.
-        batch.retain(|take: &Take| !take.decision.is_closed());
-        if batch.is_empty() {
+        let buckets = group(&mut batch);
+        if buckets.is_empty() {
             continue;
         }
         let mut call = script.prepare_invoke();
-        for take in &batch {
-            call.key(&take.key);
+        for bucket in &buckets {
+            call.key(&bucket.key);
         }
-        for take in &batch {
-            call.arg(take.t).arg(take.tau);
+        for bucket in &buckets {
+            call.arg(bucket.decisions.len())
+                .arg(bucket.t)
+                .arg(bucket.tau);
         }
         status.metrics.rate_limit_redis_call();
         let answer = tokio::time::timeout(
@@ -202,39 +208,67 @@ async fn call_redis(
             call.invoke_async::<Vec<i64>>(&mut connection),
         )
         .await;
+        // After a failure, dropping the senders sends each request to its local bucket.
         match answer {
-            Ok(Ok(numbers)) if numbers.len() == 3 * batch.len() => {
+            Ok(Ok(numbers)) if numbers.len() == 3 * buckets.len() => {
                 status.answered();
-                for (take, numbers) in batch.drain(..).zip(numbers.chunks_exact(3)) {
-                    // A request that timed out meanwhile was decided locally.
-                    let _ = take.decision.send(outcome(numbers));
+                for (bucket, numbers) in buckets.into_iter().zip(numbers.chunks_exact(3)) {
+                    decide(bucket.decisions, numbers);
                 }
             }
             Ok(Ok(numbers)) => status.failed(&format!(
-                "{} numbers for {} requests",
+                "{} numbers for {} buckets",
                 numbers.len(),
-                batch.len()
+                buckets.len()
             )),
             Ok(Err(err)) => status.failed(&err.to_string()),
             Err(_) => status.failed("no answer within the timeout"),
         }
-        // After a failure, dropping the senders sends each request to its local bucket.
-        batch.clear();
     }
 }
 
-/// One request's decision from the script's three numbers.
-fn outcome(numbers: &[i64]) -> Outcome {
-    match numbers {
-        [1, remaining, _] => Outcome::Allowed {
-            remaining: u32::try_from(*remaining).unwrap_or(0),
-        },
-        [_, _, wait] => Outcome::Refused {
-            wait: Duration::from_micros(u64::try_from(*wait).unwrap_or(0)),
-        },
-        _ => Outcome::Refused {
-            wait: Duration::ZERO,
-        },
+/// Empties `batch` into its buckets, in order of first arrival; a request that stopped
+/// waiting has been decided locally already and is left out.
+fn group(batch: &mut Vec<Take>) -> Vec<Bucket> {
+    let mut buckets: Vec<Bucket> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for take in batch.drain(..) {
+        if take.decision.is_closed() {
+            continue;
+        }
+        match index.get(&take.key) {
+            Some(&i) => buckets[i].decisions.push(take.decision),
+            None => {
+                index.insert(take.key.clone(), buckets.len());
+                buckets.push(Bucket {
+                    key: take.key,
+                    t: take.t,
+                    tau: take.tau,
+                    decisions: vec![take.decision],
+                });
+            }
+        }
+    }
+    buckets
+}
+
+/// Each request of a bucket its decision, from the script's three numbers for the bucket.
+fn decide(decisions: Vec<oneshot::Sender<Outcome>>, numbers: &[i64]) {
+    let &[granted, first_left, wait] = numbers else {
+        return;
+    };
+    for (turn, decision) in (0..).zip(decisions) {
+        let outcome = if turn < granted {
+            Outcome::Allowed {
+                remaining: u32::try_from(first_left - turn).unwrap_or(0),
+            }
+        } else {
+            Outcome::Refused {
+                wait: Duration::from_micros(u64::try_from(wait).unwrap_or(0)),
+            }
+        };
+        // A request that timed out meanwhile was decided locally.
+        let _ = decision.send(outcome);
     }
 }
 
