@@ -73,9 +73,9 @@ return out
 /// The Redis side of [`RateLimits`](super::RateLimits).
 ///
 /// Requests do not call Redis themselves: they queue their bucket for one task, which sends
-/// everything queued since its last call as one `EVALSHA` of [`GCRA`]. While Redis is quick
-/// each call carries one request; under load the requests that arrive during a call share the
-/// next one, so the round trip's cost (a write and a read on each side, the script's start)
+/// everything queued since its last call as one `EVALSHA` of the GCRA script. While Redis is
+/// quick each call carries one request; under load the requests that arrive during a call share
+/// the next one, so the round trip's cost (a write and a read on each side, the script's start)
 /// is paid once per batch instead of once per request. Each request still gets its own
 /// decision from Redis, in arrival order.
 #[derive(Debug)]
