@@ -158,7 +158,9 @@ impl SharedLimiter {
             tau: micros(tau),
             decision,
         };
-        // The bound covers the wait for a call already under way as well as this one's.
+        // The bound covers the wait for a call already under way as well as this one's. A
+        // request that gives up after its call was sent is counted in Redis and locally: the
+        // error is on the side of refusing, never of admitting more than the quota.
         let outcome = match self.queue.send(take) {
             Ok(()) => tokio::time::timeout(self.timeout, decided)
                 .await
