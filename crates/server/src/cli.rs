@@ -170,7 +170,8 @@ pub enum KeyCommand {
         #[arg(long, value_parser = parse_org)]
         org: OrgId,
     },
-    /// Revoke a key; effective on every replica within the key cache TTL. Confirms on stderr;
+    /// Revoke a key; refused on every replica within a second (within the key cache TTL by a
+    /// replica that has lost its change notifications). Confirms on stderr;
     /// a key already revoked is left as it was and is not an error, so re-running is safe.
     Revoke {
         /// The 12-character KEY_ID shown by `key list` (the part after `apz_`), or the whole

@@ -230,7 +230,9 @@ fn add_shared_responses(operation: &mut Value, concrete_path: &str) {
             "503",
             error_response_with_example(
                 "`unavailable`: the service is overloaded, timed out, or cannot reach its \
-                 database; nothing was changed. Safe to retry after `Retry-After` seconds.",
+                 database; nothing was changed (for a deletion, unless the database connection \
+                 broke while it committed: retry with the same `Idempotency-Key` to learn the \
+                 outcome). Safe to retry after `Retry-After` seconds.",
                 retry_headers(),
                 &ErrorCode::Unavailable,
                 examples::UNAVAILABLE,

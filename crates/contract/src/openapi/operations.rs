@@ -142,10 +142,12 @@ A 204 means the deletion is committed durably. Of two concurrent deletions of on
 exactly one gets 204 and the other 404; repeating a deletion answers 404. Deleted profiles are \
 kept as tombstones for a retention period (30 days by default) during which an operator can \
 restore them; every deletion is recorded in an audit log with the key id and request id.\n\n\
-Every answer tells what happened: 204 only once the deletion is committed; a 5xx only when \
-nothing was changed (a request timeout never leaves a deletion running behind its 503). A \
-connection lost before the answer is the one case a caller cannot tell apart, and \
-`Idempotency-Key` makes that case safe to retry.\n\n\
+Every answer tells what happened: 204 only once the deletion is committed; a 5xx when \
+nothing was changed (a request timeout never leaves a deletion running behind its 503). Two \
+cases cannot be told apart: a connection lost before the answer, and on PostgreSQL a database \
+connection that breaks while the deletion commits (503, the commit may or may not have \
+happened). `Idempotency-Key` makes both safe to retry: the kept outcome commits with the \
+deletion, so the retry learns which.\n\n\
 **Retries with `Idempotency-Key`** (IETF draft-ietf-httpapi-idempotency-key-header). Send a \
 unique key of your own (a UUID, say) with each deletion and the same key with each retry of \
 it. The outcome of the first attempt (204 or 404) is kept with the key for your organization \
