@@ -236,9 +236,10 @@ fn ci() -> Result<()> {
         "warnings",
     ]))?;
     test()?;
-    // The published crates' docs with warnings denied: broken links fail CI.
+    // The published crates' docs with warnings denied: broken links fail CI. All features, so
+    // the `appzone` command line's docs (feature `cli`) are checked too.
     run(cargo()
-        .args(["doc", "--no-deps", "--locked"])
+        .args(["doc", "--no-deps", "--locked", "--all-features"])
         .args([
             "-p",
             "appzone-contract",

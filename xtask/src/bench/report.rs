@@ -267,12 +267,13 @@ impl Report {
 
         let _ = writeln!(out, "\n### Targets\n");
         let check = |ok: bool| if ok { "met" } else { "MISSED" };
+        // The request path's targets since it runs on stock layers (issue 31).
         if let Some((r, lo, hi)) = self.ratio("list zones", 64, RunResult::rps) {
             let _ = writeln!(
                 out,
-                "- List zones throughput at 64 connections ≥ 0.90× baseline: {r:.2}× \
+                "- List zones throughput at 64 connections ≥ 0.55× baseline: {r:.2}× \
                  [{lo:.2}–{hi:.2}] — {}",
-                check(r >= 0.90)
+                check(r >= 0.55)
             );
         }
         if let Some((r, lo, hi)) = self.ratio("list zones", 64, |r| r.p99_us) {
@@ -280,6 +281,14 @@ impl Report {
                 out,
                 "- List zones p99 at 64 connections ≤ 1.5× baseline: {r:.2}× [{lo:.2}–{hi:.2}] — {}",
                 check(r <= 1.5)
+            );
+        }
+        if let Some((r, lo, hi)) = self.ratio("list zones", 64, |r| r.cpu_us_per_request) {
+            let _ = writeln!(
+                out,
+                "- List zones server CPU per request at 64 connections ≤ 2.2× baseline: {r:.2}× \
+                 [{lo:.2}–{hi:.2}] — {}",
+                check(r <= 2.2)
             );
         }
         for (scenario, goal) in [("delete (SQLite)", 2000.0), ("delete (PostgreSQL)", 3000.0)] {

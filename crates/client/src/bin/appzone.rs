@@ -496,7 +496,7 @@ fn shortened(text: &str, max: usize) -> String {
     }
 }
 
-/// `message` without a leading "<code in words>: ", which the server's messages may start with
+/// `message` without a leading `"<code in words>: "`, which the server's messages may start with
 /// ("region not found: aws has no region ..."), since the code is already on the line.
 fn without_code<'m>(message: &'m str, code: &ErrorCode) -> &'m str {
     let words = code.as_str().replace('_', " ");
