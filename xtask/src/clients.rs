@@ -1,5 +1,6 @@
 //! `cargo xtask clients`: Python and TypeScript clients generated from openapi.json, and a
-//! Postman collection converted from it, run against the real server.
+//! Postman collection converted from it, run against the real server, and Prism validating
+//! the server's answers against it.
 //!
 //! What a consumer in another language does, who only sees `openapi.json`: generate a client
 //! with a well-kept generator, type-check it strictly together with a small program, and call
@@ -17,6 +18,9 @@
 //!   test to every request: the status is one the document lists for that operation, and it is
 //!   the operation's success status (the examples name what the demo holds). `newman` runs it
 //!   with only the variables `baseUrl` and `apiKey` (the admin key) set, as a portal reader would.
+//! - Prism: `clients/prism` copied to `target/clients/prism`, `npm ci` from its lock file;
+//!   `prism proxy --errors` in front of the server checks each answer of a list of cases against
+//!   the document, after a control run that shows it refusing an answer outside it (`prism.rs`).
 //!
 //! Then each scenario runs against a fresh `serve --demo` (one server per language and
 //! backend: the scenario deletes the demo's deletable profile), on SQLite and, when
@@ -35,10 +39,12 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::demo_server::{build_server, DemoServer, ScratchPostgres};
 
 mod postman;
+mod prism;
 use crate::process::{
     output, output_with, path_arg, run_bounded, show, skip, version, version_or_note, PROBE_TIMEOUT,
 };
 use postman::{prepare_postman, run_newman};
+use prism::{prepare_prism, run_prism};
 
 /// `pip install` and `npm ci` (network).
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
@@ -61,10 +67,12 @@ pub fn run() -> Result<()> {
         Some(why) => {
             skipped.push(format!("TypeScript: {why}"));
             skipped.push(format!("Postman: {why}"));
+            skipped.push(format!("Prism: {why}"));
         }
         None => {
             languages.push(Language::TypeScript);
             languages.push(Language::Postman);
+            languages.push(Language::Prism);
         }
     }
     let postgres = std::env::var("APPZONE_TEST_POSTGRES_URL")
@@ -146,6 +154,7 @@ enum Language {
     Python,
     TypeScript,
     Postman,
+    Prism,
 }
 
 impl Language {
@@ -154,6 +163,7 @@ impl Language {
             Language::Python => "python",
             Language::TypeScript => "typescript",
             Language::Postman => "postman",
+            Language::Prism => "prism",
         }
     }
 
@@ -164,6 +174,7 @@ impl Language {
             Language::Python => prepare_python(work),
             Language::TypeScript => prepare_typescript(work),
             Language::Postman => prepare_postman(work),
+            Language::Prism => prepare_prism(work),
         }
     }
 }
@@ -217,6 +228,11 @@ fn run_scenario(
         ),
         Language::Postman => {
             let result = run_newman(work, &server);
+            drop(server);
+            return result;
+        }
+        Language::Prism => {
+            let result = run_prism(work, &server);
             drop(server);
             return result;
         }

@@ -1,0 +1,301 @@
+//! The Prism half of `cargo xtask clients`: Stoplight Prism as a validating proxy in front of
+//! the demo server, as an API gateway or a portal's "try it" proxy would put it. Prism checks
+//! each request and each answer against `openapi.json`; with `--errors`, an answer the document
+//! does not allow (a status it does not list, a body or header outside its schema) becomes
+//! Prism's own 500 `VIOLATIONS`, which fails its case here.
+//!
+//! The cases are the answers a caller meets, each sent as the document allows it (Prism refuses
+//! a request the document does not allow, such as one without `X-API-KEY`, before the server
+//! sees it). HEAD is left out: Prism 5.14 reads the empty body of a `HEAD` answer as JSON and
+//! fails on it whatever the document says. A control run first starts Prism on a copy of the
+//! document that allows at most one zone per listing and requires the zone listing to fail, so
+//! this check is shown able to fail.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use super::npm_project;
+use crate::demo_server::DemoServer;
+use crate::process::version_or_note;
+
+/// How long Prism may take to load the document and listen.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub(super) fn prepare_prism(work: &Path) -> Result<()> {
+    npm_project(work, "prism", &["package.json", "package-lock.json"])?;
+    eprintln!(
+        "clients: prism {}",
+        version_or_note(Command::new(prism_bin(work)).arg("--version"))
+    );
+    // The control document: the zone listing allows one zone, and the demo's us-east-1 has six.
+    let mut document: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::root().join("openapi.json"))
+            .context("cannot read openapi.json")?,
+    )
+    .context("openapi.json is not JSON")?;
+    document["components"]["schemas"]["ZoneList"]["properties"]["data"]["maxItems"] =
+        serde_json::json!(1);
+    std::fs::write(control_document(work), serde_json::to_string(&document)?)
+        .with_context(|| format!("cannot write {}", control_document(work).display()))?;
+    Ok(())
+}
+
+fn prism_bin(work: &Path) -> PathBuf {
+    work.join("prism")
+        .join("node_modules")
+        .join(".bin")
+        .join("prism")
+}
+
+fn control_document(work: &Path) -> PathBuf {
+    work.join("prism").join("control-openapi.json")
+}
+
+/// A request through Prism and the status the server answers it with.
+struct Case {
+    name: &'static str,
+    method: reqwest::Method,
+    path: String,
+    headers: Vec<(&'static str, String)>,
+    status: u16,
+}
+
+impl Case {
+    fn get(name: &'static str, path: &str, key: &str, status: u16) -> Self {
+        Case {
+            name,
+            method: reqwest::Method::GET,
+            path: path.to_owned(),
+            headers: vec![("X-API-KEY", key.to_owned())],
+            status,
+        }
+    }
+
+    fn delete(name: &'static str, profile: &str, key: &str, status: u16) -> Self {
+        Case {
+            name,
+            method: reqwest::Method::DELETE,
+            path: format!("/api/v1/applications/profiles/{profile}"),
+            headers: vec![("X-API-KEY", key.to_owned())],
+            status,
+        }
+    }
+
+    fn with(mut self, name: &'static str, value: &str) -> Self {
+        self.headers.push((name, value.to_owned()));
+        self
+    }
+}
+
+const ZONES: &str = "/api/v1/providers/aws/regions/us-east-1/zones";
+
+/// Runs the control, then every case through Prism in front of `server`.
+pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
+    let http = Http::new()?;
+    let admin = server.admin_key.as_str();
+
+    let control = Prism::start(work, &control_document(work), &server.base_url)?;
+    let answer = http.send(&control.base, &Case::get("control", ZONES, admin, 200))?;
+    drop(control);
+    if !answer.violations() {
+        bail!(
+            "prism: the control failed: a document allowing one zone let the six zones of \
+             us-east-1 through ({} {})",
+            answer.status,
+            answer.body
+        );
+    }
+    eprintln!("clients: prism: control: a listing outside the document is refused as expected");
+
+    let prism = Prism::start(work, &crate::root().join("openapi.json"), &server.base_url)?;
+    let etag = http
+        .send(&prism.base, &Case::get("etag", ZONES, admin, 200))?
+        .etag
+        .context("the zone listing has no ETag")?;
+    let member = server.member_key.as_str();
+    let (deletable, kept) = (
+        server.deletable_profile.as_str(),
+        server.kept_profile.as_str(),
+    );
+    let cases = [
+        Case::get("listProviders", "/api/v1/providers", admin, 200),
+        Case::get("listRegions", "/api/v1/providers/aws/regions", admin, 200),
+        Case::get("listZones", ZONES, admin, 200).with("X-Request-Id", "checkout-7f3a"),
+        Case::get("listZones 304", ZONES, admin, 304).with("If-None-Match", &etag),
+        Case::get(
+            "listZones wrong key",
+            ZONES,
+            "apz_000000000000_00000000000000000000000000000000",
+            401,
+        ),
+        Case::get(
+            "listRegions unknown provider",
+            "/api/v1/providers/nope/regions",
+            admin,
+            400,
+        ),
+        Case::get(
+            "listZones unknown region",
+            "/api/v1/providers/aws/regions/nope-1/zones",
+            admin,
+            404,
+        ),
+        Case::delete("delete by a member", kept, member, 403),
+        Case::delete("delete unknown", "prof_doesnotexist", admin, 404),
+        Case::delete("delete", deletable, admin, 204).with("Idempotency-Key", "prism-1"),
+        Case::delete("delete replayed", deletable, admin, 204).with("Idempotency-Key", "prism-1"),
+        Case::delete("delete key reused", kept, admin, 422).with("Idempotency-Key", "prism-1"),
+        Case::delete("delete again", deletable, admin, 404),
+    ];
+    let mut failures = Vec::new();
+    for case in &cases {
+        let answer = http.send(&prism.base, case)?;
+        if answer.status == case.status && !answer.is_prisms_own() {
+            eprintln!(
+                "clients: prism: {}: {} as documented",
+                case.name, answer.status
+            );
+        } else {
+            failures.push(format!(
+                "{} ({} {}): expected {}, got {} {}",
+                case.name, case.method, case.path, case.status, answer.status, answer.body
+            ));
+        }
+    }
+    drop(prism);
+    if !failures.is_empty() {
+        bail!("prism:\n  {}", failures.join("\n  "));
+    }
+    eprintln!(
+        "clients: prism: {} answers passed Prism's validation against openapi.json",
+        cases.len() + 1
+    );
+    Ok(())
+}
+
+/// `prism proxy DOCUMENT UPSTREAM --errors` on a free port of 127.0.0.1; killed on drop.
+struct Prism {
+    child: Child,
+    base: String,
+}
+
+impl Prism {
+    fn start(work: &Path, document: &Path, upstream: &str) -> Result<Self> {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let log = std::fs::File::create(work.join("prism").join("prism.log"))?;
+        let child = Command::new(prism_bin(work))
+            .arg("proxy")
+            .arg(document)
+            .arg(upstream)
+            .args([
+                "--errors",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+            ])
+            // The analytics of a dependency's install script: nothing leaves the machine.
+            .env("SCARF_ANALYTICS", "false")
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .stdin(Stdio::null())
+            .spawn()
+            .context("cannot start prism")?;
+        let mut prism = Prism {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        };
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let deadline = Instant::now() + START_TIMEOUT;
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            if let Some(status) = prism.child.try_wait()? {
+                bail!("prism exited with {status} before listening (see prism.log)");
+            }
+            if Instant::now() > deadline {
+                bail!("prism did not listen within {} s", START_TIMEOUT.as_secs());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Ok(prism)
+    }
+}
+
+impl Drop for Prism {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Answer {
+    status: u16,
+    content_type: String,
+    etag: Option<String>,
+    body: String,
+}
+
+impl Answer {
+    /// Prism's own answers are `application/problem+json`; the server's never are.
+    fn is_prisms_own(&self) -> bool {
+        self.content_type.starts_with("application/problem+json")
+    }
+
+    fn violations(&self) -> bool {
+        self.is_prisms_own() && self.body.contains("errors#VIOLATIONS")
+    }
+}
+
+struct Http {
+    runtime: tokio::runtime::Runtime,
+    client: reqwest::Client,
+}
+
+impl Http {
+    fn new() -> Result<Self> {
+        Ok(Http {
+            runtime: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?,
+            client: reqwest::Client::builder().no_proxy().build()?,
+        })
+    }
+
+    fn send(&self, base: &str, case: &Case) -> Result<Answer> {
+        let mut request = self
+            .client
+            .request(case.method.clone(), format!("{base}{}", case.path))
+            .timeout(Duration::from_secs(30));
+        for (name, value) in &case.headers {
+            request = request.header(*name, value);
+        }
+        self.runtime.block_on(async {
+            let answer = request
+                .send()
+                .await
+                .with_context(|| format!("{}: {} {}", case.name, case.method, case.path))?;
+            let header = |name: &str| {
+                answer
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            };
+            let (status, content_type, etag) = (
+                answer.status().as_u16(),
+                header("content-type").unwrap_or_default(),
+                header("etag"),
+            );
+            let body = answer.text().await.unwrap_or_default();
+            Ok(Answer {
+                status,
+                content_type,
+                etag,
+                body,
+            })
+        })
+    }
+}
