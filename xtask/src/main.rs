@@ -57,7 +57,8 @@ enum Task {
     /// Supply-chain checks with cargo-deny (licenses, bans, sources, advisories)
     Deny,
     /// Generate Python and TypeScript clients from openapi.json and run their scenario against
-    /// the real server (needs python3, npm)
+    /// the real server, run the Postman collection converted from it with newman, and check the
+    /// server's answers through Prism, a validating proxy (needs python3, npm)
     Clients,
     /// Drive the /docs page in headless Chromium (needs chromium, npm)
     Browser,

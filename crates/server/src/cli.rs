@@ -170,7 +170,7 @@ pub enum KeyCommand {
         #[arg(long, value_parser = parse_org)]
         org: OrgId,
     },
-    /// Revoke a key; refused on every replica within a second (within the key cache TTL by a
+    /// Revoke a key; every replica refuses it within a second (within the key cache TTL, on a
     /// replica that has lost its change notifications). Confirms on stderr;
     /// a key already revoked is left as it was and is not an error, so re-running is safe.
     Revoke {
