@@ -226,16 +226,9 @@ fn run_scenario(
             )],
             Vec::new(),
         ),
-        Language::Postman => {
-            let result = run_newman(work, &server);
-            drop(server);
-            return result;
-        }
-        Language::Prism => {
-            let result = run_prism(work, &server);
-            drop(server);
-            return result;
-        }
+        // These two run no program of their own against the server; it stops on return.
+        Language::Postman => return run_newman(work, &server),
+        Language::Prism => return run_prism(work, &server),
     };
     let mut command = Command::new(&program);
     command

@@ -22,7 +22,6 @@
 //! check is skipped with a notice; under CI that fails. Containers, volumes and the scratch
 //! database are removed on the way out, failed or not.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -32,6 +31,7 @@ use anyhow::{bail, ensure, Context, Result};
 use appzone_client::Client;
 
 use crate::demo_server::ScratchPostgres;
+use crate::http::free_port;
 use crate::process::{cargo, output, run, skip, stdout_of, succeeds, PROBE_TIMEOUT};
 
 /// Options of `cargo xtask image`.
@@ -204,7 +204,7 @@ fn check(work: &Path, image: &str) -> Result<()> {
 
     // 1. One container on a named volume, root filesystem read-only, no /tmp at all.
     let first = format!("{tag}-1");
-    let port = free_port()?;
+    let port = free_port()?.port();
     let volume_mount = format!("{volume}:/data");
     let started = start(
         &mut scratch,
@@ -243,7 +243,7 @@ fn check(work: &Path, image: &str) -> Result<()> {
 
     // 3. A new container on the same volume: the delete persisted.
     let second = format!("{tag}-2");
-    let port = free_port()?;
+    let port = free_port()?.port();
     start(
         &mut scratch,
         &second,
@@ -318,7 +318,7 @@ fn two_replicas(
     let mut bases = Vec::new();
     for replica in ["a", "b"] {
         let name = format!("{tag}-pg-{replica}");
-        let port = free_port()?;
+        let port = free_port()?.port();
         let listen = format!("APPZONE_LISTEN=127.0.0.1:{port}");
         start(
             scratch,
@@ -479,13 +479,6 @@ fn podman(work: &Path) -> Command {
         command.env("CONTAINERS_CONF", conf);
     }
     command
-}
-
-fn free_port() -> Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")
-        .context("cannot find a free port")?
-        .local_addr()?
-        .port())
 }
 
 fn megabytes(bytes: u64) -> String {

@@ -10,6 +10,7 @@ mod compat;
 mod demo_server;
 mod deny;
 mod deploy;
+mod http;
 mod image;
 mod msrv;
 mod process;

@@ -21,7 +21,8 @@ use super::load::{Load, Wrk};
 use super::report::{count, median, min_max, per_second, ratio, seconds, thousands};
 use super::scale::{cli, sqlite_url, ScaleReport};
 use super::servers::Server;
-use super::{http, seed, Binaries, WorkDir, ZONES_PATH};
+use super::{seed, Binaries, WorkDir, ZONES_PATH};
+use crate::http;
 use crate::process::stdout_of;
 
 /// Sizes of the catalog, in copies of the built-in one; the first is the small case.

@@ -12,7 +12,6 @@
 //! (callgrind), [`report`] (the Markdown).
 
 mod catalog;
-mod http;
 mod instructions;
 mod load;
 mod options;

@@ -13,7 +13,8 @@ use super::load::{Load, RunResult, Wrk};
 use super::options::Options;
 use super::report::{machine_line, median, millis, min_max, per_second};
 use super::servers::Server;
-use super::{http, load, seed, unix_secs, write_report, Binaries, WorkDir, ZONES_PATH};
+use super::{load, seed, unix_secs, write_report, Binaries, WorkDir, ZONES_PATH};
+use crate::http;
 use crate::process::{psql, stdout_of};
 
 /// Revocations measured per mode.

@@ -1,14 +1,15 @@
 //! The servers a run measures: appzone and the bare-axum baseline, each a child process on a
 //! free port of 127.0.0.1, ready once it answers, stopped when dropped.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::{http, procfs, Binaries, WorkDir, CAPTURE_REQUEST_ID};
+use super::{procfs, Binaries, WorkDir, CAPTURE_REQUEST_ID};
+use crate::http::{self, free_port};
 
 /// How long a server may take to answer its readiness path.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -184,12 +185,6 @@ pub(super) fn clean_env(mut command: Command) -> Command {
         }
     }
     command
-}
-
-fn free_port() -> Result<SocketAddr> {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .context("cannot find a free port")
 }
 
 /// A listing's answer captured from appzone, for a baseline to replay.

@@ -11,15 +11,17 @@
 //! document that allows at most one zone per listing and requires the zone listing to fail, so
 //! this check is shown able to fail.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use reqwest::Method;
 
 use super::npm_project;
 use crate::demo_server::DemoServer;
+use crate::http::{self, free_port};
 use crate::process::version_or_note;
 
 /// How long Prism may take to load the document and listen.
@@ -58,7 +60,7 @@ fn control_document(work: &Path) -> PathBuf {
 /// A request through Prism and the status the server answers it with.
 struct Case {
     name: &'static str,
-    method: reqwest::Method,
+    method: Method,
     path: String,
     headers: Vec<(&'static str, String)>,
     status: u16,
@@ -68,7 +70,7 @@ impl Case {
     fn get(name: &'static str, path: &str, key: &str, status: u16) -> Self {
         Case {
             name,
-            method: reqwest::Method::GET,
+            method: Method::GET,
             path: path.to_owned(),
             headers: vec![("X-API-KEY", key.to_owned())],
             status,
@@ -78,7 +80,7 @@ impl Case {
     fn delete(name: &'static str, profile: &str, key: &str, status: u16) -> Self {
         Case {
             name,
-            method: reqwest::Method::DELETE,
+            method: Method::DELETE,
             path: format!("/api/v1/applications/profiles/{profile}"),
             headers: vec![("X-API-KEY", key.to_owned())],
             status,
@@ -95,11 +97,10 @@ const ZONES: &str = "/api/v1/providers/aws/regions/us-east-1/zones";
 
 /// Runs the control, then every case through Prism in front of `server`.
 pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
-    let http = Http::new()?;
     let admin = server.admin_key.as_str();
 
     let control = Prism::start(work, &control_document(work), &server.base_url)?;
-    let answer = http.send(&control.base, &Case::get("control", ZONES, admin, 200))?;
+    let answer = send(&control.base, &Case::get("control", ZONES, admin, 200))?;
     drop(control);
     if !answer.violations() {
         bail!(
@@ -112,8 +113,7 @@ pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
     eprintln!("clients: prism: control: a listing outside the document is refused as expected");
 
     let prism = Prism::start(work, &crate::root().join("openapi.json"), &server.base_url)?;
-    let etag = http
-        .send(&prism.base, &Case::get("etag", ZONES, admin, 200))?
+    let etag = send(&prism.base, &Case::get("etag", ZONES, admin, 200))?
         .etag
         .context("the zone listing has no ETag")?;
     let member = server.member_key.as_str();
@@ -153,7 +153,7 @@ pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
     ];
     let mut failures = Vec::new();
     for case in &cases {
-        let answer = http.send(&prism.base, case)?;
+        let answer = send(&prism.base, case)?;
         if answer.status == case.status && !answer.is_prisms_own() {
             eprintln!(
                 "clients: prism: {}: {} as documented",
@@ -185,7 +185,7 @@ struct Prism {
 
 impl Prism {
     fn start(work: &Path, document: &Path, upstream: &str) -> Result<Self> {
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let addr = free_port()?;
         let log = std::fs::File::create(work.join("prism").join("prism.log"))?;
         let child = Command::new(prism_bin(work))
             .arg("proxy")
@@ -196,7 +196,7 @@ impl Prism {
                 "--host",
                 "127.0.0.1",
                 "--port",
-                &port.to_string(),
+                &addr.port().to_string(),
             ])
             // The analytics of a dependency's install script: nothing leaves the machine.
             .env("SCARF_ANALYTICS", "false")
@@ -207,9 +207,8 @@ impl Prism {
             .context("cannot start prism")?;
         let mut prism = Prism {
             child,
-            base: format!("http://127.0.0.1:{port}"),
+            base: format!("http://{addr}"),
         };
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let deadline = Instant::now() + START_TIMEOUT;
         while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
             if let Some(status) = prism.child.try_wait()? {
@@ -231,6 +230,7 @@ impl Drop for Prism {
     }
 }
 
+/// An answer as this check reads it.
 struct Answer {
     status: u16,
     content_type: String,
@@ -249,53 +249,23 @@ impl Answer {
     }
 }
 
-struct Http {
-    runtime: tokio::runtime::Runtime,
-    client: reqwest::Client,
-}
-
-impl Http {
-    fn new() -> Result<Self> {
-        Ok(Http {
-            runtime: tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?,
-            client: reqwest::Client::builder().no_proxy().build()?,
-        })
-    }
-
-    fn send(&self, base: &str, case: &Case) -> Result<Answer> {
-        let mut request = self
-            .client
-            .request(case.method.clone(), format!("{base}{}", case.path))
-            .timeout(Duration::from_secs(30));
-        for (name, value) in &case.headers {
-            request = request.header(*name, value);
-        }
-        self.runtime.block_on(async {
-            let answer = request
-                .send()
-                .await
-                .with_context(|| format!("{}: {} {}", case.name, case.method, case.path))?;
-            let header = |name: &str| {
-                answer
-                    .headers()
-                    .get(name)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_owned)
-            };
-            let (status, content_type, etag) = (
-                answer.status().as_u16(),
-                header("content-type").unwrap_or_default(),
-                header("etag"),
-            );
-            let body = answer.text().await.unwrap_or_default();
-            Ok(Answer {
-                status,
-                content_type,
-                etag,
-                body,
-            })
-        })
-    }
+fn send(base: &str, case: &Case) -> Result<Answer> {
+    let headers: Vec<(&str, &str)> = case
+        .headers
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
+    let answer = http::send(
+        case.method.clone(),
+        &format!("{base}{}", case.path),
+        &headers,
+        Duration::from_secs(30),
+    )
+    .with_context(|| case.name)?;
+    Ok(Answer {
+        status: answer.status,
+        content_type: answer.content_type.unwrap_or_default(),
+        etag: answer.etag,
+        body: String::from_utf8_lossy(&answer.body).into_owned(),
+    })
 }

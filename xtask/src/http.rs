@@ -1,0 +1,87 @@
+//! Loopback HTTP for the tasks: a free port of 127.0.0.1, and single requests with reqwest
+//! (a server's readiness, the answer a baseline replays, the scale run's readings of
+//! `/metrics`, the answers Prism validates). One current-thread tokio runtime and client per
+//! calling thread, so a poll every few milliseconds costs no set-up.
+
+use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use reqwest::Method;
+
+/// A port of 127.0.0.1 that nothing listened on a moment ago.
+pub(crate) fn free_port() -> Result<SocketAddr> {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .context("cannot find a free port")
+}
+
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) content_type: Option<String>,
+    pub(crate) etag: Option<String>,
+    pub(crate) body: Vec<u8>,
+}
+
+thread_local! {
+    static CLIENT: Option<(tokio::runtime::Runtime, reqwest::Client)> = {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+        // No proxy from the environment: every request is to this machine.
+        let client = reqwest::Client::builder().no_proxy().build().ok()?;
+        Some((runtime, client))
+    };
+}
+
+/// A GET of `path` on `addr`, given 5 s.
+pub(crate) fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Result<Answer> {
+    send(
+        Method::GET,
+        &format!("http://{addr}{path}"),
+        headers,
+        Duration::from_secs(5),
+    )
+}
+
+/// One request, its whole answer read within `timeout`.
+pub(crate) fn send(
+    method: Method,
+    url: &str,
+    headers: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<Answer> {
+    CLIENT.with(|client| {
+        let (runtime, client) = client.as_ref().context("cannot start an HTTP client")?;
+        let mut request = client.request(method.clone(), url).timeout(timeout);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        runtime.block_on(async {
+            let answer = request
+                .send()
+                .await
+                .with_context(|| format!("{method} {url}"))?;
+            let header = |name: &str| {
+                answer
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            };
+            let (status, content_type, etag) = (
+                answer.status().as_u16(),
+                header("content-type"),
+                header("etag"),
+            );
+            let body = answer
+                .bytes()
+                .await
+                .with_context(|| format!("{method} {url}: the body"))?;
+            Ok(Answer {
+                status,
+                content_type,
+                etag,
+                body: body.to_vec(),
+            })
+        })
+    })
+}
