@@ -59,29 +59,13 @@ pub fn run() -> Result<()> {
     eprintln!("browser: {chromium_version}; playwright-core {playwright}");
 
     let binary = build_server()?;
-    let scratch = std::env::temp_dir().join(format!("appzone-browser-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch)
-        .with_context(|| format!("cannot create {}", scratch.display()))?;
-    let result = against_demo_server(&binary, &scratch, &dir, &chromium);
-    let _ = std::fs::remove_dir_all(&scratch);
-    result
-}
-
-/// Runs the test against a fresh demo server (killed when this returns).
-fn against_demo_server(binary: &Path, scratch: &Path, dir: &Path, chromium: &str) -> Result<()> {
-    let server = DemoServer::start(binary, &format!("sqlite://{}/demo.db", scratch.display()))?;
+    let server = DemoServer::sqlite(&binary, "browser")?;
     eprintln!("browser: demo server at {}", server.base_url);
     let out_dir = crate::target_dir().join("browser");
     let outcome = run_bounded(
-        Command::new("node")
-            .arg("docs.test.mjs")
-            .current_dir(dir)
-            .env("APPZONE_BASE_URL", &server.base_url)
-            .env("APPZONE_ADMIN_KEY", &server.admin_key)
-            .env("APPZONE_MEMBER_KEY", &server.member_key)
-            .env("APPZONE_DELETABLE_PROFILE", &server.deletable_profile)
-            .env("APPZONE_KEPT_PROFILE", &server.kept_profile)
-            .env("CHROMIUM", chromium)
+        server
+            .env(Command::new("node").arg("docs.test.mjs").current_dir(&dir))
+            .env("CHROMIUM", &chromium)
             .env("BROWSER_OUT_DIR", &out_dir),
         TEST_TIMEOUT,
     );

@@ -34,14 +34,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::demo_server::{build_server, DemoServer, ScratchPostgres};
 
 mod postman;
 mod prism;
 use crate::process::{
-    output, output_with, path_arg, run_bounded, show, skip, version, version_or_note, PROBE_TIMEOUT,
+    output, path_arg, run_bounded, skip, version, version_or_note, PROBE_TIMEOUT,
 };
 use postman::{prepare_postman, run_newman};
 use prism::{prepare_prism, run_prism};
@@ -50,8 +50,6 @@ use prism::{prepare_prism, run_prism};
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
 /// Generating and type-checking.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(300);
-/// One scenario run (each program also gives up by itself after 60 s).
-const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The oldest Node that `@hey-api/openapi-ts` (see clients/typescript/package.json) supports.
 const MIN_NODE: (u32, u32) = (20, 19);
@@ -110,9 +108,6 @@ pub fn run() -> Result<()> {
     let mut results = Vec::new();
     if !ready.is_empty() {
         let binary = build_server()?;
-        let scratch = work.join(format!("run-{}", std::process::id()));
-        std::fs::create_dir_all(&scratch)
-            .with_context(|| format!("cannot create {}", scratch.display()))?;
         let mut backends = vec![Backend::Sqlite];
         if let Some(url) = postgres {
             backends.push(Backend::Postgres(url));
@@ -121,14 +116,13 @@ pub fn run() -> Result<()> {
             for language in &ready {
                 let label = format!("{} on {}", language.name(), backend.name());
                 eprintln!("clients: --- {label} ---");
-                let outcome = run_scenario(*language, backend, &binary, &scratch, &work);
+                let outcome = run_scenario(*language, backend, &binary, &work);
                 if let Err(e) = &outcome {
                     failures.push(format!("{label}: {e:#}"));
                 }
                 results.push((label, outcome));
             }
         }
-        let _ = std::fs::remove_dir_all(&scratch);
     }
 
     eprintln!("clients: summary");
@@ -195,74 +189,36 @@ impl Backend {
 }
 
 /// Starts a fresh demo server on `backend` and runs one language's scenario against it.
-fn run_scenario(
-    language: Language,
-    backend: &Backend,
-    binary: &Path,
-    scratch: &Path,
-    work: &Path,
-) -> Result<()> {
+fn run_scenario(language: Language, backend: &Backend, binary: &Path, work: &Path) -> Result<()> {
     // Declared before the server, so the server (dropped first) lets go of the database first.
     let postgres;
-    let database_url = match backend {
-        Backend::Sqlite => format!("sqlite://{}/{}.db", scratch.display(), language.name()),
+    let server = match backend {
+        Backend::Sqlite => DemoServer::sqlite(binary, &format!("clients-{}", language.name()))?,
         Backend::Postgres(admin_url) => {
             postgres = ScratchPostgres::create(admin_url, &format!("clients_{}", language.name()))?;
-            postgres.url.clone()
+            DemoServer::start(binary, &postgres.url)?
         }
     };
-    let server = DemoServer::start(binary, &database_url)?;
     eprintln!("clients: demo server at {}", server.base_url);
-    let (program, args, env_path): (PathBuf, Vec<String>, Vec<(&str, PathBuf)>) = match language {
-        Language::Python => (
-            python_venv(work).join("bin").join("python"),
-            vec![path_arg(&crate::root().join("clients/python/scenario.py"))],
-            vec![("PYTHONPATH", work.join("python").join("generated"))],
-        ),
-        Language::TypeScript => (
-            PathBuf::from("node"),
-            vec![path_arg(
-                &work.join("typescript").join("out").join("scenario.js"),
-            )],
-            Vec::new(),
-        ),
+    let mut command = match language {
+        Language::Python => {
+            let mut command = Command::new(python_venv(work).join("bin").join("python"));
+            command
+                .arg(path_arg(&crate::root().join("clients/python/scenario.py")))
+                .env("PYTHONPATH", work.join("python").join("generated"))
+                .env("PYTHONDONTWRITEBYTECODE", "1");
+            command
+        }
+        Language::TypeScript => {
+            let mut command = Command::new("node");
+            command.arg(path_arg(&work.join("typescript/out/scenario.js")));
+            command
+        }
         // These two run no program of their own against the server; it stops on return.
         Language::Postman => return run_newman(work, &server),
         Language::Prism => return run_prism(work, &server),
     };
-    let mut command = Command::new(&program);
-    command
-        .args(&args)
-        .env("APPZONE_BASE_URL", &server.base_url)
-        .env("APPZONE_ADMIN_KEY", &server.admin_key)
-        .env("APPZONE_MEMBER_KEY", &server.member_key)
-        .env("APPZONE_DELETABLE_PROFILE", &server.deletable_profile)
-        .env("APPZONE_KEPT_PROFILE", &server.kept_profile)
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    for (name, value) in env_path {
-        command.env(name, value);
-    }
-    let result = run_scenario_program(&mut command, language.name());
-    drop(server);
-    result
-}
-
-/// Runs a scenario program, passing its lines on; returns its failing step line on failure.
-fn run_scenario_program(command: &mut Command, prefix: &str) -> Result<()> {
-    let shown = show(command);
-    eprintln!("$ {shown}");
-    let tag = prefix.to_owned();
-    let out = output_with(command, SCENARIO_TIMEOUT, move |line| {
-        println!("  [{tag}] {line}");
-    })?;
-    for line in out.stderr.lines() {
-        eprintln!("  [{prefix} stderr] {line}");
-    }
-    match out.stdout.lines().find(|line| line.contains("FAILED")) {
-        Some(line) => Err(anyhow!("{line}")),
-        None if out.status.success() => Ok(()),
-        None => bail!("`{shown}` failed ({}): {}", out.status, out.stderr.trim()),
-    }
+    server.run_scenario(&mut command, language.name())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -327,9 +283,7 @@ fn prepare_python(work: &Path) -> Result<()> {
     eprintln!("clients: python tools: {}", versions.join("; "));
 
     let generated = work.join("python").join("generated");
-    let _ = std::fs::remove_dir_all(&generated);
-    std::fs::create_dir_all(&generated)
-        .with_context(|| format!("cannot create {}", generated.display()))?;
+    crate::fresh_dir(&generated)?;
     // The generator's post hooks run `ruff` from the venv.
     let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),

@@ -4,16 +4,18 @@
 //! [`DemoServer::start`] builds nothing: call [`build_server`] first (a debug build, shared
 //! with `cargo test`). The server is killed when the value is dropped, whatever happened.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
-use crate::process::{cargo, psql};
+use crate::process::{cargo, output_with, psql, show};
 
 /// How long the server may take to print its demo lines.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// One scenario run (each scenario program also gives up by itself after 60 s).
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Builds the server binary (debug profile, locked) and returns its path.
 pub fn build_server() -> Result<PathBuf> {
@@ -25,6 +27,8 @@ pub fn build_server() -> Result<PathBuf> {
 #[derive(Debug)]
 pub struct DemoServer {
     child: Child,
+    /// A scratch directory of its SQLite database, removed after the server is killed.
+    dir: Option<PathBuf>,
     /// `http://127.0.0.1:<port>`, no trailing slash.
     pub base_url: String,
     /// An admin key of the demo organization.
@@ -38,9 +42,21 @@ pub struct DemoServer {
 }
 
 impl DemoServer {
+    /// Starts `serve --demo` on a fresh SQLite file in a scratch directory of its own
+    /// (`appzone-<name>-<pid>` in the temporary directory), removed on drop.
+    pub fn sqlite(binary: &Path, name: &str) -> Result<Self> {
+        let dir = std::env::temp_dir().join(format!("appzone-{name}-{}", std::process::id()));
+        // Emptied: a leftover of a killed run with the same pid would not be fresh.
+        crate::fresh_dir(&dir)?;
+        let mut server = Self::start(binary, &format!("sqlite://{}/demo.db", dir.display()))
+            .inspect_err(|_| drop(std::fs::remove_dir_all(&dir)))?;
+        server.dir = Some(dir);
+        Ok(server)
+    }
+
     /// Starts `serve --demo` on `127.0.0.1:0` over `database_url` (a fresh SQLite file or
     /// PostgreSQL database) and waits for its demo lines.
-    pub fn start(binary: &std::path::Path, database_url: &str) -> Result<Self> {
+    pub fn start(binary: &Path, database_url: &str) -> Result<Self> {
         let mut child = Command::new(binary)
             .args(["serve", "--demo", "--listen", "127.0.0.1:0"])
             .env("APPZONE_DATABASE_URL", database_url)
@@ -53,6 +69,7 @@ impl DemoServer {
         let rx = crate::process::stderr_lines(&mut child).context("no stderr from the server")?;
         let mut server = DemoServer {
             child,
+            dir: None,
             base_url: String::new(),
             admin_key: String::new(),
             member_key: String::new(),
@@ -101,12 +118,46 @@ impl DemoServer {
         });
         Ok(server)
     }
+
+    /// `command` with the server and what the demo seeded in the variables the scenarios read:
+    /// `APPZONE_BASE_URL`, `APPZONE_ADMIN_KEY`, `APPZONE_MEMBER_KEY`,
+    /// `APPZONE_DELETABLE_PROFILE` and `APPZONE_KEPT_PROFILE`.
+    pub fn env<'c>(&self, command: &'c mut Command) -> &'c mut Command {
+        command
+            .env("APPZONE_BASE_URL", &self.base_url)
+            .env("APPZONE_ADMIN_KEY", &self.admin_key)
+            .env("APPZONE_MEMBER_KEY", &self.member_key)
+            .env("APPZONE_DELETABLE_PROFILE", &self.deletable_profile)
+            .env("APPZONE_KEPT_PROFILE", &self.kept_profile)
+    }
+
+    /// Runs a scenario program against this server (see [`Self::env`]), its lines passed on
+    /// under `tag`; Err with its first `FAILED` line when it prints one, or when it fails.
+    pub fn run_scenario(&self, command: &mut Command, tag: &str) -> Result<()> {
+        let shown = show(self.env(command));
+        eprintln!("$ {shown}");
+        let prefix = tag.to_owned();
+        let out = output_with(command, SCENARIO_TIMEOUT, move |line| {
+            println!("  [{prefix}] {line}");
+        })?;
+        for line in out.stderr.lines() {
+            eprintln!("  [{tag} stderr] {line}");
+        }
+        match (out.stdout.lines().chain(out.stderr.lines())).find(|line| line.contains("FAILED")) {
+            Some(line) => bail!("{line}"),
+            None if out.status.success() => Ok(()),
+            None => bail!("`{shown}` failed ({}): {}", out.status, out.stderr.trim()),
+        }
+    }
 }
 
 impl Drop for DemoServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 

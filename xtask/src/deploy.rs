@@ -8,6 +8,7 @@
 //! - the systemd unit: `systemd-analyze verify`, which must print nothing, and `systemd-analyze
 //!   security --offline`, whose exposure score must stay at or below [`SYSTEMD_EXPOSURE_MAX`].
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -97,15 +98,11 @@ fn verify(unit: &Path) -> Result<()> {
         path_arg(unit)
     );
     let scratch = crate::target_dir().join("deploy-check").join("systemd");
-    if scratch.exists() {
-        std::fs::remove_dir_all(&scratch)
-            .with_context(|| format!("cannot clear {}", scratch.display()))?;
-    }
-    std::fs::create_dir_all(&scratch)
-        .with_context(|| format!("cannot create {}", scratch.display()))?;
+    crate::fresh_dir(&scratch)?;
     let stub = scratch.join("appzone-server");
     std::fs::write(&stub, "#!/bin/sh\n").context("cannot write the stub binary")?;
-    make_executable(&stub)?;
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755))
+        .context("cannot make the stub binary executable")?;
     let stub_path = stub
         .to_str()
         .context("the target directory's path is not UTF-8")?;
@@ -127,18 +124,6 @@ fn verify(unit: &Path) -> Result<()> {
         );
     }
     eprintln!("deploy-check: {} verified", path_arg(unit));
-    Ok(())
-}
-
-#[cfg(unix)]
-fn make_executable(path: &Path) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-        .with_context(|| format!("cannot make {} executable", path.display()))
-}
-
-#[cfg(not(unix))]
-fn make_executable(_path: &Path) -> Result<()> {
     Ok(())
 }
 

@@ -122,10 +122,7 @@ fn build_static_server() -> Result<PathBuf> {
 /// Builds the image from `deploy/container` and `binary`; returns `name:version`.
 fn build_image(work: &Path, binary: &Path, name: &str) -> Result<String> {
     let context = work.join("context");
-    if context.exists() {
-        std::fs::remove_dir_all(&context)
-            .with_context(|| format!("cannot clear {}", context.display()))?;
-    }
+    crate::fresh_dir(&context)?;
     let source = crate::root().join("deploy").join("container");
     for file in [
         "Containerfile",

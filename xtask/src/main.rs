@@ -178,6 +178,25 @@ pub(crate) fn target_dir() -> PathBuf {
     }
 }
 
+/// The JSON document in the file at `path`.
+pub(crate) fn read_json(path: &Path) -> Result<serde_json::Value> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))
+}
+
+/// Makes `dir` a fresh, empty directory (removing it first, with what it holds).
+pub(crate) fn fresh_dir(dir: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(err).with_context(|| format!("cannot clear {}", dir.display()))
+        }
+        _ => {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+        }
+    }
+}
+
 /// Lints `openapi.json` with Redocly's recommended rules, then with Spectral's OpenAPI and OWASP
 /// rulesets (`lint/.spectral.yaml`, versions pinned by `lint/package-lock.json`). Any finding
 /// fails.

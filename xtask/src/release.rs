@@ -11,8 +11,8 @@
 //!   `target/compat/<version>/`, builds that tree's `compat_scenario` example of
 //!   `appzone-client` (in `target/compat-target/<commit>/`, kept for the next run; not in the
 //!   main target directory, see [`build_scenario`]), then runs it against the **current**
-//!   `appzone-server` on a fresh SQLite database, provisioned with the operator CLI: the
-//!   released client must keep working against today's server.
+//!   `appzone-server serve --demo` on a fresh SQLite database (demo_server.rs): the released
+//!   client must keep working against today's server.
 //! - `semver-checks` (semver.rs) runs `cargo semver-checks check-release` on `appzone-contract` and
 //!   `appzone-client` with the newest release commit as the baseline.
 //!
@@ -22,30 +22,25 @@
 //! and both tasks take `--baseline-rev <rev>` (any git revision, instead of the releases).
 //!
 //! The scenario takes the server and the fixture from the environment: `APPZONE_BASE_URL`,
-//! `APPZONE_ADMIN_KEY`, `APPZONE_MEMBER_KEY` and `APPZONE_DELETABLE_PROFILE`. Released
-//! scenarios read these names, so they must not change.
+//! `APPZONE_ADMIN_KEY`, `APPZONE_MEMBER_KEY` and `APPZONE_DELETABLE_PROFILE` (the demo's admin
+//! and member keys of one organization, which owns the profile). Released scenarios read these
+//! names, so they must not change.
 //!
 //! Every command runs under a time limit and is killed past it; the server dies on drop.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::Receiver;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::process::{cargo, output_with, run_bounded, show, stdout_of};
+use crate::demo_server::{build_server, DemoServer};
+use crate::process::{cargo, run_bounded, stdout_of};
 
 /// A build of a whole tree (the old one compiles its server too, as a dev-dependency).
 const BUILD_TIMEOUT: Duration = Duration::from_secs(45 * 60);
 /// `git` questions, `git archive` and `tar`.
 pub(crate) const GIT_TIMEOUT: Duration = Duration::from_secs(120);
-/// One operator command (`org create`, `key create`, ...).
-const OPERATOR_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long the server may take to say where it listens.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
-/// One scenario run (the program also gives up by itself after 60 s).
-const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The old client's scenario, in every tree that can be checked.
 const SCENARIO: &str = "crates/client/examples/compat_scenario.rs";
@@ -85,10 +80,13 @@ pub fn old_client(args: OldClientArgs) -> Result<()> {
             build_scenario(&root, label, commit).with_context(|| format!("old-client {label}"))?;
         scenarios.push((label, scenario));
     }
-    let server = build_server()?;
+    let binary = build_server()?;
     for (label, scenario) in &scenarios {
         eprintln!("old-client: --- the scenario of {label} ---");
-        run_scenario(&server, scenario, label).with_context(|| format!("old-client {label}"))?;
+        let server = DemoServer::sqlite(&binary, "old-client")?;
+        server
+            .run_scenario(&mut Command::new(scenario), &format!("{label} client"))
+            .with_context(|| format!("old-client {label}: the released client failed"))?;
     }
     let labels: Vec<&str> = baselines.iter().map(|(label, _)| label.as_str()).collect();
     eprintln!(
@@ -145,10 +143,7 @@ fn build_scenario(root: &Path, label: &str, commit: &str) -> Result<PathBuf> {
 
 /// `git archive <commit> | tar -x` into a fresh `dir` (through a file: both are bounded).
 fn extract(root: &Path, commit: &str, dir: &Path) -> Result<()> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))?;
-    }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    crate::fresh_dir(dir)?;
     // Beside the directory, not `with_extension` (which would eat the `.0` of `v1.0.0`).
     let mut archive = dir.as_os_str().to_owned();
     archive.push(".tar");
@@ -171,178 +166,6 @@ fn extract(root: &Path, commit: &str, dir: &Path) -> Result<()> {
     );
     let _ = std::fs::remove_file(&archive);
     extracted
-}
-
-/// Builds the current server (debug, locked) and returns its path.
-fn build_server() -> Result<PathBuf> {
-    run_bounded(
-        cargo().args(["build", "--locked", "-p", "appzone-server"]),
-        BUILD_TIMEOUT,
-    )?;
-    Ok(crate::target_dir().join("debug").join("appzone-server"))
-}
-
-/// Starts the current server on a fresh database and runs `scenario` against it.
-fn run_scenario(server: &Path, scenario: &Path, label: &str) -> Result<()> {
-    let server = ScenarioServer::start(server)?;
-    eprintln!("old-client: current server at {}", server.base_url);
-    let mut command = Command::new(scenario);
-    command
-        .env("APPZONE_BASE_URL", &server.base_url)
-        .env("APPZONE_ADMIN_KEY", &server.admin_key)
-        .env("APPZONE_MEMBER_KEY", &server.member_key)
-        .env("APPZONE_DELETABLE_PROFILE", &server.profile);
-    let shown = show(&command);
-    eprintln!(
-        "$ {shown}   (APPZONE_BASE_URL={}, the keys and the profile in the environment)",
-        server.base_url
-    );
-    let tag = format!("{label} client");
-    let out = output_with(&mut command, SCENARIO_TIMEOUT, move |line| {
-        println!("  [{tag}] {line}");
-    })?;
-    for line in out.stderr.lines() {
-        eprintln!("  [{label} client stderr] {line}");
-    }
-    if out.status.success() {
-        return Ok(());
-    }
-    // The server's side of the failure.
-    for line in server.log.try_iter() {
-        eprintln!("  [appzone-server] {line}");
-    }
-    let failure = out
-        .stderr
-        .lines()
-        .find(|line| line.starts_with("FAILED"))
-        .unwrap_or(out.stderr.trim());
-    bail!(
-        "the released client failed against the current server ({}): {failure}",
-        out.status
-    )
-}
-
-/// The current `appzone-server` on a fresh SQLite file in its own temporary directory, with an
-/// organization, an admin key, a member key and a profile made with the operator CLI. Killed,
-/// and its directory removed, on drop.
-#[derive(Debug)]
-struct ScenarioServer {
-    child: Child,
-    /// Removed after the server is killed (fields drop after `Drop::drop`).
-    _dir: RemoveOnDrop,
-    /// `http://127.0.0.1:<port>`.
-    base_url: String,
-    admin_key: String,
-    member_key: String,
-    profile: String,
-    /// The server's log lines after the one saying where it listens.
-    log: Receiver<String>,
-}
-
-impl ScenarioServer {
-    fn start(binary: &Path) -> Result<Self> {
-        let dir = std::env::temp_dir().join(format!("appzone-old-client-{}", std::process::id()));
-        // A leftover of a killed run with the same pid would not be fresh.
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        // Removes the directory whether the server starts or not.
-        let dir = RemoveOnDrop(dir);
-        let database_url = format!("sqlite://{}", dir.0.join("appzone.db").display());
-        let operator = |args: &[&str]| -> Result<String> {
-            let mut command = Command::new(binary);
-            command.arg("--database-url").arg(&database_url).args(args);
-            eprintln!("$ {}", show(&command));
-            let printed = stdout_of(&mut command, OPERATOR_TIMEOUT)?;
-            Ok(printed.lines().last().unwrap_or_default().trim().to_owned())
-        };
-        operator(&["migrate"])?;
-        operator(&["org", "create", "compat", "--name", "Old client scenario"])?;
-        let key = |role: &str| -> Result<String> {
-            let key = operator(&[
-                "key", "create", "--org", "compat", "--role", role, "--name", role,
-            ])?;
-            ensure!(!key.is_empty(), "`key create --role {role}` printed no key");
-            Ok(key)
-        };
-        let admin_key = key("admin")?;
-        let member_key = key("member")?;
-        let profile = operator(&["profile", "create", "--org", "compat", "--name", "old"])?;
-        ensure!(!profile.is_empty(), "`profile create` printed no id");
-
-        // Port 0: the kernel picks a free port, and the server's log says which.
-        let mut command = Command::new(binary);
-        command
-            .arg("--database-url")
-            .arg(&database_url)
-            .args(["--log-format", "json", "serve", "--listen", "127.0.0.1:0"])
-            // The line saying where it listens is logged at info.
-            .env("APPZONE_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        eprintln!("$ {}", show(&command));
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("cannot start {}", binary.display()))?;
-        let Some(rx) = crate::process::stderr_lines(&mut child) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("no stderr from the server");
-        };
-        let mut server = ScenarioServer {
-            child,
-            _dir: dir,
-            base_url: String::new(),
-            admin_key,
-            member_key,
-            profile,
-            log: rx,
-        };
-        server.base_url = format!("http://{}", server.listening_on()?);
-        Ok(server)
-    }
-
-    /// Waits for the log line saying where the server listens; its address.
-    fn listening_on(&self) -> Result<String> {
-        let deadline = Instant::now() + START_TIMEOUT;
-        let mut seen = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let Ok(line) = self.log.recv_timeout(left) else {
-                bail!(
-                    "the server did not say where it listens within {} s; its log:\n{}",
-                    START_TIMEOUT.as_secs(),
-                    seen.join("\n")
-                );
-            };
-            let addr = serde_json::from_str::<serde_json::Value>(&line)
-                .ok()
-                .filter(|entry| entry["fields"]["message"] == "appzone-server listening")
-                .and_then(|entry| entry["fields"]["addr"].as_str().map(str::to_owned));
-            if let Some(addr) = addr {
-                return Ok(addr);
-            }
-            seen.push(line);
-        }
-    }
-}
-
-impl Drop for ScenarioServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A directory removed on drop.
-#[derive(Debug)]
-struct RemoveOnDrop(PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

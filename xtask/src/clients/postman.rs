@@ -6,7 +6,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use super::{npm_project, run_scenario_program, CHECK_TIMEOUT};
+use super::{npm_project, CHECK_TIMEOUT};
 use crate::demo_server::DemoServer;
 use crate::process::{run_bounded, version_or_note};
 
@@ -51,15 +51,8 @@ pub(super) fn prepare_postman(work: &Path) -> Result<()> {
             .current_dir(&dir),
         CHECK_TIMEOUT,
     )?;
-    let text = std::fs::read_to_string(&converted)
-        .with_context(|| format!("the converter wrote no {}", converted.display()))?;
-    let mut collection: serde_json::Value =
-        serde_json::from_str(&text).context("the converted collection is not JSON")?;
-    let document: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(crate::root().join("openapi.json"))
-            .context("cannot read openapi.json")?,
-    )
-    .context("openapi.json is not JSON")?;
+    let mut collection = crate::read_json(&converted).context("the converted collection")?;
+    let document = crate::read_json(&crate::root().join("openapi.json"))?;
     let tested = add_status_tests(&mut collection, &document)?;
     let variables: Vec<&str> = collection["variable"]
         .as_array()
@@ -175,7 +168,7 @@ pub(super) fn run_newman(work: &Path, server: &DemoServer) -> Result<()> {
         .arg(&report)
         .args(["--color", "off", "--disable-unicode", "--timeout", "60000"])
         .current_dir(&dir);
-    let outcome = run_scenario_program(&mut command, "postman");
+    let outcome = server.run_scenario(&mut command, "postman");
     let summary = std::fs::read_to_string(&report)
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())

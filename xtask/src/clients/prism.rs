@@ -34,11 +34,7 @@ pub(super) fn prepare_prism(work: &Path) -> Result<()> {
         version_or_note(Command::new(prism_bin(work)).arg("--version"))
     );
     // The control document: the zone listing allows one zone, and the demo's us-east-1 has six.
-    let mut document: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(crate::root().join("openapi.json"))
-            .context("cannot read openapi.json")?,
-    )
-    .context("openapi.json is not JSON")?;
+    let mut document = crate::read_json(&crate::root().join("openapi.json"))?;
     document["components"]["schemas"]["ZoneList"]["properties"]["data"]["maxItems"] =
         serde_json::json!(1);
     std::fs::write(control_document(work), serde_json::to_string(&document)?)

@@ -69,7 +69,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde_json::Value;
 
 pub(crate) use rules::Rule;
@@ -117,7 +117,7 @@ fn run_in(root: &Path) -> Result<()> {
              released v1 to release/<version>/openapi.json"
         );
     }
-    let current = read_json(&root.join("openapi.json"))?;
+    let current = crate::read_json(&root.join("openapi.json"))?;
     let mut broken = BTreeSet::new();
     let mut count = 0;
     for path in &baselines {
@@ -126,7 +126,7 @@ fn run_in(root: &Path) -> Result<()> {
             .unwrap_or(path)
             .display()
             .to_string();
-        let baseline = read_json(path)?;
+        let baseline = crate::read_json(path)?;
         let held = held_operations(&baseline);
         if held == 0 {
             bail!("{name} has no operation under {HELD}: it cannot be a released v1 document");
@@ -170,12 +170,6 @@ fn baselines(root: &Path) -> Result<Vec<PathBuf>> {
         .collect())
 }
 
-fn read_json(path: &Path) -> Result<Value> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))
-}
-
 /// The breaking changes from `baseline` to `current`, for the paths under `/api/v1` of the
 /// baseline.
 pub(crate) fn check(baseline: &Value, current: &Value) -> Vec<Finding> {
@@ -204,11 +198,7 @@ fn held_operations(doc: &Value) -> usize {
 }
 
 fn held_paths(doc: &Value) -> impl Iterator<Item = (&String, &Value)> {
-    doc.get("paths")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .filter(|(template, _)| is_held(template))
+    entries(doc, "paths").filter(|(template, _)| is_held(template))
 }
 
 /// A path template with its parameter names blanked (`/a/{}`): clients send values, not names,
