@@ -61,7 +61,7 @@ pub(super) fn run(
         let mut exports = Vec::new();
         for run in 0..TIMED_RUNS {
             let name = format!("startup-{copies}x-{run}");
-            let start = || Server::appzone_with(bins, work, &name, &url, &[], "/healthz");
+            let start = || Server::appzone_with(bins, work, &name, &url, &[], &[], "/healthz");
             startups.push(timed(start)?.0);
             let (secs, json) = timed(|| cli(bins, &url, &["catalog", "export"]))?;
             // The export must be the whole catalog, or its time says nothing.
@@ -79,7 +79,7 @@ pub(super) fn run(
     let [small, ten, hundred] = &sizes[..] else {
         bail!("not 3 catalog sizes");
     };
-    let middle = |values: &[f64]| median(&mut values.to_vec());
+    let middle = |values: &[f64]| median(values.iter().copied());
     let range = |values: &[f64]| {
         let (lo, hi) = min_max(values);
         format!("{}–{}", seconds(lo), seconds(hi))
@@ -108,7 +108,7 @@ pub(super) fn run(
             let key = seed::org_and_key(bins, url)?;
             let load = Load::get(8, ZONES_PATH, &[&format!("X-API-KEY: {key}")]);
             let name = format!("callgrind-catalog-{}", counts.len());
-            let start = |bins: &Binaries| Server::appzone(bins, work, &name, url, None);
+            let start = |bins: &Binaries| Server::appzone(bins, work, &name, url);
             counts.push(callgrind_per_request(bins, work, wrk, &name, &load, start)?);
         }
         if let [one, ten] = counts[..] {
@@ -211,7 +211,7 @@ fn listing_during_import(
     report: &mut ScaleReport,
 ) -> Result<()> {
     let key = seed::org_and_key(bins, url)?;
-    let server = Server::appzone(bins, work, "appzone-catalog-100x", url, None)?;
+    let server = Server::appzone(bins, work, "appzone-catalog-100x", url)?;
     let load = Load::get(64, ZONES_PATH, &[&format!("X-API-KEY: {key}")]);
     let window = wrk.lasting(WINDOW_SECS);
     let import = |n: usize, nice: bool| -> Result<Command> {
@@ -250,9 +250,8 @@ fn listing_during_import(
             windows.push(measured);
         }
     }
-    let middle = |mut values: Vec<f64>| median(&mut values);
-    let quiet_rps = middle(quiet.iter().map(|w| w.rps).collect());
-    let busy_rps = middle(busy.iter().map(|w| w.rps).collect());
+    let quiet_rps = median(quiet.iter().map(|w| w.rps));
+    let busy_rps = median(busy.iter().map(|w| w.rps));
     report.row(
         format!("listing req/s, {WINDOW_SECS} s windows without vs with one 100× import (median of {WINDOWS})"),
         (quiet_rps, busy_rps),
@@ -262,17 +261,16 @@ fn listing_during_import(
         let rates: Vec<_> = windows.iter().filter_map(Window::import_rates).collect();
         let secs: Vec<String> = rates.iter().map(|r| format!("{:.1}", r.2)).collect();
         (
-            middle(rates.iter().map(|r| r.0).collect()),
-            middle(rates.iter().map(|r| r.1).collect()),
+            median(rates.iter().map(|r| r.0)),
+            median(rates.iter().map(|r| r.1)),
             secs.join(", "),
         )
     };
     // Windows without an import, over the same spans from where an import would start.
-    let quiet_counted = middle(
+    let quiet_counted = median(
         quiet
             .iter()
-            .filter_map(|w| w.counted_rate(IMPORT_DELAY, WINDOW_SECS as f64 - 1.0))
-            .collect(),
+            .filter_map(|w| w.counted_rate(IMPORT_DELAY, WINDOW_SECS as f64 - 1.0)),
     );
     for (windows, how) in [(&busy, ""), (&niced, " under `nice -n 19`")] {
         let (counted, course, courses) = rates(windows);
@@ -285,13 +283,10 @@ fn listing_during_import(
         );
         report.row(what, (quiet_counted, course), per_second);
     }
-    let durations: Vec<f64> = busy
-        .iter()
-        .filter_map(|w| w.import.map(|(s, e)| e - s))
-        .collect();
+    let durations = busy.iter().filter_map(|w| w.import.map(|(s, e)| e - s));
     let what =
         "the 100× import with one more zone: server idle vs under the listing load".to_owned();
-    report.row(what, (idle_import, middle(durations)), seconds);
+    report.row(what, (idle_import, median(durations)), seconds);
     Ok(())
 }
 

@@ -48,7 +48,7 @@ pub(crate) fn instruction_guard() -> Result<()> {
     let url = format!("sqlite://{}", work.path.join("appzone.db").display());
     let key = seed::org_and_key(&bins, &url)?;
     let zones = {
-        let appzone = Server::appzone(&bins, &work, "appzone", &url, None)?;
+        let appzone = Server::appzone(&bins, &work, "appzone", &url)?;
         capture(&appzone, ZONES_PATH, "zones", &key, &work)?
     };
     let wrk = Wrk {
@@ -87,7 +87,7 @@ pub(super) fn callgrind_counts(
     output(Command::new("valgrind").arg("--version"), PROBE_TIMEOUT)
         .context("--callgrind needs valgrind (Debian: `apt-get install valgrind`)")?;
     let appzone = callgrind_per_request(bins, work, wrk, "callgrind-appzone", load, |bins| {
-        Server::appzone(bins, work, "callgrind-appzone", url, None)
+        Server::appzone(bins, work, "callgrind-appzone", url)
     })?;
     let baseline = callgrind_per_request(bins, work, wrk, "callgrind-baseline", load, |bins| {
         Server::baseline(bins, work, "callgrind-baseline", ZONES, zones)

@@ -64,7 +64,10 @@ pub(super) struct Load {
 impl Load {
     /// GETs of `path` with `headers`, wrk's prebuilt request at full speed.
     pub(super) fn get(connections: usize, path: &str, headers: &[&str]) -> Self {
-        Self::script(connections, path, "static.lua", &[]).headers(headers)
+        Self {
+            headers: headers.iter().map(|h| (*h).to_owned()).collect(),
+            ..Self::script(connections, path, "static.lua", &[])
+        }
     }
 
     /// `path` by `script`, with the script's arguments.
@@ -81,11 +84,6 @@ impl Load {
             script,
             args: args.iter().map(|a| (*a).to_owned()).collect(),
         }
-    }
-
-    pub(super) fn headers(mut self, headers: &[&str]) -> Self {
-        self.headers = headers.iter().map(|h| (*h).to_owned()).collect();
-        self
     }
 
     /// The same load on another path.

@@ -13,9 +13,9 @@ use super::procfs::RssSampler;
 use super::report::{LongRun, Report, Target};
 use super::seed::{self, DELETE_IDS_PER_SECOND};
 use super::servers::{capture, replaying_baseline, Server};
-use super::{instructions, unix_secs, Binaries, WorkDir};
+use super::{instructions, Binaries, WorkDir};
 use super::{PROVIDERS_PATH, REGIONS_PATH, ZONES, ZONES_PATH};
-use crate::process::{output, psql, show};
+use crate::process::{output, show};
 
 /// The client benchmark's sequential calls, all rounds.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -36,8 +36,16 @@ pub(super) fn sqlite(
     let per_run = DELETE_IDS_PER_SECOND * opts.duration;
     seed::sqlite_profiles(&db, per_run * (2 * opts.rounds as u64 + 1))?;
 
-    let appzone = Server::appzone(bins, work, "appzone", &url, None)?;
-    let quiet = Server::appzone(bins, work, "appzone-log-warn", &url, Some("warn"))?;
+    let appzone = Server::appzone(bins, work, "appzone", &url)?;
+    let quiet = Server::appzone_with(
+        bins,
+        work,
+        "appzone-log-warn",
+        &url,
+        &[],
+        &[("APPZONE_LOG", "warn")],
+        "/readyz",
+    )?;
     let zones = capture(&appzone, ZONES_PATH, "zones", &key, work)?;
     let baseline = replaying_baseline(bins, work, "baseline", ZONES, &zones)?;
     report.body_bytes = zones.bytes.len();
@@ -269,17 +277,9 @@ pub(super) fn postgres(
     admin_url: &str,
     report: &mut Report,
 ) -> Result<()> {
-    let schema = format!("bench_{}_{}", std::process::id(), unix_secs());
-    psql(admin_url, &format!("CREATE SCHEMA {schema}"))?;
-    let result = postgres_deletes(opts, bins, work, admin_url, &schema, report);
-    // The server was stopped (dropped) inside, so the schema is free to drop.
-    if let Err(err) = psql(
-        admin_url,
-        &format!("DROP SCHEMA IF EXISTS {schema} CASCADE"),
-    ) {
-        eprintln!("bench: warning: could not drop schema {schema}: {err:#}");
-    }
-    result
+    seed::in_fresh_schema(admin_url, "bench", |url, schema| {
+        postgres_deletes(opts, bins, work, admin_url, url, schema, report)
+    })
 }
 
 fn postgres_deletes(
@@ -287,15 +287,14 @@ fn postgres_deletes(
     bins: &Binaries,
     work: &WorkDir,
     admin_url: &str,
+    url: &str,
     schema: &str,
     report: &mut Report,
 ) -> Result<()> {
-    let sep = if admin_url.contains('?') { '&' } else { '?' };
-    let url = format!("{admin_url}{sep}options=-c%20search_path%3D{schema}");
-    let key = seed::org_and_key(bins, &url)?;
+    let key = seed::org_and_key(bins, url)?;
     let per_run = DELETE_IDS_PER_SECOND * opts.duration;
     seed::postgres_profiles(admin_url, schema, per_run * (opts.rounds as u64 + 1))?;
-    let server = Server::appzone(bins, work, "appzone-postgres", &url, None)?;
+    let server = Server::appzone(bins, work, "appzone-postgres", url)?;
     let wrk = Wrk {
         dir: &work.path,
         duration: opts.duration,

@@ -13,9 +13,9 @@ use super::load::{Load, RunResult, Wrk};
 use super::options::Options;
 use super::report::{machine_line, median, millis, min_max, per_second};
 use super::servers::Server;
-use super::{load, seed, unix_secs, write_report, Binaries, WorkDir, ZONES_PATH};
+use super::{load, seed, write_report, Binaries, WorkDir, ZONES_PATH};
 use crate::http;
-use crate::process::{psql, stdout_of};
+use crate::process::stdout_of;
 
 /// Revocations measured per mode.
 const REVOCATIONS: usize = 5;
@@ -43,18 +43,10 @@ pub(super) fn run(opts: &Options) -> Result<()> {
     let wrk_version = load::wrk_version()?;
     let bins = Binaries::build()?;
     let work = WorkDir::create(opts.keep)?;
-    let schema = format!("bench_replicas_{}_{}", std::process::id(), unix_secs());
-    psql(&admin_url, &format!("CREATE SCHEMA {schema}"))?;
-    let sep = if admin_url.contains('?') { '&' } else { '?' };
-    let url = format!("{admin_url}{sep}options=-c%20search_path%3D{schema}");
-    let result = measure(opts, &bins, &work, &url, &wrk_version);
-    if let Err(err) = psql(
-        &admin_url,
-        &format!("DROP SCHEMA IF EXISTS {schema} CASCADE"),
-    ) {
-        eprintln!("bench: warning: could not drop schema {schema}: {err:#}");
-    }
-    write_report(&opts.output, &result?)
+    let report = seed::in_fresh_schema(&admin_url, "bench_replicas", |url, _| {
+        measure(opts, &bins, &work, url, &wrk_version)
+    })?;
+    write_report(&opts.output, &report)
 }
 
 fn measure(
@@ -129,7 +121,7 @@ fn start(
     let replicas = (1..=3)
         .map(|n| {
             let label = format!("{}-{n}", name.replace(' ', "-"));
-            Server::appzone_with(bins, work, &label, url, extra, "/readyz")
+            Server::appzone_with(bins, work, &label, url, extra, &[], "/readyz")
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Mode {
@@ -220,27 +212,21 @@ fn render(opts: &Options, wrk_version: &str, modes: &[Mode], notes: &[String]) -
     );
     let base_rps = modes.first().map(|mode| rps_median(&mode.runs));
     for mode in modes {
-        let mut rps: Vec<f64> = mode.runs.iter().map(RunResult::rps).collect();
+        let rps: Vec<f64> = mode.runs.iter().map(RunResult::rps).collect();
         let (low, high) = min_max(&rps);
-        let rps_median = median(&mut rps);
+        let rps_median = median(rps);
         let ratio = match base_rps {
             Some(base) if base > 0.0 && mode.name != modes[0].name => {
                 format!(" ({:.2}×)", rps_median / base)
             }
             _ => String::new(),
         };
-        let p50 = median(&mut mode.runs.iter().map(|r| r.p50_us).collect::<Vec<_>>());
-        let p99 = median(&mut mode.runs.iter().map(|r| r.p99_us).collect::<Vec<_>>());
-        let cpu = median(
-            &mut mode
-                .runs
-                .iter()
-                .map(|r| r.cpu_us_per_request)
-                .collect::<Vec<_>>(),
-        );
-        let mut revoked: Vec<f64> = mode.revocations.iter().map(Duration::as_secs_f64).collect();
+        let p50 = median(mode.runs.iter().map(|r| r.p50_us));
+        let p99 = median(mode.runs.iter().map(|r| r.p99_us));
+        let cpu = median(mode.runs.iter().map(|r| r.cpu_us_per_request));
+        let revoked: Vec<f64> = mode.revocations.iter().map(Duration::as_secs_f64).collect();
         let (fastest, slowest) = min_max(&revoked);
-        let revoked_median = median(&mut revoked);
+        let revoked_median = median(revoked);
         text.push_str(&format!(
             "| {} | {} [{}–{}]{ratio} | {:.0} µs | {:.0} µs | {:.1} µs | {} [{}–{}] |\n",
             mode.name,
@@ -262,5 +248,5 @@ fn render(opts: &Options, wrk_version: &str, modes: &[Mode], notes: &[String]) -
 }
 
 fn rps_median(runs: &[RunResult]) -> f64 {
-    median(&mut runs.iter().map(RunResult::rps).collect::<Vec<_>>())
+    median(runs.iter().map(RunResult::rps))
 }

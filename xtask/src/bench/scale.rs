@@ -214,20 +214,8 @@ fn keys(bins: &Binaries, work: &WorkDir, wrk: &Wrk<'_>, report: &mut ScaleReport
     let limit = MEASURED_KEYS.to_string();
     let requests = Load::script(1, ZONES_PATH, "counted.lua", &["keys", &file, "1", &limit]);
     let warm_up = Load::get(1, ZONES_PATH, &[&format!("X-API-KEY: {admin}")]);
-    let small = Server::appzone(
-        bins,
-        work,
-        "appzone-keys-small",
-        &sqlite_url(&small_db),
-        None,
-    )?;
-    let large = Server::appzone(
-        bins,
-        work,
-        "appzone-keys-large",
-        &sqlite_url(&large_db),
-        None,
-    )?;
+    let small = Server::appzone(bins, work, "appzone-keys-small", &sqlite_url(&small_db))?;
+    let large = Server::appzone(bins, work, "appzone-keys-large", &sqlite_url(&large_db))?;
     for server in [&small, &large] {
         wrk.run(server, &warm_up)?;
     }
@@ -279,7 +267,7 @@ fn keys(bins: &Binaries, work: &WorkDir, wrk: &Wrk<'_>, report: &mut ScaleReport
             bins,
             work,
             &name,
-            |bins| Server::appzone(bins, work, &name, &sqlite_url(db), None),
+            |bins| Server::appzone(bins, work, &name, &sqlite_url(db)),
             |server| wrk.run(server, &warm_up).map(drop),
             vec![step(false), step(true)],
         )?);
@@ -332,7 +320,6 @@ fn profiles(
             work,
             &format!("appzone-profiles-{profiles}"),
             &sqlite_url(&db),
-            None,
         )?;
         // The small table is deleted from its start every burst and restored after it; the
         // large one from places spread over it, never the same profile twice.
@@ -377,17 +364,14 @@ fn profiles(
     let [(small_db, small_key, small), (large_db, large_key, large)] = &tables[..] else {
         bail!("measured {} profile tables, not 2", tables.len());
     };
-    let p50 =
-        |runs: &[RunResult]| median(&mut runs.iter().map(|r| r.p50_us / 1e6).collect::<Vec<_>>());
+    let p50 = |runs: &[RunResult]| median(runs.iter().map(|r| r.p50_us / 1e6));
     // wrk waits out its -d after a burst stopped, so the rate is the closed loop's: connections
     // / mean latency (wrk sends a connection's next request as soon as its answer is in).
     let rate = |runs: &[RunResult]| {
         median(
-            &mut runs
-                .iter()
+            runs.iter()
                 .filter(|r| r.mean_us > 0.0)
-                .map(|r| 32e6 / r.mean_us)
-                .collect::<Vec<_>>(),
+                .map(|r| 32e6 / r.mean_us),
         )
     };
     report.row(
@@ -436,7 +420,7 @@ fn profiles(
             bins,
             work,
             &name,
-            |bins| Server::appzone(bins, work, &name, &sqlite_url(db), None),
+            |bins| Server::appzone(bins, work, &name, &sqlite_url(db)),
             |server| long.run(server, &warm_up).map(drop),
             vec![Box::new(|server: &Server| {
                 Ok(long.run(server, &counted)?.requests)
@@ -464,7 +448,7 @@ fn idle_connections(
     // The header-read timeout also closes a kept-alive connection quiet for that long: far
     // above the measurement, so the server holds every connection while it is measured.
     let extra = ["--header-read-timeout-secs", "600"];
-    let server = Server::appzone_with(bins, work, "appzone-idle", &url, &extra, "/readyz")?;
+    let server = Server::appzone_with(bins, work, "appzone-idle", &url, &extra, &[], "/readyz")?;
     // The same request first on a few busy connections, so what any request makes the server
     // allocate once is in the baseline, not counted as the idle connections'.
     wrk.run(&server, &Load::get(8, "/healthz", &[]))?;
@@ -528,7 +512,7 @@ fn wrong_key_flood(
 ) -> Result<()> {
     let url = sqlite_url(&work.path.join("flood.db"));
     let key = seed::org_and_key(bins, &url)?;
-    let server = Server::appzone(bins, work, "appzone-flood", &url, None)?;
+    let server = Server::appzone(bins, work, "appzone-flood", &url)?;
     // What any load makes the server allocate belongs to the baseline, not to the flood.
     let valid = Load::get(64, ZONES_PATH, &[&format!("X-API-KEY: {key}")]);
     wrk.lasting(2).run(&server, &valid)?;

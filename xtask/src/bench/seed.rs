@@ -75,6 +75,29 @@ pub(super) fn postgres_profiles(admin_url: &str, schema: &str, count: u64) -> Re
     .map(drop)
 }
 
+/// Runs `measure` in a fresh schema `<prefix>_<pid>_<secs>` of the database at `admin_url`,
+/// given a URL whose search_path is that schema and the schema's name; drops the schema
+/// afterwards whatever happened (`measure` has stopped its servers by then).
+pub(super) fn in_fresh_schema<T>(
+    admin_url: &str,
+    prefix: &str,
+    measure: impl FnOnce(&str, &str) -> Result<T>,
+) -> Result<T> {
+    let schema = format!("{prefix}_{}_{}", std::process::id(), super::unix_secs());
+    psql(admin_url, &format!("CREATE SCHEMA {schema}"))?;
+    let sep = if admin_url.contains('?') { '&' } else { '?' };
+    let url = format!("{admin_url}{sep}options=-c%20search_path%3D{schema}");
+    let result = measure(&url, &schema);
+    let dropped = psql(
+        admin_url,
+        &format!("DROP SCHEMA IF EXISTS {schema} CASCADE"),
+    );
+    if let Err(err) = dropped {
+        eprintln!("bench: warning: could not drop schema {schema}: {err:#}");
+    }
+    result
+}
+
 /// What `sql` prints, run by the sqlite3 CLI on `db`.
 pub(super) fn sqlite(db: &Path, sql: &str) -> Result<String> {
     stdout_of(Command::new("sqlite3").arg(db).arg(sql), SEED_TIMEOUT)

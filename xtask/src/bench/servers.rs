@@ -22,40 +22,26 @@ pub(super) struct Server {
 }
 
 impl Server {
-    /// appzone on the database at `url`, with `APPZONE_LOG=<log>` if given.
-    pub(super) fn appzone(
-        bins: &Binaries,
-        work: &WorkDir,
-        name: &str,
-        url: &str,
-        log: Option<&str>,
-    ) -> Result<Self> {
-        let addr = free_port()?;
-        let mut command = appzone_command(bins, url, addr, &[]);
-        if let Some(level) = log {
-            command.env("APPZONE_LOG", level);
-        }
-        Self::start(command, work, name, addr, "/readyz")
+    /// appzone on the database at `url`, ready once `/readyz` answers 200.
+    pub(super) fn appzone(bins: &Binaries, work: &WorkDir, name: &str, url: &str) -> Result<Self> {
+        Self::appzone_with(bins, work, name, url, &[], &[], "/readyz")
     }
 
-    /// appzone on `url` with `extra` flags of `serve`, ready once `ready_path` answers 200
-    /// (`--scale` times start-up to `/healthz`).
+    /// appzone on `url` with `extra` flags of `serve` and `env`, ready once `ready_path`
+    /// answers 200 (`--scale` times start-up to `/healthz`).
     pub(super) fn appzone_with(
         bins: &Binaries,
         work: &WorkDir,
         name: &str,
         url: &str,
         extra: &[&str],
+        env: &[(&str, &str)],
         ready_path: &str,
     ) -> Result<Self> {
         let addr = free_port()?;
-        Self::start(
-            appzone_command(bins, url, addr, extra),
-            work,
-            name,
-            addr,
-            ready_path,
-        )
+        let mut command = appzone_command(bins, url, addr, extra);
+        command.envs(env.iter().copied());
+        Self::start(command, work, name, addr, ready_path)
     }
 
     /// The baseline answering the captured body on `route` (an axum template, so a
