@@ -52,7 +52,8 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub cors_allow_origins: Vec<String>,
-    /// Seconds an API-key lookup is cached; a revoked key stops working within this time.
+    /// Seconds an API-key lookup is cached. A revocation reaches this server within a second
+    /// through the change log; should the change log not be read, within this time.
     #[arg(long, env = "APPZONE_KEY_CACHE_TTL_SECS", default_value_t = 10)]
     pub key_cache_ttl_secs: u64,
     /// Seconds between checks for catalog changes made by other replicas or the CLI.
