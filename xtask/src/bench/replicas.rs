@@ -200,7 +200,7 @@ fn revocation(bins: &Binaries, url: &str, replicas: &[Server]) -> Result<Duratio
 fn render(opts: &Options, wrk_version: &str, modes: &[Mode], notes: &[String]) -> String {
     let mut text = String::from("# appzone: three replicas on one PostgreSQL\n\n");
     text.push_str(&format!(
-        "{}; {wrk_version}; {} round(s) of {} s per mode, one wrk thread, 64 connections, \
+        "{} {wrk_version}; {} round(s) of {} s per mode, one wrk thread, 64 connections, \
          through replica 1 (the other two idle); median, range in brackets.\n\n",
         machine_line(),
         opts.rounds,
