@@ -217,7 +217,7 @@ fn check(work: &Path, image: &str) -> Result<()> {
         &[],
     )?;
     let base = format!("http://127.0.0.1:{port}");
-    let ready_in = started + wait_healthy(&runtime, &base)?;
+    let ready_in = started + wait_healthy(&base)?;
     report.push(format!(
         "SQLite on a named volume, read-only root filesystem: 200 on /healthz {:.2} s after \
          `podman run` started ({:.2} s of it in `podman run` itself)",
@@ -250,7 +250,7 @@ fn check(work: &Path, image: &str) -> Result<()> {
         &[],
     )?;
     let base = format!("http://127.0.0.1:{port}");
-    wait_healthy(&runtime, &base)?;
+    wait_healthy(&base)?;
     let client = client_for(&base, &key)?;
     let again = runtime.block_on(client.delete_profile(profile.as_str()));
     ensure!(
@@ -326,7 +326,7 @@ fn two_replicas(
             &[&url, &listen],
         )?;
         let base = format!("http://127.0.0.1:{port}");
-        wait_healthy(runtime, &base)?;
+        wait_healthy(&base)?;
         bases.push((name, base));
     }
     let (key, profile) = provision(work, &bases[0].0)?;
@@ -423,22 +423,19 @@ fn stop(work: &Path, container: &str) -> Result<String> {
 }
 
 /// Polls `/healthz` until it answers 200; how long that took.
-fn wait_healthy(runtime: &tokio::runtime::Runtime, base: &str) -> Result<Duration> {
+fn wait_healthy(base: &str) -> Result<Duration> {
     let started = Instant::now();
-    let http = reqwest::Client::new();
     let url = format!("{base}/healthz");
-    runtime.block_on(async {
-        loop {
-            let answer = http.get(&url).timeout(Duration::from_secs(1)).send().await;
-            if answer.is_ok_and(|a| a.status() == reqwest::StatusCode::OK) {
-                return Ok(started.elapsed());
-            }
-            if started.elapsed() > START_TIMEOUT {
-                bail!("no 200 from {url} within {} s", START_TIMEOUT.as_secs());
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    loop {
+        let answer = crate::http::send(reqwest::Method::GET, &url, &[], Duration::from_secs(1));
+        if answer.is_ok_and(|a| a.status == 200) {
+            return Ok(started.elapsed());
         }
-    })
+        if started.elapsed() > START_TIMEOUT {
+            bail!("no 200 from {url} within {} s", START_TIMEOUT.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn client_for(base: &str, key: &str) -> Result<Client> {

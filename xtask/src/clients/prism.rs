@@ -21,7 +21,7 @@ use reqwest::Method;
 
 use super::npm_project;
 use crate::demo_server::DemoServer;
-use crate::http::{self, free_port};
+use crate::http::{self, free_port, Answer};
 use crate::process::version_or_note;
 
 /// How long Prism may take to load the document and listen.
@@ -98,12 +98,12 @@ pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
     let control = Prism::start(work, &control_document(work), &server.base_url)?;
     let answer = send(&control.base, &Case::get("control", ZONES, admin, 200))?;
     drop(control);
-    if !answer.violations() {
+    if !violations(&answer) {
         bail!(
             "prism: the control failed: a document allowing one zone let the six zones of \
              us-east-1 through ({} {})",
             answer.status,
-            answer.body
+            body(&answer)
         );
     }
     eprintln!("clients: prism: control: a listing outside the document is refused as expected");
@@ -150,7 +150,7 @@ pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
     let mut failures = Vec::new();
     for case in &cases {
         let answer = send(&prism.base, case)?;
-        if answer.status == case.status && !answer.is_prisms_own() {
+        if answer.status == case.status && !is_prisms_own(&answer) {
             eprintln!(
                 "clients: prism: {}: {} as documented",
                 case.name, answer.status
@@ -158,7 +158,12 @@ pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
         } else {
             failures.push(format!(
                 "{} ({} {}): expected {}, got {} {}",
-                case.name, case.method, case.path, case.status, answer.status, answer.body
+                case.name,
+                case.method,
+                case.path,
+                case.status,
+                answer.status,
+                body(&answer)
             ));
         }
     }
@@ -226,23 +231,21 @@ impl Drop for Prism {
     }
 }
 
-/// An answer as this check reads it.
-struct Answer {
-    status: u16,
-    content_type: String,
-    etag: Option<String>,
-    body: String,
+/// Prism's own answers are `application/problem+json`; the server's never are.
+fn is_prisms_own(answer: &Answer) -> bool {
+    answer
+        .content_type
+        .as_deref()
+        .is_some_and(|t| t.starts_with("application/problem+json"))
 }
 
-impl Answer {
-    /// Prism's own answers are `application/problem+json`; the server's never are.
-    fn is_prisms_own(&self) -> bool {
-        self.content_type.starts_with("application/problem+json")
-    }
+/// Prism's answer for a request or an answer outside the document.
+fn violations(answer: &Answer) -> bool {
+    is_prisms_own(answer) && body(answer).contains("errors#VIOLATIONS")
+}
 
-    fn violations(&self) -> bool {
-        self.is_prisms_own() && self.body.contains("errors#VIOLATIONS")
-    }
+fn body(answer: &Answer) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&answer.body)
 }
 
 fn send(base: &str, case: &Case) -> Result<Answer> {
@@ -251,17 +254,11 @@ fn send(base: &str, case: &Case) -> Result<Answer> {
         .iter()
         .map(|(name, value)| (*name, value.as_str()))
         .collect();
-    let answer = http::send(
+    http::send(
         case.method.clone(),
         &format!("{base}{}", case.path),
         &headers,
         Duration::from_secs(30),
     )
-    .with_context(|| case.name)?;
-    Ok(Answer {
-        status: answer.status,
-        content_type: answer.content_type.unwrap_or_default(),
-        etag: answer.etag,
-        body: String::from_utf8_lossy(&answer.body).into_owned(),
-    })
+    .with_context(|| case.name)
 }
