@@ -7,7 +7,8 @@
 //! - [`storage`]: the only module with SQL; knows no HTTP.
 //! - [`catalog`]: the in-memory zone snapshot and the catalog file format.
 //! - [`keys`]: API-key digests, verification and its cache; [`last_used`]: when each key was
-//!   last used, written at most once a minute.
+//!   last used, written at most once a minute; [`limits`]: the rate limits.
+//! - [`metrics`]: the Prometheus registry and its exposition.
 //! - [`changes`]: follows the change log, so keys revoked and catalogs imported elsewhere reach
 //!   this process within a second.
 //! - [`cli`]: the `appzone-server` command line.
@@ -21,7 +22,9 @@ pub mod healthcheck;
 pub mod http;
 pub mod keys;
 pub mod last_used;
+pub mod limits;
 pub mod logging;
+pub mod metrics;
 pub mod model;
 pub mod serve;
 pub mod storage;
@@ -33,13 +36,13 @@ use tokio::task::JoinHandle;
 
 use catalog::file::CatalogFile;
 use catalog::Catalog;
-use http::limits::shared::SharedLimiter;
-use http::limits::RateLimits;
-use http::metrics::Metrics;
 use http::ops::OpenApiJson;
 use http::{AppState, HttpConfig, SharedState};
 use keys::KeyVerifier;
 use last_used::LastUsed;
+use limits::shared::SharedLimiter;
+use limits::RateLimits;
+use metrics::Metrics;
 use storage::{Store, StoreError};
 
 /// Behaviour settings of the service (not of the listener).
@@ -85,7 +88,7 @@ impl Default for ServiceConfig {
             auth_failures_per_minute: 600,
             redis_url: None,
             redis_key_prefix: REDIS_KEY_PREFIX.to_owned(),
-            redis_timeout: http::limits::shared::CALL_TIMEOUT,
+            redis_timeout: limits::shared::CALL_TIMEOUT,
             http: HttpConfig::default(),
         }
     }

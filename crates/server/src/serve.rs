@@ -31,8 +31,8 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use self::idle::Idle;
-use crate::http::metrics::ConnectionLimit;
 use crate::http::App;
+use crate::metrics::ConnectionLimit;
 
 /// Connection-level settings.
 #[derive(Debug, Clone)]

@@ -41,8 +41,8 @@ pub async fn authenticate(
                 // Returns at once: the write, when one is due, runs on its own task.
                 state.last_used.record(&caller.key.key_id);
                 let verdict = state.limits.check_key(&caller.key.key_id).await;
-                let mut response = match verdict.refusal {
-                    Some(limited) => limited.into_response(),
+                let mut response = match verdict.retry_after {
+                    Some(secs) => rate_limited(secs).into_response(),
                     None => {
                         request.extensions_mut().insert(caller.clone());
                         next.run(request).await
@@ -67,11 +67,18 @@ pub async fn authenticate(
         return refusal.into_response();
     };
     let verdict = state.limits.auth_failed(ip).await;
-    let mut response = verdict.refusal.unwrap_or(refusal).into_response();
+    let refusal = verdict.retry_after.map_or(refusal, rate_limited);
+    let mut response = refusal.into_response();
     if let Some(headers) = verdict.headers {
         headers.add_to(response.headers_mut());
     }
     response
+}
+
+/// The 429 of a limit that refused the request for `retry_after` seconds.
+fn rate_limited(retry_after: u32) -> ApiError {
+    ApiError::new(ErrorCode::RateLimited, "rate limit exceeded, retry later")
+        .with_retry_after(retry_after)
 }
 
 fn invalid_key() -> ApiError {

@@ -29,7 +29,6 @@ pub mod auth;
 mod conditional;
 pub mod docs;
 pub mod error;
-pub mod limits;
 pub mod listings;
 pub mod metrics;
 pub mod observe;
@@ -67,9 +66,9 @@ use crate::catalog::Catalog;
 use crate::health::Health;
 use crate::keys::KeyVerifier;
 use crate::last_used::LastUsed;
+use crate::limits::RateLimits;
+use crate::metrics::Metrics;
 use crate::storage::Store;
-use limits::RateLimits;
-use metrics::Metrics;
 use ops::OpenApiJson;
 
 /// Limits and switches of the HTTP layer.

@@ -19,8 +19,8 @@ use http::{HeaderValue, Method};
 use tower_http::request_id::{MakeRequestId, RequestId};
 
 use super::error::InternalDetail;
-use super::metrics::Metrics;
 use crate::keys::Caller;
+use crate::metrics::Metrics;
 
 /// Keeps a caller's `X-Request-Id` (its first value) when it is a valid request id, and removes
 /// it otherwise, so that one is made for the request.

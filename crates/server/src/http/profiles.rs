@@ -19,10 +19,10 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use tower_http::request_id::RequestId;
 
 use super::error::ApiError;
-use super::metrics::Metrics;
 use super::path::PathParams;
 use super::timeout::WriteBudget;
 use crate::keys::Caller;
+use crate::metrics::Metrics;
 use crate::model::Role;
 use crate::storage::{DeleteAnswer, DeleteOutcome, DeleteRequest, Store};
 

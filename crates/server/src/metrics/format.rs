@@ -6,16 +6,19 @@ use http::HeaderMap;
 
 /// The exposition formats `/metrics` answers in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Format {
+pub enum Format {
     /// The Prometheus text format 0.0.4.
     Text,
     /// OpenMetrics text, in the version asked for (the body is valid in both).
     OpenMetrics(OpenMetricsVersion),
 }
 
+/// The OpenMetrics versions a scraper may ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum OpenMetricsVersion {
+pub enum OpenMetricsVersion {
+    /// 1.0.0, what Prometheus asks for first.
     V1_0_0,
+    /// 0.0.1, the same text under its older name.
     V0_0_1,
 }
 
@@ -27,7 +30,8 @@ impl Format {
         Self::OpenMetrics(OpenMetricsVersion::V0_0_1),
     ];
 
-    pub(super) fn content_type(self) -> &'static str {
+    /// The `Content-Type` of an answer in this format.
+    pub fn content_type(self) -> &'static str {
         match self {
             Self::Text => "text/plain; version=0.0.4; charset=utf-8",
             Self::OpenMetrics(OpenMetricsVersion::V1_0_0) => {
@@ -70,9 +74,10 @@ impl Format {
     /// The format to answer `Accept` with, as content negotiation does (RFC 9110, 12.5.1):
     /// each format takes the quality of the most specific media range naming it; the highest
     /// quality wins, then the more specific range, then the range listed first, then the
-    /// order of [`Format::ALL`] (so `*/*` gets the text format). Without `Accept`, or when it
-    /// accepts none of them, the text format, as Prometheus's own libraries answer.
-    pub(super) fn negotiate(headers: &HeaderMap) -> Self {
+    /// order text, OpenMetrics 1.0.0, OpenMetrics 0.0.1 (so `*/*` gets the text format).
+    /// Without `Accept`, or when it accepts none of them, the text format, as Prometheus's own
+    /// libraries answer.
+    pub fn negotiate(headers: &HeaderMap) -> Self {
         let ranges: Vec<(String, Option<String>, f32)> = headers
             .get_all(ACCEPT)
             .iter()
@@ -183,6 +188,8 @@ pub(super) fn text_004(openmetrics: &str) -> Result<String, std::fmt::Error> {
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
+
+    use http::HeaderValue;
 
     use super::super::*;
     use super::*;

@@ -19,7 +19,7 @@ use redis::{Client, RedisResult, Script};
 use tokio::sync::{mpsc, oneshot};
 
 use super::Outcome;
-use crate::http::metrics::Metrics;
+use crate::metrics::Metrics;
 use crate::storage::redact_url;
 
 /// The longest a request waits for Redis, by default ([`crate::ServiceConfig::redis_timeout`]).

@@ -4,7 +4,7 @@
 //! Both limits are governor token buckets (GCRA) keyed in a concurrent map, with a burst of one
 //! window's worth: the per-key one allows `q` requests per second, the other `q` failed
 //! authentications per minute. A refused request answers 429 `rate_limited` with `Retry-After`
-//! in whole seconds (at least 1). Keys seen once stay in the maps until
+//! in whole seconds (at least 1; `http/auth.rs` writes the answer). Keys seen once stay in the maps until
 //! [`RateLimits::forget_idle`] drops the ones whose bucket is full again.
 //!
 //! With a Redis URL both limits are enforced in Redis instead, one bucket per key or address
@@ -23,15 +23,13 @@ use std::time::Duration;
 use appzone_contract::headers::{
     AUTH_FAILURES_POLICY, PER_KEY_POLICY, RATE_LIMIT, RATE_LIMIT_POLICY,
 };
-use appzone_contract::ErrorCode;
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 use http::{HeaderMap, HeaderValue};
 
-use super::error::ApiError;
-use super::metrics::{Metrics, RateLimitScope};
+use crate::metrics::{Metrics, RateLimitScope};
 
 pub mod shared;
 
@@ -122,11 +120,11 @@ impl<K: std::hash::Hash + Eq + Clone> Limit<K> {
         self.take_local(key)
     }
 
-    /// The headers to send for `outcome`, and the 429 when the bucket was empty.
+    /// The headers to send for `outcome`, and the wait to state when the bucket was empty.
     fn verdict(&self, outcome: Outcome, metrics: &Metrics) -> Verdict {
         match outcome {
             Outcome::Allowed { remaining } => Verdict {
-                refusal: None,
+                retry_after: None,
                 headers: Some(self.headers(remaining)),
             },
             Outcome::Refused { wait } => {
@@ -134,10 +132,7 @@ impl<K: std::hash::Hash + Eq + Clone> Limit<K> {
                 let secs = u32::try_from(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
                     .unwrap_or(u32::MAX);
                 Verdict {
-                    refusal: Some(
-                        ApiError::new(ErrorCode::RateLimited, "rate limit exceeded, retry later")
-                            .with_retry_after(secs.max(1)),
-                    ),
+                    retry_after: Some(secs.max(1)),
                     headers: Some(self.headers(0)),
                 }
             }
@@ -159,15 +154,16 @@ impl<K: std::hash::Hash + Eq + Clone> Limit<K> {
 /// What a limit decided for one request.
 #[derive(Debug)]
 pub struct Verdict {
-    /// The 429, when the request is over the limit.
-    pub refusal: Option<ApiError>,
+    /// When the request is over the limit, the whole seconds (at least 1) until the next unit:
+    /// the 429's `Retry-After`.
+    pub retry_after: Option<u32>,
     /// The `RateLimit` headers for the answer; `None` when the limit is off.
     pub headers: Option<RateLimitHeaders>,
 }
 
 impl Verdict {
     const OFF: Self = Self {
-        refusal: None,
+        retry_after: None,
         headers: None,
     };
 }
@@ -269,7 +265,7 @@ mod tests {
             let mut headers = HeaderMap::new();
             verdict.headers.expect("on").add_to(&mut headers);
             assert_eq!(headers[RATE_LIMIT_POLICY], "\"per-key\";q=3;w=1");
-            seen.push((verdict.refusal.is_some(), headers[RATE_LIMIT].clone()));
+            seen.push((verdict.retry_after.is_some(), headers[RATE_LIMIT].clone()));
         }
         let expected = [
             (false, "\"per-key\";r=2;t=1"),
