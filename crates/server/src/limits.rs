@@ -4,8 +4,9 @@
 //! Both limits are governor token buckets (GCRA) keyed in a concurrent map, with a burst of one
 //! window's worth: the per-key one allows `q` requests per second, the other `q` failed
 //! authentications per minute. A refused request answers 429 `rate_limited` with `Retry-After`
-//! in whole seconds (at least 1; `http/auth.rs` writes the answer). Keys seen once stay in the maps until
-//! [`RateLimits::forget_idle`] drops the ones whose bucket is full again.
+//! in whole seconds, at least 1 (`http/auth.rs` writes that answer from [`Verdict`]). Keys seen
+//! once stay in the maps until [`RateLimits::forget_idle`] drops the ones whose bucket is full
+//! again.
 //!
 //! With a Redis URL both limits are enforced in Redis instead, one bucket per key or address
 //! for all replicas ([`shared`]); a request Redis does not answer in time is decided by the
