@@ -11,7 +11,8 @@
 //! `increase()` and `absent()` in an alert work before the first event; the request families,
 //! whose routes, methods and statuses are open-ended, get a series at a combination's first
 //! answer. `appzone_build_info` states the version as a label, and the `process_*` families of
-//! Prometheus's client libraries (`process.rs`) are read from `/proc/self` at each scrape.
+//! Prometheus's client libraries are sampled by the metrics-process crate at each scrape
+//! (`metrics/process.rs`).
 
 mod format;
 mod process;

@@ -208,6 +208,28 @@ async fn failed_authentications_per_address_are_limited_but_valid_keys_pass() {
     assert_eq!(app.get(&zones(), Some(&app.member_key)).await.status, 200);
 }
 
+#[tokio::test]
+async fn a_refused_address_is_told_to_retry_when_its_next_attempt_is_allowed() {
+    // Three failures a minute: a refill every 20 s, so the fourth is told to wait about 20 s,
+    // not the 1 s every 429 starts with.
+    let app = TestApp::sqlite_with(appzone_server::ServiceConfig {
+        auth_failures_per_minute: 3,
+        ..fast_config()
+    })
+    .await;
+    let forged = format!("{}{}", &app.admin_key[..17], "x".repeat(32));
+    for _ in 0..3 {
+        assert_eq!(app.get(&zones(), Some(&forged)).await.status, 401);
+    }
+    let limited = app.get(&zones(), Some(&forged)).await;
+    limited.assert_error(429, "rate_limited");
+    let retry: u64 = limited
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("a Retry-After in seconds");
+    assert!((15..=20).contains(&retry), "Retry-After {retry}");
+}
+
 /// A state whose router has a slow route, for timeout and shedding tests.
 fn slow_router(app: &TestApp, http: HttpConfig) -> App {
     let state = app.service.state.with_http(http);
