@@ -184,14 +184,21 @@ async fn rate_limit_zero_disables_it() {
     );
 }
 
-#[tokio::test]
-async fn failed_authentications_per_address_are_limited_but_valid_keys_pass() {
+/// A server that allows three failed authentications a minute per address, and a key it will
+/// refuse (a real key id with a forged secret).
+async fn three_failures_a_minute() -> (TestApp, String) {
     let app = TestApp::sqlite_with(appzone_server::ServiceConfig {
         auth_failures_per_minute: 3,
         ..fast_config()
     })
     .await;
     let forged = format!("{}{}", &app.admin_key[..17], "x".repeat(32));
+    (app, forged)
+}
+
+#[tokio::test]
+async fn failed_authentications_per_address_are_limited_but_valid_keys_pass() {
+    let (app, forged) = three_failures_a_minute().await;
     let path = zones();
     let attempts = (0..6).map(|_| app.get(&path, Some(&forged)));
     let statuses: Vec<u16> = futures_util::future::join_all(attempts)
@@ -214,12 +221,7 @@ async fn failed_authentications_per_address_are_limited_but_valid_keys_pass() {
 async fn a_refused_address_is_told_to_retry_when_its_next_attempt_is_allowed() {
     // Three failures a minute: a refill every 20 s, so the fourth is told to wait about 20 s,
     // not the 1 s every 429 starts with.
-    let app = TestApp::sqlite_with(appzone_server::ServiceConfig {
-        auth_failures_per_minute: 3,
-        ..fast_config()
-    })
-    .await;
-    let forged = format!("{}{}", &app.admin_key[..17], "x".repeat(32));
+    let (app, forged) = three_failures_a_minute().await;
     for _ in 0..3 {
         assert_eq!(app.get(&zones(), Some(&forged)).await.status, 401);
     }
