@@ -102,6 +102,16 @@ impl ErrorCode {
     /// 422: this `Idempotency-Key` was used with another request (another profile) within
     /// the last 24 hours. Added in 1.1.0; arrives as [`ErrorCode::Other`].
     pub const IDEMPOTENCY_KEY_REUSED: &'static str = "idempotency_key_reused";
+    /// 400: a request body that is not JSON, or not of the operation's shape (zone
+    /// mappings). Added in 1.2.0; arrives as [`ErrorCode::Other`].
+    pub const INVALID_BODY: &'static str = "invalid_body";
+    /// 404: no zone mapping with this id in the caller's organization. Added in 1.2.0;
+    /// arrives as [`ErrorCode::Other`].
+    pub const ZONE_MAPPING_NOT_FOUND: &'static str = "zone_mapping_not_found";
+    /// 422: a zone mapping the catalog contradicts (an unknown zone id, a name outside its
+    /// region, an id or a name twice); the message names the first offenders. Added in
+    /// 1.2.0; arrives as [`ErrorCode::Other`].
+    pub const INVALID_ZONE_MAPPING: &'static str = "invalid_zone_mapping";
 
     /// The codes added within 1.x, in the order they were added.
     ///
@@ -112,7 +122,7 @@ impl ErrorCode {
     /// assert_eq!(code.as_str(), ErrorCode::IDEMPOTENCY_KEY_REUSED);
     /// assert_eq!(code.status().as_u16(), 422);
     /// ```
-    pub const ADDED: [AddedCode; 3] = [
+    pub const ADDED: [AddedCode; 6] = [
         AddedCode {
             code: ErrorCode::INVALID_IDEMPOTENCY_KEY,
             status: 400,
@@ -133,6 +143,25 @@ impl ErrorCode {
             meaning: "this Idempotency-Key was used for another request within 24 hours; use \
                       a new key for a new request",
             since: "1.1.0",
+        },
+        AddedCode {
+            code: ErrorCode::INVALID_BODY,
+            status: 400,
+            meaning: "the request body is not JSON, or not of the operation's shape",
+            since: "1.2.0",
+        },
+        AddedCode {
+            code: ErrorCode::ZONE_MAPPING_NOT_FOUND,
+            status: 404,
+            meaning: "no zone mapping with this id in the caller's organization",
+            since: "1.2.0",
+        },
+        AddedCode {
+            code: ErrorCode::INVALID_ZONE_MAPPING,
+            status: 422,
+            meaning: "a zone mapping the catalog contradicts; the message names the first \
+                      offenders",
+            since: "1.2.0",
         },
     ];
 

@@ -84,7 +84,9 @@ mod discovery;
 mod error;
 pub mod exit_code;
 pub mod headers;
+mod identities;
 mod ids;
+mod mappings;
 pub mod openapi;
 pub mod paths;
 mod zones;
@@ -93,5 +95,14 @@ pub use api_key::{ApiKey, ApiKeyError, KeyId};
 pub use deprecation::{Deprecation, DEPRECATIONS};
 pub use discovery::{ProviderList, RegionList, MAX_PROVIDERS, MAX_REGIONS_PER_PROVIDER};
 pub use error::{AddedCode, ErrorBody, ErrorCode};
+pub use identities::{
+    AppliedMapping, CatalogSource, NameScope, SourceReference, Visibility, ZoneIdentity,
+    ZoneIdentityList, ZoneType,
+};
 pub use ids::{IdError, IdKind, ProfileId, ProviderId, RegionId};
+pub use mappings::{
+    MappedRegion, MappedZone, ZoneMapping, ZoneMappingAnswer, ZoneMappingId, ZoneMappingIdError,
+    ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary, MAX_ZONE_MAPPINGS_PER_ORGANIZATION,
+    MAX_ZONE_MAPPING_BYTES, MAX_ZONE_MAPPING_LABEL_CHARS,
+};
 pub use zones::{ZoneList, MAX_ZONES_PER_REGION, STATUS_SUCCESS};

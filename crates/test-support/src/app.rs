@@ -44,16 +44,8 @@ pub fn test_catalog() -> CatalogFile {
         id: "acme-cloud".parse().unwrap(),
         name: "Acme Cloud".into(),
         regions: vec![
-            RegionEntry {
-                id: "empty-1".parse().unwrap(),
-                name: "Empty".into(),
-                zones: vec![],
-            },
-            RegionEntry {
-                id: "one-1".parse().unwrap(),
-                name: "One".into(),
-                zones: vec!["one-1a".into()],
-            },
+            RegionEntry::new("empty-1".parse().unwrap(), "Empty", vec![]),
+            RegionEntry::new("one-1".parse().unwrap(), "One", vec!["one-1a".into()]),
         ],
     });
     catalog

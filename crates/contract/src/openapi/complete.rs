@@ -199,8 +199,9 @@ fn add_shared_responses(operation: &mut Value, concrete_path: &str) {
         (
             "413",
             error_response_with_example(
-                "`payload_too_large`: the request carries a body over the service's limit \
-                 (64 KiB by default). No operation of this API takes a body.",
+                "`payload_too_large`: the request carries a body over the service's limit: \
+                 1 MiB for storing a zone mapping, the only operation that takes a body, and \
+                 64 KiB by default for every other.",
                 request_id_header(),
                 &ErrorCode::PayloadTooLarge,
                 examples::PAYLOAD_TOO_LARGE,

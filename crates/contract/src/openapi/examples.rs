@@ -17,12 +17,17 @@ use crate::ErrorCode;
 /// a profile that exists.
 pub const EXAMPLE_PROFILE_ID: &str = "prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2";
 
-/// Example value of each path parameter: a provider and region of the built-in catalog, and
-/// the demo's deletable profile.
-pub(super) const PATH_PARAMETERS: [(&str, &str); 3] = [
+/// The zone-mapping id the document's examples name; `serve --demo` keeps a mapping of the
+/// demo organization with this id.
+pub const EXAMPLE_ZONE_MAPPING_ID: &str = "prod";
+
+/// Example value of each path parameter: a provider and region of the built-in catalog, the
+/// demo's deletable profile, and the demo's zone mapping.
+pub(super) const PATH_PARAMETERS: [(&str, &str); 4] = [
     ("providerId", "aws"),
     ("regionId", "us-east-1"),
     ("profileId", EXAMPLE_PROFILE_ID),
+    ("mappingId", EXAMPLE_ZONE_MAPPING_ID),
 ];
 
 /// 413: the message of the service's body limit.

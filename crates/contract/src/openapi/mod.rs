@@ -22,7 +22,10 @@ use crate::deprecation::Deprecation;
 use crate::error::KnownErrorCode;
 use crate::zones::{ListingStatus, ZoneId};
 use crate::{
-    ErrorBody, ErrorCode, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
+    AppliedMapping, CatalogSource, ErrorBody, ErrorCode, MappedRegion, MappedZone, NameScope,
+    ProfileId, ProviderId, ProviderList, RegionId, RegionList, SourceReference, Visibility,
+    ZoneIdentity, ZoneIdentityList, ZoneList, ZoneMapping, ZoneMappingAnswer, ZoneMappingId,
+    ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary, ZoneType,
 };
 
 // The module is in parts: `operations` (the four `#[utoipa::path]` descriptions), `schemas`
@@ -31,14 +34,20 @@ use crate::{
 // `finish` declares).
 mod complete;
 mod examples;
+mod identities;
 mod operations;
 mod rate_limit;
 mod schemas;
 
 pub use complete::{finish, mark_deprecated};
-pub use examples::EXAMPLE_PROFILE_ID;
+pub use examples::{EXAMPLE_PROFILE_ID, EXAMPLE_ZONE_MAPPING_ID};
 // The `__path_*` types are what utoipa generates for each description; the server's routes and
 // `ApiDoc` below find them next to the function of the same name, so they are re-exported too.
+pub use identities::{
+    __path_delete_zone_mapping, __path_get_zone_mapping, __path_list_zone_identities,
+    __path_list_zone_mappings, __path_put_zone_mapping, delete_zone_mapping, get_zone_mapping,
+    list_zone_identities, list_zone_mappings, put_zone_mapping,
+};
 pub use operations::{
     __path_delete_application_profile, __path_list_providers, __path_list_regions,
     __path_list_zones, delete_application_profile, list_providers, list_regions, list_zones,
@@ -54,6 +63,8 @@ pub const SECURITY_SCHEME: &str = "apiKey";
 pub const TAG_ZONES: &str = "zones";
 /// Tag of the profile operations.
 pub const TAG_PROFILES: &str = "profiles";
+/// Tag of the zone-mapping operations.
+pub const TAG_ZONE_MAPPINGS: &str = "zone-mappings";
 
 /// The published document, as JSON.
 pub fn document() -> Value {
@@ -92,8 +103,9 @@ pub fn document_json_with(deprecations: &[Deprecation]) -> String {
 #[openapi(
     info(
         title = "appzone API",
-        description = "List the zones of a cloud provider's region, and delete an organization's \
-application profiles. To find the ids to ask for, list the providers (`GET /api/v1/providers`), \
+        description = "List the zones of a cloud provider's region, with their account-independent \
+identities and the caller's own zone names, and delete an organization's application \
+profiles. To find the ids to ask for, list the providers (`GET /api/v1/providers`), \
 then a provider's regions (`GET /api/v1/providers/{providerId}/regions`).\n\n\
 ## Authentication\n\n\
 Every operation needs an API key in the `X-API-KEY` header. Keys look like \
@@ -151,7 +163,17 @@ copy hosted elsewhere names the deployment's URL here instead, for example \
 https://appzone.example.com."
         )
     ),
-    paths(list_providers, list_regions, list_zones, delete_application_profile),
+    paths(
+        list_providers,
+        list_regions,
+        list_zones,
+        list_zone_identities,
+        delete_application_profile,
+        list_zone_mappings,
+        get_zone_mapping,
+        put_zone_mapping,
+        delete_zone_mapping
+    ),
     components(schemas(
         ProviderList,
         RegionList,
@@ -169,7 +191,23 @@ https://appzone.example.com."
         ListingStatus,
         ListingCacheControl,
         IdempotencyKey,
-        IdempotentReplayed
+        IdempotentReplayed,
+        ZoneIdentityList,
+        ZoneIdentity,
+        NameScope,
+        ZoneType,
+        Visibility,
+        AppliedMapping,
+        CatalogSource,
+        SourceReference,
+        ZoneMappingId,
+        ZoneMappingRequest,
+        ZoneMappingAnswer,
+        ZoneMapping,
+        MappedRegion,
+        MappedZone,
+        ZoneMappingList,
+        ZoneMappingSummary
     )),
     modifiers(&SecurityAddon),
     security(("apiKey" = [])),
@@ -177,7 +215,10 @@ https://appzone.example.com."
         (name = "zones", description = "The service's catalog: cloud providers, their regions, \
 and the availability zones of each region. The three listings share one envelope and the same \
 caching rules."),
-        (name = "profiles", description = "Application profiles of the caller's organization.")
+        (name = "profiles", description = "Application profiles of the caller's organization."),
+        (name = "zone-mappings", description = "The organization's own zone names, stored from \
+its cloud CLI's output (`aws ec2 describe-availability-zones`, `az account list-locations`) and \
+applied to the zone-identity listing with `?mapping=`.")
     )
 )]
 struct ApiDoc;

@@ -1,13 +1,22 @@
 //! The catalog's JSON form, used by `catalog import`/`export` and by the built-in catalog.
 //!
 //! ```json
-//! {"providers": [{"id": "aws", "name": "Amazon Web Services",
+//! {"source": {"compiled_on": "2026-11-27",
+//!   "references": [{"id": "S1", "what": "...", "where": "https://...", "date": "2026-11-27"}]},
+//!  "providers": [{"id": "aws", "name": "Amazon Web Services",
 //!   "regions": [{"id": "us-east-1", "name": "US East (N. Virginia)",
-//!     "zones": ["us-east-1a", "us-east-1b"]}]}]}
+//!     "zones": ["us-east-1a", "us-east-1b"],
+//!     "name_scope": "account",
+//!     "identities": [{"zone_id": "use1-az1", "zone_name": null,
+//!       "zone_type": "availability-zone", "visibility": "all_accounts", "note": "..."}],
+//!     "sources": ["S1", "S2"]}]}]}
 //! ```
 //!
-//! Order is meaningful: zones are served in the order given. Unknown top-level fields (such as
-//! the built-in file's `source_notes`) are ignored.
+//! Order is meaningful: zones are served in the order given. `zones` are the names the zone
+//! listing serves; `identities` say which place each zone is (format 1.2). A 1.1 file, without
+//! `source`, `name_scope`, `identities` and `sources`, is still a valid catalog: its regions
+//! have no identities (the identity listing says so), and it exports as it was imported.
+//! Unknown top-level fields (such as the 1.1 built-in file's `source_notes`) are ignored.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -15,15 +24,70 @@ use std::fmt;
 use appzone_contract::{ProviderId, RegionId};
 use serde::{Deserialize, Serialize};
 
-/// The built-in catalog of public AWS, GCP and Azure regions and zones, loaded into an empty
-/// database. Sourced facts; see the file's `source_notes`.
+/// The built-in catalog of public AWS, GCP and Azure regions and zones with their identities,
+/// loaded into an empty database. Sourced facts: each region names its references, listed in
+/// the file's `source`; `compile.py` beside it builds it from the compiled facts.
 const BUILTIN: &str = include_str!("../../catalog/builtin.json");
 
 /// A whole catalog: providers, their regions and each region's zones, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CatalogFile {
+    /// When the catalog was compiled and what it rests on; absent in a 1.1 file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceBlock>,
     /// Providers in display order.
     pub providers: Vec<ProviderEntry>,
+}
+
+/// The catalog's `source`: its compile date and the references its regions cite.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SourceBlock {
+    /// `YYYY-MM-DD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiled_on: Option<String>,
+    /// The references, each with a unique id.
+    #[serde(default)]
+    pub references: Vec<Reference>,
+}
+
+/// One reference of [`SourceBlock`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reference {
+    /// Unique within the catalog, such as `S1`.
+    pub id: String,
+    /// What the source is and what was taken from it.
+    pub what: String,
+    /// A URL, or a repository, path and commit.
+    #[serde(rename = "where")]
+    pub location: String,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+}
+
+/// One zone identity of a region (format 1.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdentityEntry {
+    /// The account-independent identity (`use1-az1`, `eastus-az1`, `us-central1-a`).
+    pub zone_id: String,
+    /// The name for every account, where a source pairs it; `null` otherwise.
+    pub zone_name: Option<String>,
+    /// `availability-zone`.
+    #[serde(default = "availability_zone")]
+    pub zone_type: String,
+    /// `all_accounts` or `some_accounts`.
+    #[serde(default = "all_accounts")]
+    pub visibility: String,
+    /// What else is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+fn availability_zone() -> String {
+    "availability-zone".to_owned()
+}
+
+fn all_accounts() -> String {
+    "all_accounts".to_owned()
 }
 
 /// One provider of the catalog.
@@ -46,6 +110,34 @@ pub struct RegionEntry {
     pub name: String,
     /// Zones in the order they are served.
     pub zones: Vec<String>,
+    /// For whom the region's zone names hold (`global`, `uniform`, `account`,
+    /// `subscription`); absent when the catalog has no identities for the region (1.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_scope: Option<String>,
+    /// The zones' identities, in catalog order (format 1.2; empty without `name_scope`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identities: Vec<IdentityEntry>,
+    /// The ids of the references (in the catalog's `source`) the region's facts rest on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
+    /// What is known of the region as a whole (access restricted, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl RegionEntry {
+    /// A region without identities (as a 1.1 catalog file gives it).
+    pub fn new(id: RegionId, name: impl Into<String>, zones: Vec<String>) -> Self {
+        Self {
+            id,
+            name: name.into(),
+            zones,
+            name_scope: None,
+            identities: Vec::new(),
+            sources: Vec::new(),
+            note: None,
+        }
+    }
 }
 
 /// Why a catalog file was refused.
@@ -84,6 +176,7 @@ impl CatalogFile {
                 appzone_contract::MAX_PROVIDERS
             ));
         }
+        let references = check_source(self.source.as_ref())?;
         let mut providers = HashSet::new();
         for provider in &self.providers {
             if !providers.insert(provider.id.as_str()) {
@@ -114,6 +207,7 @@ impl CatalogFile {
                         appzone_contract::MAX_ZONES_PER_REGION
                     ));
                 }
+                check_identities(region, &at, &references)?;
                 let mut zones = HashSet::new();
                 for zone in &region.zones {
                     if zone.parse::<RegionId>().is_err() {
@@ -139,6 +233,165 @@ impl CatalogFile {
     }
 }
 
+/// Checks the `source` block; returns its reference ids.
+fn check_source(source: Option<&SourceBlock>) -> Result<HashSet<&str>, CatalogFileError> {
+    let rule = |msg: String| Err(CatalogFileError::Rule(msg));
+    let mut ids = HashSet::new();
+    let Some(source) = source else {
+        return Ok(ids);
+    };
+    if let Some(date) = &source.compiled_on {
+        if !is_date(date) {
+            return rule(format!(
+                "source.compiled_on {date:?} is not a date of the form YYYY-MM-DD"
+            ));
+        }
+    }
+    for reference in &source.references {
+        let id = reference.id.as_str();
+        if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return rule(format!(
+                "source reference id {id:?} must be 1 to 64 ASCII letters or digits"
+            ));
+        }
+        if !ids.insert(id) {
+            return rule(format!("source reference {id:?} appears twice"));
+        }
+        let texts = [
+            ("what", reference.what.as_str(), 2048),
+            ("where", reference.location.as_str(), 512),
+        ];
+        for (field, text, max) in texts {
+            if text.trim().is_empty()
+                || text.chars().count() > max
+                || text.chars().any(char::is_control)
+            {
+                return rule(format!(
+                    "source reference {id}: {field} must be 1 to {max} printable characters"
+                ));
+            }
+        }
+        if !is_date(&reference.date) {
+            return rule(format!(
+                "source reference {id}: date {:?} is not of the form YYYY-MM-DD",
+                reference.date
+            ));
+        }
+    }
+    Ok(ids)
+}
+
+/// `YYYY-MM-DD`, digits in place (the calendar is not checked further).
+fn is_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+/// A word of an open set (`name_scope`, `zone_type`, `visibility`): 1 to 64 lowercase letters,
+/// `_` or `-`.
+fn is_word(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 64
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-')
+}
+
+/// Checks a region's identities, `name_scope`, `sources` and `note`.
+fn check_identities(
+    region: &RegionEntry,
+    at: &str,
+    references: &HashSet<&str>,
+) -> Result<(), CatalogFileError> {
+    let rule = |msg: String| Err(CatalogFileError::Rule(msg));
+    match &region.name_scope {
+        None if !region.identities.is_empty() => {
+            return rule(format!("region {at} has identities but no name_scope"));
+        }
+        Some(scope) if !is_word(scope) => {
+            return rule(format!(
+                "region {at}: name_scope {scope:?} must be 1 to 64 lowercase letters, '_' or '-'"
+            ));
+        }
+        _ => {}
+    }
+    if region.identities.len() > appzone_contract::MAX_ZONES_PER_REGION {
+        return rule(format!(
+            "region {at} has {} identities; a region has at most {}",
+            region.identities.len(),
+            appzone_contract::MAX_ZONES_PER_REGION
+        ));
+    }
+    let mut ids = HashSet::new();
+    let mut names = HashSet::new();
+    for identity in &region.identities {
+        let id = identity.zone_id.as_str();
+        if id.parse::<RegionId>().is_err() {
+            return rule(format!(
+                "zone id {id:?} in {at}: zone ids are 1 to 63 lowercase letters, digits and '-'"
+            ));
+        }
+        if !ids.insert(id) {
+            return rule(format!("zone id {id:?} appears twice in {at}"));
+        }
+        if let Some(name) = &identity.zone_name {
+            if name.parse::<RegionId>().is_err() {
+                return rule(format!(
+                    "zone name {name:?} of {id} in {at}: zone names are 1 to 63 lowercase \
+                     letters, digits and '-'"
+                ));
+            }
+            if !names.insert(name.as_str()) {
+                return rule(format!(
+                    "zone name {name:?} is given to two zone ids in {at}"
+                ));
+            }
+        }
+        for (field, value) in [
+            ("zone_type", &identity.zone_type),
+            ("visibility", &identity.visibility),
+        ] {
+            if !is_word(value) {
+                return rule(format!(
+                    "zone {id} in {at}: {field} {value:?} must be 1 to 64 lowercase letters, '_' \
+                     or '-'"
+                ));
+            }
+        }
+        check_note(identity.note.as_deref(), &format!("zone {id} in {at}"))?;
+    }
+    check_note(region.note.as_deref(), &format!("region {at}"))?;
+    for cited in &region.sources {
+        if !references.contains(cited.as_str()) {
+            return rule(format!(
+                "region {at} cites {cited:?}, which is not a reference of the catalog's source"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A note: 1 to 1024 printable characters.
+fn check_note(note: Option<&str>, of: &str) -> Result<(), CatalogFileError> {
+    match note {
+        Some(note)
+            if note.trim().is_empty()
+                || note.chars().count() > 1024
+                || note.chars().any(char::is_control) =>
+        {
+            Err(CatalogFileError::Rule(format!(
+                "{of}: a note must be 1 to 1024 printable characters"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The ids of `ids` that `other` also holds, in their order: two lists of children are in the
 /// same order when these agree both ways.
 fn kept_in_order<'a>(ids: impl Iterator<Item = &'a str>, other: &HashSet<&str>) -> Vec<&'a str> {
@@ -151,14 +404,17 @@ fn kept_in_order<'a>(ids: impl Iterator<Item = &'a str>, other: &HashSet<&str>) 
 pub struct CatalogChanges {
     /// Providers, regions and zones whose id is new.
     pub added: Counts,
-    /// Providers and regions kept under the same id with another name or order of children
-    /// (zones have no name, so a zone is only ever added or removed).
+    /// Providers and regions kept under the same id with another name or order of children,
+    /// and regions with other identities (zones have no name, so a zone is only ever added or
+    /// removed).
     pub changed: Counts,
     /// Providers, regions and zones whose id is gone: a zone drops out of its region's
     /// listing, a region's listing answers 404, a provider's listings answer 400.
     pub removed: Counts,
     /// Whether the providers kept are listed in another order.
     pub providers_reordered: bool,
+    /// Whether the catalog's `source` (compile date, references) changed.
+    pub source_changed: bool,
 }
 
 /// Numbers of providers, regions and zones.
@@ -216,6 +472,7 @@ impl CatalogChanges {
             && self.changed.is_zero()
             && self.removed.is_zero()
             && !self.providers_reordered
+            && !self.source_changed
     }
 
     /// Whether anything a client can list today would stop being listed.
@@ -237,6 +494,9 @@ impl fmt::Display for CatalogChanges {
         if self.providers_reordered {
             f.write_str("; providers in another order")?;
         }
+        if self.source_changed {
+            f.write_str("; source changed")?;
+        }
         Ok(())
     }
 }
@@ -244,7 +504,10 @@ impl fmt::Display for CatalogChanges {
 impl CatalogFile {
     /// What replacing `self` with `new` adds, changes and removes. Linear in the size of both.
     pub fn changes_to(&self, new: &CatalogFile) -> CatalogChanges {
-        let mut changes = CatalogChanges::default();
+        let mut changes = CatalogChanges {
+            source_changed: self.source != new.source,
+            ..CatalogChanges::default()
+        };
         let old_providers: HashMap<&str, &ProviderEntry> =
             self.providers.iter().map(|p| (p.id.as_str(), p)).collect();
         let new_ids: HashSet<&str> = new.providers.iter().map(|p| p.id.as_str()).collect();
@@ -302,6 +565,10 @@ impl CatalogFile {
                 changes.added.zones += new_zones.difference(&old_zones).count();
                 changes.removed.zones += old_zones.difference(&new_zones).count();
                 if old_region.name != region.name
+                    || old_region.name_scope != region.name_scope
+                    || old_region.identities != region.identities
+                    || old_region.sources != region.sources
+                    || old_region.note != region.note
                     || kept_in_order(old_region.zones.iter().map(String::as_str), &new_zones)
                         != kept_in_order(region.zones.iter().map(String::as_str), &old_zones)
                 {
@@ -357,11 +624,18 @@ mod tests {
              removed 1 provider, 1 region, 1 zone"
         );
         assert!(changes.removes_anything());
-        assert!(!CatalogFile { providers: vec![] }
-            .changes_to(&old)
-            .removes_anything());
+        assert!(!CatalogFile {
+            source: None,
+            providers: vec![]
+        }
+        .changes_to(&old)
+        .removes_anything());
         assert_eq!(
-            old.changes_to(&CatalogFile { providers: vec![] }).removed,
+            old.changes_to(&CatalogFile {
+                source: None,
+                providers: vec![]
+            })
+            .removed,
             Counts {
                 providers: 2,
                 regions: 3,

@@ -135,12 +135,17 @@ async fn read_catalog(
     backend: Backend,
     pause: Duration,
 ) -> Result<(i64, CatalogFile), StoreError> {
-    let version: i64 = sqlx::query("SELECT version FROM catalog_meta WHERE singleton = 1")
+    let meta = sqlx::query("SELECT version, source FROM catalog_meta WHERE singleton = 1")
         .fetch_all(&mut **tx)
         .await
         .and_then(|rows| rows.into_iter().next().ok_or(sqlx::Error::RowNotFound))
-        .and_then(|row| row.try_get("version"))
         .classify()?;
+    let version: i64 = meta.try_get("version").classify()?;
+    let source: Option<String> = meta.try_get("source").classify()?;
+    let source = source
+        .map(|json| serde_json::from_str(&json))
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(format!("catalog source: {e}")))?;
     let providers = sqlx::query("SELECT id, name FROM catalog_providers ORDER BY position")
         .fetch_all(&mut **tx)
         .await
@@ -154,7 +159,7 @@ async fn read_catalog(
     };
     let zones = format!("{aggregate}(z.zone, '{ZONE_SEPARATOR}' ORDER BY z.position)");
     let query = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT r.provider_id, r.id, r.name, \
+        "SELECT r.provider_id, r.id, r.name, r.name_scope, r.identities, r.sources, r.note, \
          (SELECT {zones} FROM catalog_zones z \
           WHERE z.provider_id = r.provider_id AND z.region_id = r.id) AS zones \
          FROM catalog_regions r ORDER BY r.provider_id, r.position"
@@ -169,7 +174,9 @@ async fn read_catalog(
         }
     }
     drop(rows);
-    Ok((version, assemble_catalog(&providers, &regions)?))
+    let mut catalog = assemble_catalog(&providers, &regions)?;
+    catalog.source = source;
+    Ok((version, catalog))
 }
 
 /// Writes `catalog` over `current`, the catalog this transaction read (`None`: whatever the
@@ -237,13 +244,32 @@ async fn write_catalog_in(
             }
             _ => {}
         }
-        let p_id = Cell::Text(provider.id.as_str());
-        providers.push([p_id, Cell::Text(&provider.name), position(p_pos)]);
+        let p_id = provider.id.as_str();
+        providers.push([
+            Cell::Text(p_id),
+            Cell::Text(&provider.name),
+            position(p_pos),
+        ]);
         for (r_pos, region) in provider.regions.iter().enumerate() {
-            let r_id = Cell::Text(region.id.as_str());
-            regions.push([p_id, r_id, Cell::Text(&region.name), position(r_pos)]);
+            let r_id = region.id.as_str();
+            let (identities, sources) = identity_columns(region);
+            regions.push([
+                Cell::Text(p_id),
+                Cell::Text(r_id),
+                Cell::Text(&region.name),
+                position(r_pos),
+                Cell::OptText(region.name_scope.as_deref()),
+                Cell::OptOwned(identities),
+                Cell::OptOwned(sources),
+                Cell::OptText(region.note.as_deref()),
+            ]);
             for (z_pos, zone) in region.zones.iter().enumerate() {
-                zones.push([p_id, r_id, position(z_pos), Cell::Text(zone)]);
+                zones.push([
+                    Cell::Text(p_id),
+                    Cell::Text(r_id),
+                    position(z_pos),
+                    Cell::Text(zone),
+                ]);
             }
         }
     }
@@ -257,7 +283,8 @@ async fn write_catalog_in(
     insert_rows(
         tx,
         backend,
-        "catalog_regions (provider_id, id, name, position)",
+        "catalog_regions (provider_id, id, name, position, name_scope, identities, sources, \
+         note)",
         &regions,
     )
     .await?;
@@ -270,11 +297,16 @@ async fn write_catalog_in(
     .await?;
     // Every server reloads its snapshot when this commits.
     changes::record(tx, backend, &Change::Catalog).await?;
+    let source = catalog
+        .source
+        .as_ref()
+        .map(|source| serde_json::to_string(source).unwrap_or_default());
     sqlx::query(
-        "UPDATE catalog_meta SET version = version + 1, updated_at = $1 WHERE singleton = 1 \
-         RETURNING version",
+        "UPDATE catalog_meta SET version = version + 1, updated_at = $1, source = $2 \
+         WHERE singleton = 1 RETURNING version",
     )
     .bind(now_ms())
+    .bind(source)
     // All of it: see `revoke_key` on a statement left unfinished.
     .fetch_all(&mut **tx)
     .await
@@ -307,10 +339,26 @@ const ZONE_SEPARATOR: char = ' ';
 const ROWS_PER_INSERT: usize = 500;
 
 /// One value of a row [`insert_rows`] writes.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Cell<'a> {
     Text(&'a str),
     Int(i64),
+    /// A text that may be NULL.
+    OptText(Option<&'a str>),
+    /// A text made for the row (JSON) that may be NULL.
+    OptOwned(Option<String>),
+}
+
+/// A region's identities and cited references as the JSON its columns hold; both NULL for a
+/// region without identities (a 1.1 catalog).
+fn identity_columns(region: &RegionEntry) -> (Option<String>, Option<String>) {
+    if region.name_scope.is_none() {
+        return (None, None);
+    }
+    // Serializing plain structs of strings cannot fail.
+    let identities = serde_json::to_string(&region.identities).unwrap_or_default();
+    let sources = serde_json::to_string(&region.sources).unwrap_or_default();
+    (Some(identities), Some(sources))
 }
 
 /// Inserts `rows` into `into` (a table and its column list) in multi-row statements. Not
@@ -342,9 +390,11 @@ async fn insert_rows<const N: usize>(
         // of this module (`'static`), the values are bound.
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
         for cell in chunk.iter().flatten() {
-            query = match *cell {
-                Cell::Text(text) => query.bind(text),
-                Cell::Int(int) => query.bind(int),
+            query = match cell {
+                Cell::Text(text) => query.bind(*text),
+                Cell::Int(int) => query.bind(*int),
+                Cell::OptText(text) => query.bind(*text),
+                Cell::OptOwned(text) => query.bind(text.as_deref()),
             };
         }
         execute(tx, query).await?;
@@ -373,12 +423,28 @@ fn assemble_catalog(providers: &[AnyRow], regions: &[AnyRow]) -> Result<CatalogF
     for region in regions {
         // NULL when the region has no zones.
         let zones: Option<String> = region.try_get("zones").classify()?;
+        let column =
+            |name: &str| -> Result<Option<String>, StoreError> { region.try_get(name).classify() };
+        let json = |name: &str| -> Result<Option<Vec<_>>, StoreError> {
+            column(name)?
+                .map(|json| serde_json::from_str(&json))
+                .transpose()
+                .map_err(|e| StoreError::Corrupt(format!("catalog region {name}: {e}")))
+        };
         let entry = RegionEntry {
             id: text(region, "id")?.parse().map_err(corrupt)?,
             name: text(region, "name")?,
             zones: zones.as_deref().map_or_else(Vec::new, |z| {
                 z.split(ZONE_SEPARATOR).map(str::to_owned).collect()
             }),
+            name_scope: column("name_scope")?,
+            identities: json("identities")?.unwrap_or_default(),
+            sources: column("sources")?
+                .map(|json| serde_json::from_str(&json))
+                .transpose()
+                .map_err(|e| StoreError::Corrupt(format!("catalog region sources: {e}")))?
+                .unwrap_or_default(),
+            note: column("note")?,
         };
         regions_of
             .entry(text(region, "provider_id")?)
@@ -396,5 +462,8 @@ fn assemble_catalog(providers: &[AnyRow], regions: &[AnyRow]) -> Result<CatalogF
             })
         })
         .collect::<Result<_, StoreError>>()?;
-    Ok(CatalogFile { providers })
+    Ok(CatalogFile {
+        source: None,
+        providers,
+    })
 }

@@ -274,7 +274,10 @@ fn scaled_catalog(times: usize) -> appzone_server::catalog::file::CatalogFile {
             providers.push(provider);
         }
     }
-    appzone_server::catalog::file::CatalogFile { providers }
+    appzone_server::catalog::file::CatalogFile {
+        source: builtin.source.clone(),
+        providers,
+    }
 }
 
 /// The shortest of three runs of `work`: the least disturbed by the rest of the machine.

@@ -1,0 +1,383 @@
+//! The body of the zone-identity listing: which place each zone of a region is, and what the
+//! caller deploys it with.
+//!
+//! A zone name is not always a place. In the 8 oldest AWS regions `us-east-1a` is another
+//! building in each account created before November 2025; the AZ ID (`use1-az1`) is the same
+//! in every account. Azure deploys to logical zones `1`, `2`, `3`, shuffled per subscription;
+//! the physical zone (`eastus-az1`) is the identity. A GCP zone name is the same in every
+//! project. So each item pairs the identity (`zone_id`) with the name (`zone_name`), and the
+//! name is `null` wherever the catalog cannot know it for this caller: a name is never
+//! guessed.
+//!
+//! Every string set here (`name_scope`, `zone_type`, `visibility`) is open: a value this
+//! version does not know deserializes to `Other`, so a client keeps working when the server
+//! adds one. The document states them as strings with their known values described, not as
+//! closed enums, for the same reason.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
+
+use crate::{ProviderId, ZoneMappingId};
+
+/// Declares an open string set: known values as variants, anything else as `Other`, the wire
+/// form in one table, and a schema that is a string whose description lists the known values.
+macro_rules! open_string_set {
+    (
+        $(#[$attr:meta])*
+        pub enum $name:ident {
+            $( $(#[$vattr:meta])* $variant:ident = $wire:literal, )+
+        }
+        schema: $description:literal, example: $example:literal
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[$vattr])* $variant, )+
+            /// A value this version does not know (added by a later server).
+            Other(String),
+        }
+
+        impl $name {
+            /// The wire form.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( $name::$variant => $wire, )+
+                    $name::Other(other) => other,
+                }
+            }
+
+            /// Parses the wire form; unknown values become `Other`.
+            pub fn from_wire(value: &str) -> Self {
+                match value {
+                    $( $wire => $name::$variant, )+
+                    other => $name::Other(other.to_owned()),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let value = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+                Ok($name::from_wire(&value))
+            }
+        }
+
+        impl PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::String))
+                    .description(Some($description))
+                    .min_length(Some(1))
+                    .max_length(Some(64))
+                    .examples([serde_json::json!($example)])
+                    .into()
+            }
+        }
+
+        impl ToSchema for $name {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed(stringify!($name))
+            }
+        }
+    };
+}
+
+open_string_set! {
+    /// For whom a zone name holds.
+    pub enum NameScope {
+        /// GCP: a zone's name is its identity, the same in every project.
+        Global = "global",
+        /// One name per zone for every account (AWS regions with a uniform mapping).
+        Uniform = "uniform",
+        /// Names are mapped per account (the 8 oldest AWS regions, for accounts created
+        /// before November 2025).
+        Account = "account",
+        /// Azure: deployments name logical zones `1`, `2`, `3`, mapped per subscription.
+        Subscription = "subscription",
+    }
+    schema: "For whom a zone name holds. Known values: `global` (GCP: the name is the \
+identity, the same in every project), `uniform` (one name for every account), `account` (names \
+are mapped per account: the 8 oldest AWS regions), `subscription` (Azure: logical zones `1`, \
+`2`, `3`, mapped per subscription). Values may be added: treat one you do not know like \
+`account` (the name is not known to hold for you).",
+    example: "account"
+}
+
+open_string_set! {
+    /// What kind of zone an identity is.
+    pub enum ZoneType {
+        /// An availability zone of the region.
+        AvailabilityZone = "availability-zone",
+    }
+    schema: "The kind of zone. Known value: `availability-zone`. Values may be added (local \
+zones, say): accept one you do not know.",
+    example: "availability-zone"
+}
+
+open_string_set! {
+    /// Which accounts can see a zone.
+    pub enum Visibility {
+        /// Every account of the provider sees the zone.
+        AllAccounts = "all_accounts",
+        /// Only some accounts see it (a constrained zone hidden from new accounts, say); the
+        /// item's `note` says what is known.
+        SomeAccounts = "some_accounts",
+    }
+    schema: "Which accounts can use the zone. Known values: `all_accounts`, `some_accounts` \
+(for example a constrained zone that new accounts do not see; the item's `note` says what is \
+known). Values may be added: accept one you do not know.",
+    example: "all_accounts"
+}
+
+/// One zone of a region: its identity, and its name where the name is known for the caller.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(
+    description = "One zone of a region: its account-independent identity (`zone_id`) and the \
+name the caller deploys it with (`zone_name`), or `null` when that name cannot be known for \
+this caller from the catalog alone.",
+    example = json!({
+        "zone_id": "use1-az1",
+        "zone_name": null,
+        "name_scope": "account",
+        "zone_type": "availability-zone",
+        "visibility": "all_accounts",
+        "note": "name mapped per account for accounts created before November 2025"
+    })
+)]
+pub struct ZoneIdentity {
+    /// The zone's identity, the same for every account: the AWS AZ ID (`use1-az1`), the Azure
+    /// physical zone (`eastus-az1`), the GCP zone name (`us-central1-a`).
+    #[schema(min_length = 1, max_length = 63, pattern = "^[a-z0-9][a-z0-9-]{0,62}$")]
+    pub zone_id: String,
+    /// What the caller deploys with: the AWS zone name (`us-east-2a`), the Azure logical zone
+    /// (`1`), the GCP zone name. `null` when it is not known for this caller: in regions whose
+    /// names are per account or per subscription, until a zone mapping of the caller's is
+    /// applied (`?mapping=`), and wherever no source pairs the identity with a name.
+    #[schema(required = true, min_length = 1, max_length = 63)]
+    pub zone_name: Option<String>,
+    /// For whom a name in this region holds.
+    pub name_scope: NameScope,
+    /// The kind of zone.
+    pub zone_type: ZoneType,
+    /// Which accounts can use the zone.
+    pub visibility: Visibility,
+    /// What else is known, and how to learn the name when it is `null`. Absent when there is
+    /// nothing to add.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 1024)]
+    pub note: Option<String>,
+}
+
+impl ZoneIdentity {
+    /// An identity item.
+    pub fn new(
+        zone_id: impl Into<String>,
+        zone_name: Option<String>,
+        name_scope: NameScope,
+        zone_type: ZoneType,
+        visibility: Visibility,
+        note: Option<String>,
+    ) -> Self {
+        Self {
+            zone_id: zone_id.into(),
+            zone_name,
+            name_scope,
+            zone_type,
+            visibility,
+            note,
+        }
+    }
+}
+
+/// The zone mapping applied to a listing: which one, so the caller can tell it was used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(description = "The zone mapping whose names this answer shows.")]
+pub struct AppliedMapping {
+    /// The mapping's id in the caller's organization.
+    #[schema(value_type = ZoneMappingId)]
+    pub id: String,
+    /// The provider the mapping was taken from.
+    #[schema(value_type = ProviderId)]
+    pub provider: ProviderId,
+    /// The mapping's label.
+    #[schema(max_length = 200)]
+    pub label: String,
+    /// When the mapping was stored (RFC 3339, UTC).
+    #[schema(format = DateTime)]
+    pub imported_at: String,
+}
+
+impl AppliedMapping {
+    /// The mapping's description.
+    pub fn new(id: String, provider: ProviderId, label: String, imported_at: String) -> Self {
+        Self {
+            id,
+            provider,
+            label,
+            imported_at,
+        }
+    }
+}
+
+/// One source the catalog's facts were taken from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(description = "A source of the catalog's facts about this region.")]
+pub struct SourceReference {
+    /// The reference's id within the catalog, such as `S1`.
+    #[schema(max_length = 64)]
+    pub id: String,
+    /// What the source is and what was taken from it.
+    #[schema(max_length = 2048)]
+    pub what: String,
+    /// Where it is: a URL, or a repository, path and commit.
+    #[serde(rename = "where")]
+    #[schema(max_length = 512)]
+    pub location: String,
+    /// The date of the source's content, or when it was read (`YYYY-MM-DD`).
+    #[schema(max_length = 10)]
+    pub date: String,
+}
+
+impl SourceReference {
+    /// A reference.
+    pub fn new(id: String, what: String, location: String, date: String) -> Self {
+        Self {
+            id,
+            what,
+            location,
+            date,
+        }
+    }
+}
+
+/// Where an answer's facts come from, and how old the catalog is.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(description = "How old the catalog is and what its facts about this region rest on.")]
+pub struct CatalogSource {
+    /// When the catalog was compiled (`YYYY-MM-DD`); `null` for a catalog imported without
+    /// that date.
+    #[schema(required = true, max_length = 10)]
+    pub compiled_on: Option<String>,
+    /// The sources of this region's facts.
+    pub references: Vec<SourceReference>,
+}
+
+impl CatalogSource {
+    /// A source block.
+    pub fn new(compiled_on: Option<String>, references: Vec<SourceReference>) -> Self {
+        Self {
+            compiled_on,
+            references,
+        }
+    }
+}
+
+/// The zone identities of one region, in catalog order.
+///
+/// Decoded as tolerantly as [`crate::ZoneList`]: `id`, `message` and `status` default to empty
+/// strings when absent, `mapping` to `null` and `source` to an empty block.
+///
+/// ```
+/// use appzone_contract::{NameScope, ZoneIdentityList};
+/// let list: ZoneIdentityList = serde_json::from_str(
+///     r#"{"data":[{"zone_id":"use1-az1","zone_name":null,"name_scope":"account",
+///         "zone_type":"availability-zone","visibility":"all_accounts"}]}"#,
+/// ).unwrap();
+/// assert_eq!(list.data[0].name_scope, NameScope::Account);
+/// assert_eq!(list.data[0].zone_name, None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(
+    description = "The zones of one region with their identities, in catalog order, with the \
+request id, the zone mapping applied (if any) and the catalog's sources."
+)]
+pub struct ZoneIdentityList {
+    /// The region's zones in catalog order. Empty (still 200) for a region without zones.
+    #[schema(max_items = 100)]
+    pub data: Vec<ZoneIdentity>,
+    /// The request id: the same value as the `X-Request-Id` response header. Quote it when
+    /// reporting a problem.
+    #[serde(default)]
+    #[schema(
+        required = true,
+        min_length = 1,
+        max_length = 128,
+        pattern = "^[A-Za-z0-9._:-]{1,128}$"
+    )]
+    pub id: String,
+    /// The zone mapping applied (`?mapping=`), or `null`.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub mapping: Option<AppliedMapping>,
+    /// Human-readable summary, saying how to learn the names that are `null`. Do not parse it.
+    #[serde(default)]
+    #[schema(required = true, max_length = 512)]
+    pub message: String,
+    /// How old the catalog is and what it rests on.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub source: CatalogSource,
+    /// Always `success` on a 200 answer.
+    #[serde(default)]
+    #[schema(required = true, value_type = crate::zones::ListingStatus)]
+    pub status: String,
+}
+
+impl ZoneIdentityList {
+    /// A listing body.
+    pub fn new(
+        data: Vec<ZoneIdentity>,
+        id: String,
+        mapping: Option<AppliedMapping>,
+        message: String,
+        source: CatalogSource,
+    ) -> Self {
+        Self {
+            data,
+            id,
+            mapping,
+            message,
+            source,
+            status: crate::STATUS_SUCCESS.to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_values_of_open_sets_are_kept_not_refused() {
+        let scope: NameScope = serde_json::from_str("\"organization\"").unwrap();
+        assert_eq!(scope, NameScope::Other("organization".into()));
+        assert_eq!(serde_json::to_string(&scope).unwrap(), "\"organization\"");
+        let kind: ZoneType = serde_json::from_str("\"local-zone\"").unwrap();
+        assert_eq!(kind.as_str(), "local-zone");
+        assert_eq!(
+            serde_json::to_string(&ZoneType::AvailabilityZone).unwrap(),
+            "\"availability-zone\""
+        );
+    }
+}

@@ -1,0 +1,390 @@
+//! Zone mappings: an organization's own zone names, taken from its cloud's CLI output.
+//!
+//! An AWS account created before November 2025 has its own letters for the zones of the 8
+//! oldest regions, and an Azure subscription its own logical zones. The clouds print the
+//! pairing (`aws ec2 describe-availability-zones`, `az account list-locations`); an admin
+//! stores that output, unchanged, as a mapping, and the zone-identity listing shows the
+//! organization's names with `?mapping=`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::{ProviderId, RegionId};
+
+/// Largest zone-mapping request body the server accepts, in bytes (413 beyond).
+pub const MAX_ZONE_MAPPING_BYTES: usize = 1024 * 1024;
+
+/// Longest label of a zone mapping, in characters.
+pub const MAX_ZONE_MAPPING_LABEL_CHARS: usize = 200;
+
+/// Most zone mappings one organization may keep.
+pub const MAX_ZONE_MAPPINGS_PER_ORGANIZATION: usize = 100;
+
+/// Regular expression of zone-mapping ids, as published in the OpenAPI document.
+pub(crate) const ZONE_MAPPING_ID_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
+
+/// The id an organization gives one of its zone mappings, such as `prod`.
+///
+/// Rule: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`, case-sensitive. Ids are per organization: two
+/// organizations may each have a `prod`.
+///
+/// ```
+/// use appzone_contract::ZoneMappingId;
+/// assert!("prod-2026".parse::<ZoneMappingId>().is_ok());
+/// assert!("../prod".parse::<ZoneMappingId>().is_err());
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ZoneMappingId(String);
+
+/// Why a string is not a valid [`ZoneMappingId`]; the text is safe to show to callers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a zone mapping id is 1 to 64 ASCII letters, digits, '.', '_' or '-', starting with a \
+     letter or digit"
+)]
+pub struct ZoneMappingIdError;
+
+impl ZoneMappingId {
+    /// Checks `value` against the rule.
+    pub fn validate(value: &str) -> Result<(), ZoneMappingIdError> {
+        let bytes = value.as_bytes();
+        let ok = !bytes.is_empty()
+            && bytes.len() <= 64
+            && bytes[0].is_ascii_alphanumeric()
+            && bytes
+                .iter()
+                .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+        if ok {
+            Ok(())
+        } else {
+            Err(ZoneMappingIdError)
+        }
+    }
+
+    /// The id as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for ZoneMappingId {
+    type Err = ZoneMappingIdError;
+    fn from_str(s: &str) -> Result<Self, ZoneMappingIdError> {
+        Self::validate(s).map(|()| Self(s.to_owned()))
+    }
+}
+
+impl TryFrom<String> for ZoneMappingId {
+    type Error = ZoneMappingIdError;
+    fn try_from(value: String) -> Result<Self, ZoneMappingIdError> {
+        Self::validate(&value).map(|()| Self(value))
+    }
+}
+
+impl From<ZoneMappingId> for String {
+    fn from(id: ZoneMappingId) -> String {
+        id.0
+    }
+}
+
+impl AsRef<str> for ZoneMappingId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ZoneMappingId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for ZoneMappingId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ZoneMappingId({:?})", self.0)
+    }
+}
+
+impl utoipa::PartialSchema for ZoneMappingId {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .pattern(Some(ZONE_MAPPING_ID_PATTERN))
+            .min_length(Some(1))
+            .max_length(Some(64))
+            .description(Some(
+                "A zone mapping's id, chosen by the organization that stores it (for example \
+                 `prod`). Ids are per organization. Case-sensitive.",
+            ))
+            .examples([serde_json::json!(crate::openapi::EXAMPLE_ZONE_MAPPING_ID)])
+            .into()
+    }
+}
+
+impl ToSchema for ZoneMappingId {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ZoneMappingId")
+    }
+}
+
+/// The body of `PUT /api/v1/zone-mappings/{mappingId}`.
+///
+/// ```
+/// use appzone_contract::ZoneMappingRequest;
+/// let body = ZoneMappingRequest::new(
+///     "aws".parse()?,
+///     Some("production account".into()),
+///     serde_json::json!({"AvailabilityZones": []}),
+/// );
+/// assert_eq!(serde_json::to_value(&body).unwrap()["provider"], "aws");
+/// # Ok::<(), appzone_contract::IdError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(
+    description = "A zone mapping to store: the provider, a label, and the cloud CLI's output \
+exactly as it printed it.",
+    example = json!({
+        "provider": "aws",
+        "label": "production account",
+        "output": {"AvailabilityZones": [
+            {"RegionName": "us-east-1", "ZoneName": "us-east-1a", "ZoneId": "use1-az2", "ZoneType": "availability-zone", "State": "available"},
+            {"RegionName": "us-east-1", "ZoneName": "us-east-1b", "ZoneId": "use1-az4", "ZoneType": "availability-zone", "State": "available"}
+        ]}
+    })
+)]
+pub struct ZoneMappingRequest {
+    /// `aws` or `azure`: the clouds whose zone names depend on the account or subscription.
+    #[schema(value_type = ProviderId)]
+    pub provider: ProviderId,
+    /// A label of your own, at most 200 characters; the mapping's id when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 200)]
+    pub label: Option<String>,
+    /// The cloud CLI's JSON, unchanged. For `aws`: the output of `aws ec2
+    /// describe-availability-zones --all-availability-zones --output json` for one region (an
+    /// object with `AvailabilityZones`), or an array of such outputs for several regions. For
+    /// `azure`: the output of `az account list-locations -o json` (an array of locations with
+    /// `availabilityZoneMappings`).
+    #[schema(value_type = Object)]
+    pub output: serde_json::Value,
+}
+
+impl ZoneMappingRequest {
+    /// A request body.
+    pub fn new(provider: ProviderId, label: Option<String>, output: serde_json::Value) -> Self {
+        Self {
+            provider,
+            label,
+            output,
+        }
+    }
+}
+
+/// One zone of a stored mapping: an identity and the organization's name for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(description = "A zone identity and the organization's own name for it.")]
+pub struct MappedZone {
+    /// The identity: the AWS AZ ID or the Azure physical zone.
+    #[schema(max_length = 63)]
+    pub zone_id: String,
+    /// The organization's name: the AWS zone name or the Azure logical zone.
+    #[schema(max_length = 63)]
+    pub zone_name: String,
+}
+
+impl MappedZone {
+    /// A pair.
+    pub fn new(zone_id: String, zone_name: String) -> Self {
+        Self { zone_id, zone_name }
+    }
+}
+
+/// The pairs of one region of a stored mapping.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(description = "The pairs a mapping holds for one region.")]
+pub struct MappedRegion {
+    /// The region.
+    #[schema(value_type = RegionId)]
+    pub region: RegionId,
+    /// Its zones, in the order of the cloud's output.
+    #[schema(max_items = 100)]
+    pub zones: Vec<MappedZone>,
+}
+
+impl MappedRegion {
+    /// A region's pairs.
+    pub fn new(region: RegionId, zones: Vec<MappedZone>) -> Self {
+        Self { region, zones }
+    }
+}
+
+/// A stored zone mapping.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(description = "A stored zone mapping: the pairs taken from the cloud's output.")]
+pub struct ZoneMapping {
+    /// The mapping's id in the organization.
+    #[schema(value_type = ZoneMappingId)]
+    pub id: String,
+    /// The provider.
+    #[schema(value_type = ProviderId)]
+    pub provider: ProviderId,
+    /// The label.
+    #[schema(max_length = 200)]
+    pub label: String,
+    /// When it was stored (RFC 3339, UTC).
+    #[schema(format = DateTime)]
+    pub imported_at: String,
+    /// The pairs, per region, in the order of the cloud's output.
+    pub regions: Vec<MappedRegion>,
+}
+
+impl ZoneMapping {
+    /// A mapping.
+    pub fn new(
+        id: String,
+        provider: ProviderId,
+        label: String,
+        imported_at: String,
+        regions: Vec<MappedRegion>,
+    ) -> Self {
+        Self {
+            id,
+            provider,
+            label,
+            imported_at,
+            regions,
+        }
+    }
+
+    /// The organization's name for `zone_id` in `region`, when the mapping pairs it.
+    pub fn name_of(&self, region: &str, zone_id: &str) -> Option<&str> {
+        self.regions
+            .iter()
+            .find(|r| r.region.as_str() == region)?
+            .zones
+            .iter()
+            .find(|z| z.zone_id == zone_id)
+            .map(|z| z.zone_name.as_str())
+    }
+}
+
+/// A mapping in the organization's list: what it is, without its pairs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(description = "A stored zone mapping, without its pairs.")]
+pub struct ZoneMappingSummary {
+    /// The mapping's id in the organization.
+    #[schema(value_type = ZoneMappingId)]
+    pub id: String,
+    /// The provider.
+    #[schema(value_type = ProviderId)]
+    pub provider: ProviderId,
+    /// The label.
+    #[schema(max_length = 200)]
+    pub label: String,
+    /// When it was stored (RFC 3339, UTC).
+    #[schema(format = DateTime)]
+    pub imported_at: String,
+    /// The regions it pairs zones for.
+    #[schema(value_type = Vec<RegionId>)]
+    pub regions: Vec<RegionId>,
+}
+
+impl ZoneMappingSummary {
+    /// The summary of `mapping`.
+    pub fn of(mapping: &ZoneMapping) -> Self {
+        Self {
+            id: mapping.id.clone(),
+            provider: mapping.provider.clone(),
+            label: mapping.label.clone(),
+            imported_at: mapping.imported_at.clone(),
+            regions: mapping.regions.iter().map(|r| r.region.clone()).collect(),
+        }
+    }
+}
+
+/// The answer of `PUT`/`GET /api/v1/zone-mappings/{mappingId}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(description = "One zone mapping, with the request id.")]
+pub struct ZoneMappingAnswer {
+    /// The mapping.
+    pub data: ZoneMapping,
+    /// The request id: the same value as the `X-Request-Id` response header.
+    #[serde(default)]
+    #[schema(
+        required = true,
+        min_length = 1,
+        max_length = 128,
+        pattern = "^[A-Za-z0-9._:-]{1,128}$"
+    )]
+    pub id: String,
+    /// Human-readable summary. Do not parse it.
+    #[serde(default)]
+    #[schema(required = true, max_length = 1024)]
+    pub message: String,
+    /// Always `success` on a 2xx answer.
+    #[serde(default)]
+    #[schema(required = true, value_type = crate::zones::ListingStatus)]
+    pub status: String,
+}
+
+impl ZoneMappingAnswer {
+    /// An answer.
+    pub fn new(data: ZoneMapping, id: String, message: String) -> Self {
+        Self {
+            data,
+            id,
+            message,
+            status: crate::STATUS_SUCCESS.to_owned(),
+        }
+    }
+}
+
+/// The answer of `GET /api/v1/zone-mappings`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(description = "The organization's zone mappings, by id, with the request id.")]
+pub struct ZoneMappingList {
+    /// The mappings, ordered by id.
+    #[schema(max_items = 100)]
+    pub data: Vec<ZoneMappingSummary>,
+    /// The request id: the same value as the `X-Request-Id` response header.
+    #[serde(default)]
+    #[schema(
+        required = true,
+        min_length = 1,
+        max_length = 128,
+        pattern = "^[A-Za-z0-9._:-]{1,128}$"
+    )]
+    pub id: String,
+    /// Human-readable summary such as `2 zone mappings`. Do not parse it.
+    #[serde(default)]
+    #[schema(required = true, max_length = 256)]
+    pub message: String,
+    /// Always `success` on a 200 answer.
+    #[serde(default)]
+    #[schema(required = true, value_type = crate::zones::ListingStatus)]
+    pub status: String,
+}
+
+impl ZoneMappingList {
+    /// A listing body.
+    pub fn new(data: Vec<ZoneMappingSummary>, id: String, message: String) -> Self {
+        Self {
+            data,
+            id,
+            message,
+            status: crate::STATUS_SUCCESS.to_owned(),
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! The `#[utoipa::path]` descriptions of the 1.2 operations: the zone-identity listing and the
+//! zone mappings. What all operations share is added by [`super::finish`].
+
+use super::schemas::{CallerRequestId, EntityTag, ListingCacheControl};
+use crate::{
+    ErrorBody, ProviderId, RegionId, ZoneIdentityList, ZoneMappingAnswer, ZoneMappingId,
+    ZoneMappingList, ZoneMappingRequest,
+};
+
+/// Description of the zone-identity listing. Never called; see the module docs.
+#[utoipa::path(
+    get,
+    path = "/api/v1/providers/{providerId}/regions/{regionId}/zone-identities",
+    operation_id = "listZoneIdentities",
+    tag = "zones",
+    summary = "List the zones of a region with their identities",
+    description = "Returns each zone of one region with its account-independent identity \
+(`zone_id`) and the name the caller deploys it with (`zone_name`). Both admin and member keys \
+may call it.\n\n\
+A zone name does not always name a place. In 8 old AWS regions (us-east-1, us-west-1, \
+us-west-2, ap-southeast-1, ap-southeast-2, ap-northeast-1, eu-west-1, sa-east-1) `us-east-1a` \
+is a different physical zone in each account created before November 2025; the AZ ID \
+(`use1-az1`) is the same in every account. Azure deploys to logical zones `1`, `2`, `3`, \
+shuffled per subscription; the physical zone (`eastus-az1`) is the identity. A GCP zone's \
+name is its identity.\n\n\
+`name_scope` says for whom names hold: `global` (GCP), `uniform` (one name for every AWS \
+account, where the catalog's sources pair it), `account` (per AWS account), `subscription` \
+(Azure). **A name is never guessed**: `zone_name` is `null` unless a source pairs it for every \
+account, or the caller's own zone mapping does. To see your names in an `account` or \
+`subscription` region, store your cloud CLI's output as a zone mapping (`PUT \
+/api/v1/zone-mappings/{mappingId}`) and pass its id as `mapping`; the answer's `mapping` then \
+names it, and zones it does not pair keep the catalog's name or `null`.\n\n\
+Checks happen in this order: API key (401), then `providerId` (400 `invalid_provider`), then \
+`regionId` (400 `invalid_region`, 404 `region_not_found`), exactly as for the zone listing, \
+then `mapping` (404 `zone_mapping_not_found` when the caller's organization has no mapping \
+with that id; 422 `invalid_zone_mapping` when the mapping is of another provider). A region \
+without availability zones (Azure `westus`, say) answers 200 with an empty `data` array.\n\n\
+`source` says how old the catalog is (`compiled_on`) and what its facts about this region \
+rest on. The answer carries a weak `ETag` over the region's identities and the mapping \
+applied, and `Cache-Control: private, max-age=60`.",
+    params(
+        ("providerId" = ProviderId, Path, description = "Provider identifier, for example `aws`, `gcp` or `azure`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
+        ("regionId" = RegionId, Path, description = "Region identifier within the provider, for example `us-east-1`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
+        ("mapping" = Option<ZoneMappingId>, Query, nullable = false, description = "Optional id of a zone mapping of your organization, for example `prod`, whose names fill `zone_name`. Leave it out to see the catalog's names only."),
+        ("If-None-Match" = Option<EntityTag>, Header, nullable = false, description = "An `ETag` from an earlier answer, for example `W/\"0a1b2c3d4e5f60718293a4b5\"`; a match gives 304. Leave it out to get the identities."),
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `zones-7f3a`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and the body's `id`; any other value is not refused but replaced by a new id. Leave it out to get a fresh one.")
+    ),
+    responses(
+        (status = 200, description = "The region's zones with their identities. `id` equals the `X-Request-Id` header.", body = ZoneIdentityList,
+            headers(
+                ("ETag" = EntityTag, description = "Weak validator over the region's identities and the mapping applied, for `If-None-Match`."),
+                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it.")
+            ),
+            examples(
+                ("account" = (summary = "AWS, names per account: identities with null names", value = json!({
+                    "data": [
+                        {"zone_id": "use1-az1", "zone_name": null, "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "note": "name mapped per account for accounts created before November 2025 (S1, S2); accounts created from November 2025 share one mapping that AWS does not publish"},
+                        {"zone_id": "use1-az2", "zone_name": null, "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "note": "name mapped per account for accounts created before November 2025 (S1, S2); accounts created from November 2025 share one mapping that AWS does not publish"}
+                    ],
+                    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                    "mapping": null,
+                    "message": "6 zones in aws/us-east-1; 0 names known: names here are per account, so store your account's aws ec2 describe-availability-zones output as a zone mapping and ask again with ?mapping=",
+                    "source": {"compiled_on": "2026-11-27", "references": [{"id": "S1", "what": "AWS 'AWS Availability Zones' page: the AZ ID table", "where": "https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.html", "date": "2026-11-27"}]},
+                    "status": "success"
+                }))),
+                ("account_with_mapping" = (summary = "AWS, names per account, with the caller's mapping", value = json!({
+                    "data": [
+                        {"zone_id": "use1-az1", "zone_name": "us-east-1d", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts"},
+                        {"zone_id": "use1-az2", "zone_name": "us-east-1a", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts"}
+                    ],
+                    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                    "mapping": {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z"},
+                    "message": "6 zones in aws/us-east-1; 6 names from zone mapping prod",
+                    "source": {"compiled_on": "2026-11-27", "references": []},
+                    "status": "success"
+                }))),
+                ("uniform" = (summary = "AWS, one name for every account", value = json!({
+                    "data": [
+                        {"zone_id": "euc1-az2", "zone_name": "eu-central-1a", "name_scope": "uniform", "zone_type": "availability-zone", "visibility": "all_accounts"}
+                    ],
+                    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                    "mapping": null,
+                    "message": "3 zones in aws/eu-central-1; 3 names known, the same for every account",
+                    "source": {"compiled_on": "2026-11-27", "references": []},
+                    "status": "success"
+                }))),
+                ("global" = (summary = "GCP: the name is the identity", value = json!({
+                    "data": [
+                        {"zone_id": "us-central1-a", "zone_name": "us-central1-a", "name_scope": "global", "zone_type": "availability-zone", "visibility": "all_accounts"}
+                    ],
+                    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                    "mapping": null,
+                    "message": "4 zones in gcp/us-central1; zone names are the same in every project",
+                    "source": {"compiled_on": "2026-11-27", "references": []},
+                    "status": "success"
+                }))),
+                ("subscription" = (summary = "Azure: physical zones, logical names per subscription", value = json!({
+                    "data": [
+                        {"zone_id": "eastus-az1", "zone_name": null, "name_scope": "subscription", "zone_type": "availability-zone", "visibility": "all_accounts"}
+                    ],
+                    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                    "mapping": null,
+                    "message": "3 zones in azure/eastus; deployments name logical zones 1, 2, 3, mapped per subscription: store your az account list-locations output as a zone mapping and ask again with ?mapping=",
+                    "source": {"compiled_on": "2026-11-27", "references": []},
+                    "status": "success"
+                })))
+            )),
+        (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. `invalid_region`: the region id is malformed.", body = ErrorBody,
+            example = json!({"error": "invalid region id: region id may contain only lowercase ASCII letters, digits and '-'; found 'E' at position 3", "error_code": "invalid_region"})),
+        (status = 404, description = "`region_not_found`: the provider has no such region (the message names the closest region id when exactly one is close). `zone_mapping_not_found`: the caller's organization has no zone mapping with the id `mapping` names.", body = ErrorBody,
+            examples(
+                ("region_not_found" = (summary = "Unknown region", value = json!({"error": "region not found: aws has no region \"us-eats-1\"; did you mean \"us-east-1\"?", "error_code": "region_not_found"}))),
+                ("zone_mapping_not_found" = (summary = "Unknown mapping", value = json!({"error": "zone mapping not found: your organization has no zone mapping \"staging\"; GET /api/v1/zone-mappings lists them", "error_code": "zone_mapping_not_found"})))
+            )),
+        (status = 422, description = "`invalid_zone_mapping`: the mapping named is of another provider.", body = ErrorBody,
+            example = json!({"error": "zone mapping \"prod\" is of aws, not of azure", "error_code": "invalid_zone_mapping"})),
+    ),
+    security(("apiKey" = []))
+)]
+pub fn list_zone_identities() {}
+
+/// Description of the zone-mapping listing. Never called; see the module docs.
+#[utoipa::path(
+    get,
+    path = "/api/v1/zone-mappings",
+    operation_id = "listZoneMappings",
+    tag = "zone-mappings",
+    summary = "List the organization's zone mappings",
+    description = "Returns the zone mappings of the caller's organization, ordered by id, \
+without their pairs. Both admin and member keys may call it; other organizations' mappings are \
+never shown.",
+    params(
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `mappings-1`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and the body's `id`; any other value is not refused but replaced by a new id.")
+    ),
+    responses(
+        (status = 200, description = "The organization's zone mappings.", body = ZoneMappingList,
+            example = json!({
+                "data": [{"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z", "regions": ["us-east-1"]}],
+                "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                "message": "1 zone mapping",
+                "status": "success"
+            })),
+    ),
+    security(("apiKey" = []))
+)]
+pub fn list_zone_mappings() {}
+
+/// Description of the zone-mapping read. Never called; see the module docs.
+#[utoipa::path(
+    get,
+    path = "/api/v1/zone-mappings/{mappingId}",
+    operation_id = "getZoneMapping",
+    tag = "zone-mappings",
+    summary = "Read one zone mapping",
+    description = "Returns one zone mapping of the caller's organization with its pairs. Both \
+admin and member keys may call it. A mapping of another organization answers 404 exactly like \
+a missing one.",
+    params(
+        ("mappingId" = ZoneMappingId, Path, description = "The mapping's id, for example `prod`. Pattern `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`; a value outside it answers 404."),
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `mappings-2`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and the body's `id`; any other value is not refused but replaced by a new id.")
+    ),
+    responses(
+        (status = 200, description = "The mapping.", body = ZoneMappingAnswer,
+            example = json!({
+                "data": {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z",
+                    "regions": [{"region": "us-east-1", "zones": [{"zone_id": "use1-az2", "zone_name": "us-east-1a"}, {"zone_id": "use1-az4", "zone_name": "us-east-1b"}]}]},
+                "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                "message": "zone mapping prod: 2 zones in 1 region",
+                "status": "success"
+            })),
+        (status = 404, description = "`zone_mapping_not_found`: no mapping with this id in the caller's organization.", body = ErrorBody,
+            example = json!({"error": "zone mapping not found: your organization has no zone mapping \"staging\"; GET /api/v1/zone-mappings lists them", "error_code": "zone_mapping_not_found"})),
+    ),
+    security(("apiKey" = []))
+)]
+pub fn get_zone_mapping() {}
+
+/// Description of the zone-mapping store. Never called; see the module docs.
+#[utoipa::path(
+    put,
+    path = "/api/v1/zone-mappings/{mappingId}",
+    operation_id = "putZoneMapping",
+    tag = "zone-mappings",
+    summary = "Store a zone mapping from the cloud's own output",
+    description = "Stores, or replaces, a zone mapping of the caller's organization: the \
+pairing of zone identities and the organization's own zone names, taken from the cloud CLI's \
+output exactly as it printed it. Only keys with the `admin` role may store mappings.\n\n\
+- `aws`: `aws ec2 describe-availability-zones --all-availability-zones --output json` for one \
+region (the object with `AvailabilityZones`), or an array of such outputs. Entries whose \
+`ZoneType` is not `availability-zone` (local and wavelength zones) are skipped: the catalog \
+holds availability zones only.\n\
+- `azure`: `az account list-locations -o json`. Locations without \
+`availabilityZoneMappings`, and locations the catalog does not hold (logical and canary \
+locations), are skipped.\n\n\
+The pairs are checked against the catalog, and the whole request is refused, changing \
+nothing, when one fails: 400 `invalid_body` for a body that is not JSON or not of this shape; \
+422 `invalid_zone_mapping` for an AWS region the catalog does not hold, a zone id the catalog \
+does not know for its region, a zone name outside its region (or an Azure logical zone that \
+is not a number), or a zone id or name given twice in a region; the message names the first \
+offenders. A body over 1 MiB answers 413. An organization keeps at most 100 mappings.\n\n\
+201 when the mapping is new, 200 when it replaced one; both return it. Every store is \
+recorded in the audit log with the key id and request id. Every replica applies a stored \
+mapping within a second.",
+    params(
+        ("mappingId" = ZoneMappingId, Path, description = "The mapping's id, for example `prod`. Pattern `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`; a value outside it answers 404."),
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `mappings-3`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and recorded in the audit log; any other value is not refused but replaced by a new id.")
+    ),
+    request_body(content = ZoneMappingRequest, description = "The provider, an optional label, and the cloud CLI's output unchanged.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "Replaced: the mapping as now stored.", body = ZoneMappingAnswer,
+            example = json!({
+                "data": {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z",
+                    "regions": [{"region": "us-east-1", "zones": [{"zone_id": "use1-az2", "zone_name": "us-east-1a"}, {"zone_id": "use1-az4", "zone_name": "us-east-1b"}]}]},
+                "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                "message": "zone mapping prod replaced: 2 zones in 1 region",
+                "status": "success"
+            })),
+        (status = 201, description = "Created: the mapping as stored.", body = ZoneMappingAnswer,
+            example = json!({
+                "data": {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z",
+                    "regions": [{"region": "us-east-1", "zones": [{"zone_id": "use1-az2", "zone_name": "us-east-1a"}, {"zone_id": "use1-az4", "zone_name": "us-east-1b"}]}]},
+                "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                "message": "zone mapping prod stored: 2 zones in 1 region",
+                "status": "success"
+            })),
+        (status = 400, description = "`invalid_body`: the body is not JSON, or not of the shape above (a missing field, a provider other than `aws` or `azure`, an output that is not the cloud's).", body = ErrorBody,
+            example = json!({"error": "invalid body: output: expected the object aws ec2 describe-availability-zones prints (with AvailabilityZones), or an array of them", "error_code": "invalid_body"})),
+        (status = 403, description = "`forbidden`: the key's role (`member`) may not store zone mappings. Contact the organization admin.", body = ErrorBody,
+            example = json!({"error": "your role may not change zone mappings; contact your organization admin", "error_code": "forbidden"})),
+        (status = 404, description = "`zone_mapping_not_found`: the mapping id is malformed, so no mapping can have it.", body = ErrorBody,
+            example = json!({"error": "zone mapping not found: a zone mapping id is 1 to 64 ASCII letters, digits, '.', '_' or '-', starting with a letter or digit", "error_code": "zone_mapping_not_found"})),
+        (status = 422, description = "`invalid_zone_mapping`: the catalog contradicts the output; the message names the first offenders (which id or name, which region). Nothing was stored.", body = ErrorBody,
+            example = json!({"error": "invalid zone mapping: us-east-1: zone id \"use1-az9\" is not a zone of aws/us-east-1 (its zones are use1-az1, use1-az2, use1-az3, use1-az4, use1-az5, use1-az6)", "error_code": "invalid_zone_mapping"})),
+    ),
+    security(("apiKey" = []))
+)]
+pub fn put_zone_mapping() {}
+
+/// Description of the zone-mapping deletion. Never called; see the module docs.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/zone-mappings/{mappingId}",
+    operation_id = "deleteZoneMapping",
+    tag = "zone-mappings",
+    summary = "Delete a zone mapping",
+    description = "Deletes one zone mapping of the caller's organization. Only keys with the \
+`admin` role may delete. Checks happen in this order: API key (401); a mapping that does not \
+exist or belongs to another organization answers 404 `zone_mapping_not_found`; then the role: \
+a `member` key gets 403 `forbidden`. An `admin` key gets 204 once the deletion is committed; \
+it is recorded in the audit log, and every replica stops applying the mapping within a \
+second.",
+    params(
+        ("mappingId" = ZoneMappingId, Path, description = "The mapping's id, for example `prod`. Pattern `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`; a value outside it answers 404."),
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `mappings-4`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and recorded in the audit log; any other value is not refused but replaced by a new id.")
+    ),
+    responses(
+        (status = 204, description = "Deleted and committed. No body."),
+        (status = 403, description = "`forbidden`: the key's role (`member`) may not delete zone mappings. Contact the organization admin.", body = ErrorBody,
+            example = json!({"error": "your role may not change zone mappings; contact your organization admin", "error_code": "forbidden"})),
+        (status = 404, description = "`zone_mapping_not_found`: no mapping with this id in the caller's organization.", body = ErrorBody,
+            example = json!({"error": "zone mapping not found: your organization has no zone mapping \"staging\"; GET /api/v1/zone-mappings lists them", "error_code": "zone_mapping_not_found"})),
+    ),
+    security(("apiKey" = []))
+)]
+pub fn delete_zone_mapping() {}
