@@ -1,20 +1,26 @@
 //! Conditional listings: `If-None-Match` with the `ETag` of an earlier answer, and `304 Not
 //! Modified` as an answer rather than an error.
 //!
-//! The server answers the three listings with a weak `ETag` computed over what the listing
-//! holds (not over the per-request `id`), so the same tag comes back for as long as the listing
+//! The server answers the listings of the catalog (providers, regions, zones, zone identities)
+//! with a weak `ETag` computed over what the listing holds (not over the per-request `id`), so the same tag comes back for as long as the listing
 //! is unchanged; sent back in `If-None-Match`, it makes the server answer 304 with no body.
 
-use appzone_contract::{paths, ProviderId, ProviderList, RegionId, RegionList, ZoneList};
+use appzone_contract::{
+    paths, ProviderId, ProviderList, RegionId, RegionList, ZoneIdentityList, ZoneList,
+    ZoneMappingId,
+};
 use http::header::IF_NONE_MATCH;
 use http::{HeaderValue, StatusCode};
 
 // One way only: this module builds on the client's call machinery, which knows nothing of it.
-use crate::client::{read_listing, regions_path, zones_path, ExtraHeader, Listing};
+use crate::client::{
+    read_listing, regions_path, zone_identities_path, zones_path, ExtraHeader, Listing,
+};
 use crate::{Client, Error, IntoId};
 
 /// The answer of a conditional listing ([`Client::list_providers_if_changed`],
-/// [`Client::list_regions_if_changed`], [`Client::list_zones_if_changed`]).
+/// [`Client::list_regions_if_changed`], [`Client::list_zones_if_changed`],
+/// [`Client::zone_identities_if_changed`]).
 ///
 /// A `304 Not Modified` is not an error: it is [`Conditional::NotModified`], and the listing
 /// the caller kept from the answer that gave the `ETag` is still current. Every other answer
@@ -126,6 +132,36 @@ impl Client {
         etag: Option<&str>,
     ) -> Result<Conditional<ZoneList>, Error> {
         self.get_listing_if_changed(&zones_path(provider, region)?, etag)
+            .await
+    }
+
+    /// Lists the zone identities of `region` of `provider`, with zone mapping `mapping` applied
+    /// when given, unless they are unchanged since `etag`.
+    ///
+    /// As [`zone_identities`](Client::zone_identities), with `etag` sent in `If-None-Match` as
+    /// [`list_providers_if_changed`](Client::list_providers_if_changed) describes. The server's
+    /// tag covers the region's identities and the mapping applied, so a mapping stored again
+    /// (or another `mapping`) gives the listing again, not 304.
+    ///
+    /// ```no_run
+    /// # async fn run(client: appzone_client::Client, etag: Option<String>) -> Result<(), appzone_client::Error> {
+    /// let answer = client
+    ///     .zone_identities_if_changed("aws", "us-east-1", None, etag.as_deref())
+    ///     .await?;
+    /// if let Some(list) = answer.listing() {
+    ///     println!("{} (new ETag {:?})", list.message, answer.etag());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn zone_identities_if_changed(
+        &self,
+        provider: impl IntoId<ProviderId>,
+        region: impl IntoId<RegionId>,
+        mapping: Option<&ZoneMappingId>,
+        etag: Option<&str>,
+    ) -> Result<Conditional<ZoneIdentityList>, Error> {
+        self.get_listing_if_changed(&zone_identities_path(provider, region, mapping)?, etag)
             .await
     }
 

@@ -24,7 +24,7 @@ use http::{Method, StatusCode};
 /// | [`Error::Transport`] | the connection failed after it was made (reset, closed early) | yes | `None` |
 /// | [`Error::Timeout`] | the request timeout elapsed before the whole answer arrived | yes | `None` |
 /// | [`Error::Decode`] | a success status arrived with a body that is not what the API sends | yes | the 2xx status, `None` |
-/// | [`Error::InvalidArgument`] | an argument or setting was refused locally | no | for a provider or region id, 400 and `invalid_provider` / `invalid_region`, as the server answers; else `None` |
+/// | [`Error::InvalidArgument`] | an argument or setting was refused locally | no | for a provider or region id, 400 and `invalid_provider` / `invalid_region`, and for a zone mapping over 1 MiB, 413 and `payload_too_large`, as the server answers; else `None` |
 /// | [`Error::ProfileNotFound`] | a malformed profile id, answered locally | no | 404 and `profile_not_found`, as the server answers |
 ///
 /// So `matches!(e, Error::ProfileNotFound { .. })` is true only for the local answer, while
@@ -142,13 +142,15 @@ pub enum Error {
     Decode(Box<DecodeError>),
 
     /// An argument or a setting was refused before any request was sent: an invalid provider
-    /// or region id, an invalid idempotency key (`argument` is `idempotency key`), a base URL
-    /// that is not `http(s)`, an API key that cannot go in a header, or an HTTP client that
-    /// could not be built.
+    /// or region id, an invalid idempotency key (`argument` is `idempotency key`), a zone
+    /// mapping whose body is over 1 MiB (`argument` is `zone mapping`), a base URL that is not
+    /// `http(s)`, an API key that cannot go in a header, or an HTTP client that could not be
+    /// built.
     ///
     /// For a provider or region id, `code` is the code the server answers the same id with
-    /// (`invalid_provider` or `invalid_region`, status 400), and [`Error::error_code`] and
-    /// [`Error::status`] return it: match on those to treat both the same.
+    /// (`invalid_provider` or `invalid_region`, status 400), and for a zone mapping over the
+    /// limit `payload_too_large` (413); [`Error::error_code`] and [`Error::status`] return it:
+    /// match on those to treat both the same.
     #[error("invalid {argument}: {reason}")]
     #[non_exhaustive]
     InvalidArgument {
@@ -278,8 +280,8 @@ impl Error {
     /// The HTTP status of the answer, when there was one.
     ///
     /// For a mistake the client found before sending, the status the server answers it with:
-    /// 404 for [`Error::ProfileNotFound`], 400 for a malformed provider or region id
-    /// ([`Error::InvalidArgument`] with a `code`).
+    /// 404 for [`Error::ProfileNotFound`], 400 for a malformed provider or region id and 413
+    /// for a zone mapping over 1 MiB ([`Error::InvalidArgument`] with a `code`).
     pub fn status(&self) -> Option<StatusCode> {
         match self {
             Error::Api(api) => Some(api.status),
@@ -295,8 +297,9 @@ impl Error {
     /// The machine-readable code of the error: the `error_code` of an API answer with the
     /// API's error body, or, for a mistake the client found before sending, the code the
     /// server answers it with (`profile_not_found` for [`Error::ProfileNotFound`],
-    /// `invalid_provider` or `invalid_region` for a malformed id). `None` for failures without
-    /// an answer (connect, transport, timeout, decode) and for settings of the client.
+    /// `invalid_provider` or `invalid_region` for a malformed id, `payload_too_large` for a
+    /// zone mapping over 1 MiB). `None` for failures without an answer (connect, transport,
+    /// timeout, decode) and for settings of the client.
     pub fn error_code(&self) -> Option<&ErrorCode> {
         match self {
             Error::Api(api) => api.code.as_ref(),
@@ -330,19 +333,22 @@ impl Error {
         }
     }
 
-    /// Whether the answer is 404: the profile or region does not exist (for a profile: it never
-    /// existed, is already deleted, or belongs to another organization). Also true for a
+    /// Whether the answer is 404: the profile, region or zone mapping does not exist (for a
+    /// profile or a zone mapping: it never existed, is already deleted, or belongs to another
+    /// organization). Also true for a
     /// malformed profile id, which the client answers itself ([`Error::ProfileNotFound`]).
     ///
     /// This looks at the status only. A 404 with code [`ErrorCode::NotFound`] means the route
     /// does not exist, which usually points at a wrong base URL; compare
     /// [`error_code`](Error::error_code) with [`ErrorCode::ProfileNotFound`] or
-    /// [`ErrorCode::RegionNotFound`] to tell the cases apart.
+    /// [`ErrorCode::RegionNotFound`] (or its [`as_str`](ErrorCode::as_str) with
+    /// [`ErrorCode::ZONE_MAPPING_NOT_FOUND`]) to tell the cases apart.
     pub fn is_not_found(&self) -> bool {
         self.status() == Some(StatusCode::NOT_FOUND)
     }
 
-    /// Whether the answer is 403: the key may not do this (a `member` key deleting a profile).
+    /// Whether the answer is 403: the key may not do this (a `member` key deleting a profile,
+    /// or storing or deleting a zone mapping).
     pub fn is_forbidden(&self) -> bool {
         matches!(self, Error::Api(api) if api.status == StatusCode::FORBIDDEN)
     }

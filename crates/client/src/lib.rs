@@ -127,11 +127,19 @@ pub mod conformance;
 mod deprecation;
 mod error;
 mod idempotency;
+mod mappings;
 mod request_id;
 mod retry;
 
 pub use appzone_contract::{
     ApiKey, ErrorCode, IdError, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
+};
+/// The zone-identity listing and the zone mappings (API 1.2).
+pub use appzone_contract::{
+    AppliedMapping, CatalogSource, MappedRegion, MappedZone, NameScope, SourceReference,
+    Visibility, ZoneIdentity, ZoneIdentityList, ZoneMapping, ZoneMappingAnswer, ZoneMappingId,
+    ZoneMappingIdError, ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary, ZoneType,
+    MAX_ZONE_MAPPING_BYTES,
 };
 /// The HTTP types that [`ApiError`], [`DecodeError`] and [`Error::status`] use.
 pub use http::{Method, StatusCode};
@@ -144,6 +152,7 @@ pub use conditional::Conditional;
 pub use deprecation::DeprecationNotice;
 pub use error::{ApiError, DecodeError, Error};
 pub use idempotency::{new_idempotency_key, DeleteOutcome};
+pub use mappings::PutOutcome;
 pub use retry::RetryPolicy;
 
 /// Exit codes of the `appzone` command line: one [`TABLE`](exit_code::TABLE), shared with the
@@ -175,9 +184,10 @@ pub mod exit_code {
     pub const UNAUTHORIZED: u8 = shared::UNAUTHORIZED;
     /// The server answered 403.
     pub const FORBIDDEN: u8 = shared::FORBIDDEN;
-    /// The server answered 404 for the region or the profile.
+    /// The server answered 404 for the region, the profile or the zone mapping.
     pub const NOT_FOUND: u8 = shared::NOT_FOUND;
-    /// A malformed id refused before sending, or the server answered 400.
+    /// A malformed id or an unusable file refused before sending, or the server answered 400
+    /// (or 413, or 422 `invalid_zone_mapping`).
     pub const INVALID_INPUT: u8 = shared::INVALID_INPUT;
     /// The answer was not the appzone API's; the base URL is probably wrong.
     pub const UNEXPECTED_ANSWER: u8 = shared::UNEXPECTED_ANSWER;
@@ -222,7 +232,10 @@ pub mod exit_code {
     /// Classes go by what the caller should do next, so the same failure gets the same code
     /// wherever it was found. A malformed profile id is invalid input even though the contract
     /// answers it with 404 `profile_not_found` ([`Error::ProfileNotFound`]): a script deleting
-    /// profiles must be able to tell "already gone" from "you passed garbage".
+    /// profiles must be able to tell "already gone" from "you passed garbage". For the same
+    /// reason a 413 `payload_too_large` and a 422 `invalid_zone_mapping` (a zone mapping the
+    /// catalog contradicts) are invalid input, like a 400: the same input would be refused
+    /// again. Any other 422 (`idempotency_key_reused`) stays [`API`].
     pub fn for_error(error: &Error) -> u8 {
         match error {
             Error::Api(api) => for_api_error(api),
@@ -248,6 +261,15 @@ pub mod exit_code {
             (StatusCode::NOT_FOUND, Some(ErrorCode::NotFound)) => UNEXPECTED_ANSWER,
             (StatusCode::NOT_FOUND, Some(_)) => NOT_FOUND,
             (StatusCode::BAD_REQUEST, Some(_)) => INVALID_INPUT,
+            // The input itself is refused, as with a 400: a zone-mapping body over the limit
+            // (which the client also refuses before sending, with this code), or a mapping the
+            // catalog contradicts. Trying again later would get the same answer.
+            (StatusCode::PAYLOAD_TOO_LARGE, Some(_)) => INVALID_INPUT,
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(code))
+                if code.as_str() == ErrorCode::INVALID_ZONE_MAPPING =>
+            {
+                INVALID_INPUT
+            }
             _ => API,
         }
     }

@@ -7,18 +7,22 @@ use rand::RngExt;
 
 /// How often and how patiently the client retries a call.
 ///
-/// What is retried is fixed by the API's rules. A `DELETE` carries an `Idempotency-Key`, the
-/// same on each attempt of a call, so the server replays the first attempt's outcome instead of
-/// acting twice, and a `DELETE` is retried whenever a `GET` is, and also when the answer may
-/// have been lost:
+/// What is retried is fixed by the API's rules. A profile's `DELETE` carries an
+/// `Idempotency-Key`, the same on each attempt of a call, so the server replays the first
+/// attempt's outcome instead of acting twice, and it is retried whenever a `GET` is, and also
+/// when the answer may have been lost. A zone mapping's `PUT` stores the same mapping however
+/// often it is sent, and is retried like a `GET`. A zone mapping's `DELETE` takes no key: a
+/// retry after a lost 204 would answer 404, so it is retried only where the server changed
+/// nothing (see [`Client::delete_zone_mapping`](crate::Client::delete_zone_mapping)):
 ///
-/// | failure | `GET` (the `list_*` methods) | `DELETE` (`delete_profile*`) |
-/// |---|---|---|
-/// | could not connect ([`Error::Connect`](crate::Error::Connect)) | retried | retried |
-/// | 429, 502, 503, 504 | retried | retried |
-/// | 409 `idempotency_key_in_use` | (never answered) | retried |
-/// | any other status | not retried | not retried |
-/// | timeout, connection dropped after connecting | not retried | retried |
+/// | failure | `GET` (`list_*`, `zone_*`), `put_zone_mapping` | `delete_profile*` | `delete_zone_mapping` |
+/// |---|---|---|---|
+/// | could not connect ([`Error::Connect`](crate::Error::Connect)) | retried | retried | retried |
+/// | 429, 503 | retried | retried | retried |
+/// | 502, 504 | retried | retried | not retried |
+/// | 409 `idempotency_key_in_use` | (never answered) | retried | (never answered) |
+/// | any other status | not retried | not retried | not retried |
+/// | timeout, connection dropped after connecting | not retried | retried | not retried |
 ///
 /// All attempts of one call together are bounded by the client's operation timeout
 /// ([`ClientBuilder::operation_timeout`](crate::ClientBuilder::operation_timeout)): no retry
@@ -33,8 +37,8 @@ use rand::RngExt;
 /// set) rather than blocking the caller for longer than it allowed, or retrying earlier than the
 /// server asked. The HTTP-date form of `Retry-After` is ignored (plain backoff applies).
 ///
-/// Every attempt of one call sends the same `X-Request-Id` (and, for a `DELETE`, the same
-/// `Idempotency-Key`).
+/// Every attempt of one call sends the same `X-Request-Id` (and, for a profile's `DELETE`, the
+/// same `Idempotency-Key`; for a `PUT`, the same body).
 ///
 /// ```
 /// use std::time::Duration;

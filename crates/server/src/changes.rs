@@ -1,5 +1,6 @@
 //! Follows the change log so that this process drops or reloads what another process changed:
-//! a key revoked or created by `appzone-server key ...` or another replica, a catalog import.
+//! a key revoked or created by `appzone-server key ...` or another replica, a catalog import, a
+//! zone mapping stored or deleted through another replica.
 //!
 //! The log ([`crate::storage::Change`]) is read after the last change applied, every
 //! [`POLL`] and, on PostgreSQL, as soon as a `NOTIFY` arrives. With the listener, a change
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use crate::catalog::Catalog;
 use crate::keys::KeyVerifier;
+use crate::mappings::MappingCache;
 use crate::storage::{Change, Store, Wake};
 
 /// How often the log is read by default whatever the notices say: the bound for a lost notice,
@@ -22,7 +24,13 @@ const BATCH: i64 = 500;
 
 /// Applies the changes other processes commit, reading the log every `poll` and on every
 /// notice, until the task is dropped.
-pub async fn follow(store: Store, keys: KeyVerifier, catalog: Catalog, poll: Duration) {
+pub async fn follow(
+    store: Store,
+    keys: KeyVerifier,
+    mappings: MappingCache,
+    catalog: Catalog,
+    poll: Duration,
+) {
     // Only what is committed from now on matters: the caches start empty and the catalog
     // was loaded just before.
     let mut seen = loop {
@@ -61,6 +69,7 @@ pub async fn follow(store: Store, keys: KeyVerifier, catalog: Catalog, poll: Dur
                 match change {
                     Some(Change::Key(key_id)) => keys.forget(&key_id),
                     Some(Change::Catalog) => reload = true,
+                    Some(Change::ZoneMapping(subject)) => mappings.forget(&subject),
                     None => {}
                 }
             }

@@ -9,8 +9,10 @@
 //! - [`keys`]: API-key digests, verification and its cache; [`last_used`]: when each key was
 //!   last used, written at most once a minute; [`limits`]: the rate limits.
 //! - [`metrics`]: the Prometheus registry and its exposition.
-//! - [`changes`]: follows the change log, so keys revoked and catalogs imported elsewhere reach
-//!   this process within a second.
+//! - [`mappings`]: organizations' zone mappings: the cloud output they are taken from, and the
+//!   cache the identity listing reads them through.
+//! - [`changes`]: follows the change log, so keys revoked, catalogs imported and zone mappings
+//!   changed elsewhere reach this process within a second.
 //! - [`cli`]: the `appzone-server` command line.
 
 pub mod catalog;
@@ -24,6 +26,7 @@ pub mod keys;
 pub mod last_used;
 pub mod limits;
 pub mod logging;
+pub mod mappings;
 pub mod metrics;
 pub mod model;
 pub mod serve;
@@ -152,6 +155,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
     let health = health::Health::new();
     let state = AppState::new(SharedState {
         keys: KeyVerifier::with_health(store.clone(), config.key_cache_ttl, health.clone()),
+        mappings: mappings::MappingCache::new(store.clone(), config.key_cache_ttl),
         last_used: LastUsed::new(store.clone()),
         limits: limits.clone(),
         metrics,
@@ -171,6 +175,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
     let follower = tokio::spawn(changes::follow(
         store.clone(),
         state.keys.clone(),
+        state.mappings.clone(),
         catalog.clone(),
         config.change_poll,
     ));

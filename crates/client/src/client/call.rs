@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use appzone_contract::headers::{is_valid_request_id, API_KEY, IDEMPOTENT_REPLAYED, REQUEST_ID};
 use appzone_contract::{ErrorBody, ErrorCode};
-use http::header::{ACCEPT, ETAG, USER_AGENT};
+use http::header::{ACCEPT, CONTENT_TYPE, ETAG, USER_AGENT};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 
 use super::Client;
@@ -24,6 +24,24 @@ const EXCERPT_CHARS: usize = 200;
 /// One extra request header of a call (the `If-None-Match` of a conditional listing, the
 /// `Idempotency-Key` of a delete).
 pub(crate) type ExtraHeader = (HeaderName, HeaderValue);
+
+/// What a call may be sent again after, besides a connect failure (the request was not sent, so
+/// every call is retried after one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resend {
+    /// `GET`, and the `PUT` of a zone mapping (the same body stores the same mapping): the
+    /// answers that say "not now", 429, 502, 503 and 504 (and 409 `idempotency_key_in_use`,
+    /// which these operations are never answered). Not a timeout or a broken connection.
+    OnRetryableStatus,
+    /// A `DELETE` with an `Idempotency-Key`: as [`Resend::OnRetryableStatus`], and also after a
+    /// timeout or a broken connection, since the server replays the first attempt's outcome.
+    EvenIfReceived,
+    /// A `DELETE` without an `Idempotency-Key` (a zone mapping's): only the server's answers
+    /// that say nothing was changed, 429 and 503. Not 502 or 504 (a gateway answered; the
+    /// server may have deleted behind it), not a timeout or a broken connection: a retry after
+    /// any of those could get 404 for a deletion that succeeded.
+    OnlyIfUnchanged,
+}
 
 /// The extra header of a call as a map to add to the request; empty for a plain call (an empty
 /// `HeaderMap` does not allocate).
@@ -44,24 +62,30 @@ fn etag_of(headers: &HeaderMap) -> Option<String> {
 }
 
 impl Client {
-    /// Sends one call with one extra request header on every attempt (a conditional listing's
-    /// `If-None-Match`, a delete's `Idempotency-Key`), retrying as the policy allows within the
-    /// operation timeout, and reads the final answer.
+    /// Sends one call with one extra request header (a conditional listing's `If-None-Match`, a
+    /// delete's `Idempotency-Key`) and a JSON `body` (a `PUT`'s) on every attempt, retrying as
+    /// the policy allows within the operation timeout, and reads the final answer.
     ///
-    /// Connect failures and retryable answers ([`Answer::may_retry`]) are retried for any
-    /// method; timeouts and broken connections only when `resend` says a request that may have
-    /// reached the server can safely be sent again.
+    /// Connect failures are retried for any call; answers ([`Answer::may_retry`]), timeouts and
+    /// broken connections as `resend` says.
     pub(super) async fn call_with(
         &self,
         method: Method,
         path: &str,
         extra: Option<&ExtraHeader>,
-        resend: bool,
+        body: Option<&[u8]>,
+        resend: Resend,
     ) -> Result<Answer, Error> {
-        let url = format!("{}{}", self.inner.base_url, path);
         let request_id = request_id::generate();
-        let request_id_value =
-            HeaderValue::from_str(&request_id).map_err(|e| Error::invalid("request id", e))?;
+        let outgoing = Outgoing {
+            request_id_value: HeaderValue::from_str(&request_id)
+                .map_err(|e| Error::invalid("request id", e))?,
+            url: format!("{}{}", self.inner.base_url, path),
+            method,
+            request_id,
+            extra,
+            body,
+        };
         let policy = &self.inner.retry;
         // `None` when the bound is too far away to represent: no deadline then.
         let deadline = Instant::now().checked_add(self.inner.operation_timeout);
@@ -78,13 +102,13 @@ impl Client {
                     reported: self.inner.timeout,
                 },
             };
-            let result = self
-                .attempt(&method, &url, &request_id, &request_id_value, extra, limit)
-                .await;
+            let result = self.attempt(&outgoing, limit).await;
             let may_retry = match &result {
                 Err(Error::Connect { .. }) => true,
-                Err(Error::Timeout { .. } | Error::Transport { .. }) => resend,
-                Ok(answer) => answer.may_retry(),
+                Err(Error::Timeout { .. } | Error::Transport { .. }) => {
+                    resend == Resend::EvenIfReceived
+                }
+                Ok(answer) => answer.may_retry(resend),
                 Err(_) => false,
             };
             let delay = match &result {
@@ -123,16 +147,13 @@ impl Client {
     }
 
     /// One attempt: send the request and read the answer's body.
-    async fn attempt(
-        &self,
-        method: &Method,
-        url: &str,
-        request_id: &str,
-        request_id_value: &HeaderValue,
-        extra: Option<&ExtraHeader>,
-        limit: AttemptLimit,
-    ) -> Result<Answer, Error> {
+    async fn attempt(&self, outgoing: &Outgoing<'_>, limit: AttemptLimit) -> Result<Answer, Error> {
         let inner = &self.inner;
+        let (method, url, request_id) = (
+            &outgoing.method,
+            outgoing.url.as_str(),
+            outgoing.request_id.as_str(),
+        );
         let failed = |source: reqwest::Error| {
             let (method, url, request_id) = (method.clone(), url.to_owned(), request_id.to_owned());
             if source.is_builder() {
@@ -164,18 +185,21 @@ impl Client {
                 }
             }
         };
-        let mut response = inner
+        let mut request = inner
             .http
             .request(method.clone(), url)
             .header(API_KEY, inner.api_key.clone())
-            .header(REQUEST_ID, request_id_value.clone())
+            .header(REQUEST_ID, outgoing.request_id_value.clone())
             .header(USER_AGENT, inner.user_agent.clone())
             .header(ACCEPT, HeaderValue::from_static("application/json"))
-            .headers(extra_headers(extra))
-            .timeout(limit.timeout)
-            .send()
-            .await
-            .map_err(failed)?;
+            .headers(extra_headers(outgoing.extra))
+            .timeout(limit.timeout);
+        if let Some(body) = outgoing.body {
+            request = request
+                .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+                .body(body.to_vec());
+        }
+        let mut response = request.send().await.map_err(failed)?;
         let status = response.status();
         let headers = std::mem::take(response.headers_mut());
         let mut body = Vec::new();
@@ -214,6 +238,18 @@ impl Client {
     }
 }
 
+/// What every attempt of one call sends.
+struct Outgoing<'a> {
+    method: Method,
+    url: String,
+    /// The same on every attempt of the call.
+    request_id: String,
+    request_id_value: HeaderValue,
+    extra: Option<&'a ExtraHeader>,
+    /// A JSON body, sent with `Content-Type: application/json`.
+    body: Option<&'a [u8]>,
+}
+
 /// How long one attempt may take, and the timeout an [`Error::Timeout`] names when it elapses:
 /// the per-attempt timeout, or what is left of the operation timeout when that is shorter (the
 /// error then names the operation timeout, the bound that ended the call).
@@ -242,15 +278,25 @@ pub(crate) struct Answer {
 }
 
 impl Answer {
-    /// Whether the same request may get another answer later: 429, 502, 503 and 504, and 409
-    /// `idempotency_key_in_use` (an earlier request with the key is still running; its outcome
-    /// will be replayed once it ends). Any other 409 is not retried.
-    fn may_retry(&self) -> bool {
-        is_retryable_status(self.status)
-            || (self.status == StatusCode::CONFLICT
-                && serde_json::from_slice::<ErrorBody>(&self.body).is_ok_and(|body| {
-                    body.error_code.as_str() == ErrorCode::IDEMPOTENCY_KEY_IN_USE
-                }))
+    /// Whether the same request may be sent again for another answer: 429, 502, 503 and 504,
+    /// and 409 `idempotency_key_in_use` (an earlier request with the key is still running; its
+    /// outcome will be replayed once it ends); any other 409 is not retried. Only 429 and 503
+    /// when the request must not be resent once the server may have acted on it
+    /// ([`Resend::OnlyIfUnchanged`]): the server answers those without changing anything.
+    fn may_retry(&self, resend: Resend) -> bool {
+        match resend {
+            Resend::OnlyIfUnchanged => {
+                self.status == StatusCode::TOO_MANY_REQUESTS
+                    || self.status == StatusCode::SERVICE_UNAVAILABLE
+            }
+            Resend::OnRetryableStatus | Resend::EvenIfReceived => {
+                is_retryable_status(self.status)
+                    || (self.status == StatusCode::CONFLICT
+                        && serde_json::from_slice::<ErrorBody>(&self.body).is_ok_and(|body| {
+                            body.error_code.as_str() == ErrorCode::IDEMPOTENCY_KEY_IN_USE
+                        }))
+            }
+        }
     }
 
     pub(super) fn into_api_error(self) -> Error {

@@ -1,7 +1,11 @@
-//! What the three listings share: their bodies' decoding ([`Listing`]), reading a listing's
-//! answer ([`read_listing`], also used by the conditional listings) and their paths.
+//! What the listings (and the other bodies a `GET` or `PUT` answers with) share: their bodies'
+//! decoding ([`Listing`]), reading an answer ([`read_listing`], also used by the conditional
+//! listings) and the listings' paths.
 
-use appzone_contract::{paths, IdError, ProviderId, ProviderList, RegionId, RegionList, ZoneList};
+use appzone_contract::{
+    paths, IdError, ProviderId, ProviderList, RegionId, RegionList, ZoneIdentityList, ZoneList,
+    ZoneMappingAnswer, ZoneMappingId, ZoneMappingList,
+};
 
 use super::call::{Answer, MAX_BODY_BYTES};
 use crate::{Error, IntoId};
@@ -9,8 +13,9 @@ use crate::{Error, IntoId};
 #[cfg(doc)]
 use super::Client;
 
-/// A listing body: the provider, region and zone lists, which share one envelope and are read
-/// by [`Client::get_listing`].
+/// A body read by [`Client::get_listing`]: the provider, region and zone lists, which share one
+/// envelope, the zone-identity and zone-mapping lists, and one zone mapping (the answer of its
+/// `GET` and its `PUT`).
 pub(crate) trait Listing: Sized {
     /// What the body is, in a decode error's reason: `not a zone list: ...`.
     const NAME: &'static str;
@@ -40,6 +45,9 @@ listing!(
     ProviderList => "provider list", "listProviders";
     RegionList => "region list", "listRegions";
     ZoneList => "zone list", "listZones";
+    ZoneIdentityList => "zone identity list", "listZoneIdentities";
+    ZoneMappingList => "zone mapping list", "listZoneMappings";
+    ZoneMappingAnswer => "zone mapping", "getZoneMapping";
 );
 
 fn invalid_id(error: IdError) -> Error {
@@ -61,6 +69,18 @@ pub(crate) fn zones_path(
     let provider = provider.into_id().map_err(invalid_id)?;
     let region = region.into_id().map_err(invalid_id)?;
     Ok(paths::list_zones(&provider, &region))
+}
+
+/// The path of the zone-identity listing of `region` of `provider`, applying zone mapping
+/// `mapping` when given; a malformed id is an [`Error::InvalidArgument`].
+pub(crate) fn zone_identities_path(
+    provider: impl IntoId<ProviderId>,
+    region: impl IntoId<RegionId>,
+    mapping: Option<&ZoneMappingId>,
+) -> Result<String, Error> {
+    let provider = provider.into_id().map_err(invalid_id)?;
+    let region = region.into_id().map_err(invalid_id)?;
+    Ok(paths::list_zone_identities(&provider, &region, mapping))
 }
 
 /// A listing's answer as the listing and its `ETag`: a non-2xx answer is an [`Error::Api`]; a

@@ -1,10 +1,13 @@
 //! The zone catalog as an in-memory snapshot, so the listing never waits on the database.
 //!
 //! Each snapshot precomputes, for the provider listing, each provider's region listing and each
-//! region's zone listing, the response body around the per-request `id` and the weak `ETag`. A background task polls the catalog version (one tiny query per interval) and
+//! region's zone and zone-identity listings, the response body around the per-request `id` and
+//! the weak `ETag` (`identities.rs`: an identity listing with a caller's zone mapping is built
+//! per request from what the snapshot holds). A background task polls the catalog version (one tiny query per interval) and
 //! swaps in a new snapshot when it changes, which is how an import on any replica, or by the
 //! operator CLI, reaches every replica.
 
+pub mod identities;
 pub mod suggest;
 
 /// The catalog file format lives in [`crate::model`], below storage, which reads and writes it;
@@ -21,6 +24,8 @@ use http::HeaderValue;
 use indexmap::IndexMap;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+
+pub use identities::RegionIdentities;
 
 use crate::model::catalog_file::{CatalogFile, ProviderEntry, RegionEntry};
 use crate::storage::{Store, StoreError};
@@ -59,6 +64,31 @@ impl Answer {
             head: Bytes::copy_from_slice(head.as_bytes()),
             tail: Bytes::copy_from_slice(tail.as_bytes()),
         }
+    }
+
+    /// An empty answer, replaced before the snapshot is used.
+    fn placeholder() -> Self {
+        Self {
+            etag: HeaderValue::from_static("W/\"0\""),
+            head: Bytes::new(),
+            tail: Bytes::new(),
+        }
+    }
+
+    /// The answer whose body is `body(id)` and whose `ETag` covers `kind` and that whole body
+    /// but the request id: for a body too rich to list its content as ids.
+    fn over_body<B: Serialize>(kind: &str, body: impl Fn(String) -> B) -> Self {
+        let mut answer = Self::new(&[], &body);
+        let mut hasher = Sha256::new();
+        for part in [kind.as_bytes(), &answer.head, &answer.tail] {
+            hasher.update(part);
+            hasher.update([0]);
+        }
+        let etag = format!("W/\"{}\"", hex::encode(&hasher.finalize()[..12]));
+        if let Ok(etag) = HeaderValue::from_str(&etag) {
+            answer.etag = etag;
+        }
+        answer
     }
 
     fn providers(catalog: &CatalogFile) -> Self {
@@ -136,6 +166,8 @@ pub type IdMap<V> = IndexMap<String, V, foldhash::fast::RandomState>;
 pub struct Snapshot {
     /// The catalog version this snapshot was built from.
     pub version: i64,
+    /// When the catalog was compiled (`YYYY-MM-DD`), if it says.
+    pub compiled_on: Option<String>,
     /// The provider listing.
     pub providers: Answer,
     by_id: IdMap<Provider>,
@@ -148,19 +180,33 @@ pub struct Provider {
     pub id: ProviderId,
     /// The provider's region listing.
     pub regions: Answer,
-    zones: IdMap<Answer>,
+    by_region: IdMap<Region>,
+}
+
+/// One region of a [`Provider`]: its two listings.
+#[derive(Debug)]
+pub struct Region {
+    /// The zone listing.
+    pub zones: Answer,
+    /// The zone-identity listing.
+    pub identities: RegionIdentities,
 }
 
 impl Provider {
     /// The zone listing of `region`; `None` when the provider has no such region.
     pub fn region(&self, region: &str) -> Option<&Answer> {
-        self.zones.get(region)
+        self.by_region.get(region).map(|r| &r.zones)
+    }
+
+    /// The zone identities of `region`; `None` when the provider has no such region.
+    pub fn identities(&self, region: &str) -> Option<&RegionIdentities> {
+        self.by_region.get(region).map(|r| &r.identities)
     }
 
     /// The provider's region id closest to `typed`, when exactly one is close (see
     /// [`suggest::closest`]).
     pub fn closest_region(&self, typed: &str) -> Option<&str> {
-        suggest::closest(typed, self.zones.keys().map(String::as_str))
+        suggest::closest(typed, self.by_region.keys().map(String::as_str))
     }
 }
 
@@ -171,21 +217,28 @@ impl Snapshot {
             .providers
             .iter()
             .map(|p| {
-                let zones = p
+                let by_region = p
                     .regions
                     .iter()
-                    .map(|r| (r.id.as_str().to_owned(), Answer::zones(&p.id, r)))
+                    .map(|r| {
+                        let region = Region {
+                            zones: Answer::zones(&p.id, r),
+                            identities: RegionIdentities::build(catalog, p.id.as_str(), r),
+                        };
+                        (r.id.as_str().to_owned(), region)
+                    })
                     .collect();
                 let provider = Provider {
                     id: p.id.clone(),
                     regions: Answer::regions(p),
-                    zones,
+                    by_region,
                 };
                 (p.id.as_str().to_owned(), provider)
             })
             .collect();
         Self {
             version,
+            compiled_on: catalog.source.as_ref().and_then(|s| s.compiled_on.clone()),
             providers: Answer::providers(catalog),
             by_id,
         }

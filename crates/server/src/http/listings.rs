@@ -1,12 +1,15 @@
-//! The catalog's three listings: providers, a provider's regions, a region's zones.
+//! The catalog's listings: providers, a provider's regions, a region's zones and its zone
+//! identities.
 //!
-//! All are served entirely from the in-memory catalog snapshot: no database, and no JSON
-//! serialization per request (each body is precomputed around the request id).
+//! All are served from the in-memory catalog snapshot: no database, and no JSON serialization
+//! per request (each body is precomputed around the request id). The one exception is an
+//! identity listing with the caller's zone mapping (`?mapping=`): the mapping is read through
+//! its cache and the body built for the request.
 
-use appzone_contract::paths::{self, LIST_PROVIDERS};
-use appzone_contract::{ErrorCode, IdError, ProviderId, RegionId};
+use appzone_contract::paths::{self, LIST_PROVIDERS, MAPPING_QUERY};
+use appzone_contract::{ErrorCode, IdError, ProviderId, RegionId, ZoneMappingId};
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use axum::Extension;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
@@ -17,9 +20,11 @@ use super::conditional::matches_etag;
 use super::error::ApiError;
 use super::path::PathParams;
 use crate::catalog::{Answer, Catalog, Provider, Snapshot};
+use crate::keys::Caller;
+use crate::mappings::MappingCache;
 
 pub use appzone_contract::openapi::{
-    __path_list_providers, __path_list_regions, __path_list_zones,
+    __path_list_providers, __path_list_regions, __path_list_zone_identities, __path_list_zones,
 };
 
 const CACHE_POLICY: HeaderValue =
@@ -56,23 +61,82 @@ pub async fn list_zones(
     let snapshot = catalog.snapshot();
     let (provider_id, provider) = known_provider(&snapshot, params.get(0))?;
     let region = params.get(1);
-    let Some(zones) = region.and_then(|r| provider.region(r)) else {
-        let region = valid(region, RegionId::validate).map_err(|e| {
-            ApiError::new(ErrorCode::InvalidRegion, format!("invalid region id: {e}"))
-        })?;
-        let hint = match provider.closest_region(region) {
-            Some(close) => format!("did you mean {close:?}?"),
-            None => format!(
-                "GET {} lists its regions",
-                paths::list_regions(&provider.id)
-            ),
-        };
-        return Err(ApiError::new(
-            ErrorCode::RegionNotFound,
-            format!("region not found: {provider_id} has no region {region:?}; {hint}"),
-        ));
+    match region.and_then(|r| provider.region(r)) {
+        Some(zones) => Ok(answer(zones, &headers, &id)),
+        None => Err(unknown_region(provider_id, provider, region)),
+    }
+}
+
+/// Lists a region's zone identities, with the caller's zone mapping when the query names one;
+/// see the operation's description in the contract crate.
+pub async fn list_zone_identities(
+    State(catalog): State<Catalog>,
+    State(mappings): State<MappingCache>,
+    Extension(id): Extension<RequestId>,
+    Extension(Caller { key }): Extension<Caller>,
+    RawQuery(query): RawQuery,
+    params: PathParams,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let snapshot = catalog.snapshot();
+    let (provider_id, provider) = known_provider(&snapshot, params.get(0))?;
+    let region = params.get(1);
+    let Some(identities) = region.and_then(|r| provider.identities(r)) else {
+        return Err(unknown_region(provider_id, provider, region));
     };
-    Ok(answer(zones, &headers, &id))
+    let Some(mapping_id) = mapping_query(query.as_deref()) else {
+        return Ok(answer(&identities.answer, &headers, &id));
+    };
+    let not_found = || super::mappings::not_found(&mapping_id);
+    let mapping_id: ZoneMappingId = mapping_id.parse().map_err(|_| not_found())?;
+    let stored = mappings
+        .get(&key.org_id, &mapping_id)
+        .await
+        .map_err(ApiError::storage)?
+        .ok_or_else(not_found)?;
+    if stored.mapping.provider.as_str() != provider_id {
+        return Err(ApiError::new(
+            ErrorCode::Other(ErrorCode::INVALID_ZONE_MAPPING.to_owned()),
+            format!(
+                "zone mapping {:?} is of {}, not of {provider_id}",
+                mapping_id.as_str(),
+                stored.mapping.provider
+            ),
+        ));
+    }
+    // Request ids are visible ASCII (a caller's is validated, ours is a ULID).
+    let request_id = id.header_value().to_str().unwrap_or_default().to_owned();
+    let (etag, body) = identities.with_mapping(&stored.mapping, stored.version, request_id);
+    Ok(respond(&etag, &headers, || Body::from(body)))
+}
+
+/// The value of the `mapping` query parameter, percent-decoded; `None` when absent.
+fn mapping_query(query: Option<&str>) -> Option<String> {
+    url::form_urlencoded::parse(query?.as_bytes())
+        .find(|(name, _)| name == MAPPING_QUERY)
+        .map(|(_, value)| value.into_owned())
+}
+
+/// The 400 `invalid_region` for a malformed region id, or the 404 `region_not_found` with the
+/// closest region id or a pointer to the region listing.
+fn unknown_region(provider_id: &str, provider: &Provider, region: Option<&str>) -> ApiError {
+    let region = match valid(region, RegionId::validate) {
+        Ok(region) => region,
+        Err(e) => {
+            return ApiError::new(ErrorCode::InvalidRegion, format!("invalid region id: {e}"))
+        }
+    };
+    let hint = match provider.closest_region(region) {
+        Some(close) => format!("did you mean {close:?}?"),
+        None => format!(
+            "GET {} lists its regions",
+            paths::list_regions(&provider.id)
+        ),
+    };
+    ApiError::new(
+        ErrorCode::RegionNotFound,
+        format!("region not found: {provider_id} has no region {region:?}; {hint}"),
+    )
 }
 
 /// The provider the path names, or the 400 `invalid_provider` for a malformed or unknown id.
@@ -106,12 +170,19 @@ fn known_provider<'s, 'p>(
 /// A listing's answer: 304 when `If-None-Match` names its ETag, else 200 with its body
 /// around the request id.
 fn answer(listing: &Answer, headers: &HeaderMap, id: &RequestId) -> Response {
-    let (status, body) = if matches_etag(headers.get_all(IF_NONE_MATCH), &listing.etag) {
-        (StatusCode::NOT_MODIFIED, Body::empty())
-    } else {
+    respond(&listing.etag, headers, || {
         // Request ids are visible ASCII (a caller's is validated, ours is a ULID).
         let id = id.header_value().to_str().unwrap_or_default();
-        (StatusCode::OK, Body::from(listing.body(id)))
+        Body::from(listing.body(id))
+    })
+}
+
+/// 304 when `If-None-Match` names `etag`, else 200 with `body()`.
+fn respond(etag: &HeaderValue, headers: &HeaderMap, body: impl FnOnce() -> Body) -> Response {
+    let (status, body) = if matches_etag(headers.get_all(IF_NONE_MATCH), etag) {
+        (StatusCode::NOT_MODIFIED, Body::empty())
+    } else {
+        (StatusCode::OK, body())
     };
     let mut response = Response::new(body);
     *response.status_mut() = status;
@@ -119,7 +190,7 @@ fn answer(listing: &Answer, headers: &HeaderMap, id: &RequestId) -> Response {
     if status == StatusCode::OK {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     }
-    headers.insert(ETAG, listing.etag.clone());
+    headers.insert(ETAG, etag.clone());
     headers.insert(CACHE_CONTROL, CACHE_POLICY);
     response
 }

@@ -18,10 +18,12 @@
 //! 7. CORS, when origins are configured (preflights are answered before authentication);
 //! 8. [`auth`]: on `/api/v1/...`, the API key (401), then the per-key rate limit (429), and the
 //!    `RateLimit` headers; the handlers take the [`crate::keys::Caller`] as an extension;
-//! 9. the request body limit (tower-http `RequestBodyLimit`, 413).
+//! 9. the request body limit (tower-http `RequestBodyLimit`, 413), applied in [`app`] per
+//!    group of routes: [`HttpConfig::max_body_bytes`] on every route but a zone mapping's,
+//!    whose `PUT` takes up to 1 MiB of cloud output.
 //!
-//! Handlers ([`listings`], [`profiles`], [`ops`], [`docs`], [`metrics`]) take extractors and
-//! reach storage through [`crate::storage::Store`] in the state. API routes are registered
+//! Handlers ([`listings`], [`profiles`], [`mappings`], [`ops`], [`docs`], [`metrics`]) take
+//! extractors and reach storage through [`crate::storage::Store`] in the state. API routes are registered
 //! through utoipa-axum's `routes!` with the contract crate's operation descriptions, so a route
 //! cannot exist without its entry in the OpenAPI document.
 
@@ -30,6 +32,7 @@ mod conditional;
 pub mod docs;
 pub mod error;
 pub mod listings;
+pub mod mappings;
 pub mod metrics;
 pub mod observe;
 pub mod ops;
@@ -67,6 +70,7 @@ use crate::health::Health;
 use crate::keys::KeyVerifier;
 use crate::last_used::LastUsed;
 use crate::limits::RateLimits;
+use crate::mappings::MappingCache;
 use crate::metrics::Metrics;
 use crate::storage::Store;
 use ops::OpenApiJson;
@@ -120,6 +124,8 @@ pub struct SharedState {
     pub catalog: Catalog,
     /// API-key verification with its cache.
     pub keys: KeyVerifier,
+    /// Organizations' zone mappings, cached for the identity listing.
+    pub mappings: MappingCache,
     /// When each key last authenticated a request (written at most once a minute per key).
     pub last_used: LastUsed,
     /// Per-key and per-address rate limits.
@@ -165,16 +171,19 @@ macro_rules! from_ref {
         })*
     };
 }
-from_ref!(store: Store, catalog: Catalog, keys: KeyVerifier, metrics: Metrics, openapi: OpenApiJson, health: Health);
+from_ref!(store: Store, catalog: Catalog, keys: KeyVerifier, mappings: MappingCache, metrics: Metrics, openapi: OpenApiJson, health: Health);
 
 /// The templates of every route [`app`] registers, the documentation page's assets counted as
 /// `/docs`: the route labels of metrics and logs (every other path is `unmatched`), and what a
 /// 404 for a path with a trailing slash may suggest.
-const ROUTES: [&str; 9] = [
+const ROUTES: [&str; 12] = [
     appzone_contract::paths::LIST_ZONES,
     appzone_contract::paths::DELETE_PROFILE,
     appzone_contract::paths::LIST_PROVIDERS,
     appzone_contract::paths::LIST_REGIONS,
+    appzone_contract::paths::LIST_ZONE_IDENTITIES,
+    appzone_contract::paths::ZONE_MAPPINGS,
+    appzone_contract::paths::ZONE_MAPPING,
     "/healthz",
     "/readyz",
     "/metrics",
@@ -184,12 +193,27 @@ const ROUTES: [&str; 9] = [
 
 /// The API routes with the OpenAPI description the `routes!` registrations produced.
 pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
-    OpenApiRouter::new()
+    let (bodiless, with_body) = api_route_groups();
+    bodiless.merge(with_body).split_for_parts()
+}
+
+/// The API routes in two groups by the request body they may take: none, and a zone
+/// mapping's (the one path whose `PUT` reads a body, up to
+/// [`appzone_contract::MAX_ZONE_MAPPING_BYTES`]).
+fn api_route_groups() -> (OpenApiRouter<AppState>, OpenApiRouter<AppState>) {
+    let bodiless = OpenApiRouter::new()
         .routes(routes!(listings::list_providers))
         .routes(routes!(listings::list_regions))
         .routes(routes!(listings::list_zones))
+        .routes(routes!(listings::list_zone_identities))
         .routes(routes!(profiles::delete_application_profile))
-        .split_for_parts()
+        .routes(routes!(mappings::list_zone_mappings));
+    let with_body = OpenApiRouter::new().routes(routes!(
+        mappings::get_zone_mapping,
+        mappings::put_zone_mapping,
+        mappings::delete_zone_mapping
+    ));
+    (bodiless, with_body)
 }
 
 /// The application as [`crate::serve`] runs it: the router, and what the accept loop reports
@@ -206,16 +230,23 @@ pub struct App {
 
 /// The whole application: the API and operations routes behind the layers of [`with_middleware`].
 pub fn app(state: AppState) -> App {
-    let (api, _) = api_routes();
+    let (bodiless, with_body) = api_route_groups();
+    let (bodiless, _) = bodiless.split_for_parts();
+    let (with_body, _) = with_body.split_for_parts();
+    // The body limit sits inside authentication (a 401 comes first), per group of routes.
     let routes = Router::new()
-        .merge(api)
+        .merge(bodiless)
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(metrics::serve_metrics))
         .route("/openapi.json", get(ops::openapi))
         .route("/docs", get(docs::index))
         .route("/docs/", get(docs::index))
-        .route("/docs/{*file}", get(docs::asset));
+        .route("/docs/{*file}", get(docs::asset))
+        .layer(RequestBodyLimitLayer::new(state.http.max_body_bytes))
+        .merge(with_body.layer(RequestBodyLimitLayer::new(
+            appzone_contract::MAX_ZONE_MAPPING_BYTES,
+        )));
     with_middleware(routes, state)
 }
 
@@ -230,11 +261,7 @@ pub fn with_middleware(routes: Router<AppState>, state: AppState) -> App {
     let routes = routes
         .method_not_allowed_fallback(error::method_not_allowed)
         .fallback(error::not_found)
-        .layer(
-            ServiceBuilder::new()
-                .layer(from_fn_with_state(state.clone(), auth::authenticate))
-                .layer(RequestBodyLimitLayer::new(http.max_body_bytes)),
-        );
+        .layer(from_fn_with_state(state.clone(), auth::authenticate));
     // Outside authentication, so that preflights are answered without a key.
     let routes = match http.cors_origins.as_slice() {
         [] => routes,
@@ -275,8 +302,14 @@ pub fn with_middleware(routes: Router<AppState>, state: AppState) -> App {
 fn cors(origins: &[HeaderValue]) -> CorsLayer {
     CorsLayer::new()
         .allow_origin(AllowOrigin::list(origins.iter().cloned()))
-        .allow_methods([Method::GET, Method::HEAD, Method::DELETE])
-        .allow_headers([API_KEY, REQUEST_ID, IF_NONE_MATCH, IDEMPOTENCY_KEY])
+        .allow_methods([Method::GET, Method::HEAD, Method::PUT, Method::DELETE])
+        .allow_headers([
+            API_KEY,
+            REQUEST_ID,
+            IF_NONE_MATCH,
+            IDEMPOTENCY_KEY,
+            http::header::CONTENT_TYPE,
+        ])
         .expose_headers([
             REQUEST_ID,
             ETAG,

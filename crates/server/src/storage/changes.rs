@@ -26,6 +26,8 @@ pub enum Change {
     Key(String),
     /// The catalog was replaced: reload it.
     Catalog,
+    /// The zone mapping `org/id` was stored, replaced or deleted: drop what is cached of it.
+    ZoneMapping(String),
 }
 
 impl Change {
@@ -33,6 +35,7 @@ impl Change {
         match self {
             Change::Key(key_id) => ("key", key_id),
             Change::Catalog => ("catalog", ""),
+            Change::ZoneMapping(subject) => ("zone_mapping", subject),
         }
     }
 
@@ -40,6 +43,7 @@ impl Change {
         match kind {
             "key" => Some(Change::Key(subject)),
             "catalog" => Some(Change::Catalog),
+            "zone_mapping" => Some(Change::ZoneMapping(subject)),
             // Written by a newer version: nothing this one caches.
             _ => None,
         }

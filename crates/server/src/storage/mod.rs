@@ -30,7 +30,9 @@
 //! - `deletes.rs`: profile deletes and their `Idempotency-Key` outcomes; `group_commit.rs`:
 //!   SQLite's one writer that applies them in shared transactions;
 //! - `catalog.rs`: the zone catalog's tables, read, imported and seeded;
-//! - `changes.rs`: the change log other server processes follow (keys, the catalog), and
+//! - `zone_mappings.rs`: organizations' zone mappings and the audit record of each change;
+//! - `changes.rs`: the change log other server processes follow (keys, the catalog, zone
+//!   mappings), and
 //!   PostgreSQL's `LISTEN`/`NOTIFY` that wakes them ([`ChangeListener`]).
 
 mod api_keys;
@@ -44,6 +46,7 @@ mod group_commit;
 mod organizations;
 mod profiles;
 mod sqlite_file;
+mod zone_mappings;
 
 use sqlx::AnyPool;
 
@@ -54,6 +57,7 @@ pub use connection::{redact_url, sqlite_file, Backend, PoolSettings};
 pub use deletes::{DeleteAnswer, DeleteOutcome, DeleteRequest, IDEMPOTENCY_TTL};
 pub use errors::StoreError;
 pub use sqlite_file::explain_open_error;
+pub use zone_mappings::{change_subject, Actor, PutMapping, StoredMapping};
 
 /// Handle on the database. Cheap to clone.
 #[derive(Debug, Clone)]

@@ -1,0 +1,262 @@
+//! `/api/v1/zone-mappings`: an organization's own zone names, stored from its cloud's CLI
+//! output.
+//!
+//! The precedence follows the profile deletion's: 401 (the auth middleware), then for a
+//! change the role where no mapping is named by it (`PUT`: 403 for a member key), else the
+//! mapping first (`DELETE`: 404 for a mapping the organization does not have, so other
+//! tenants' ids stay invisible, then 403), then the body (400 `invalid_body`, 422
+//! `invalid_zone_mapping`). A store or a deletion answers once committed, with its audit
+//! record; this replica drops its cached copy at once, the others through the change log.
+
+use appzone_contract::{
+    ErrorCode, ZoneMappingAnswer, ZoneMappingId, ZoneMappingList, ZoneMappingRequest,
+    ZoneMappingSummary, MAX_ZONE_MAPPINGS_PER_ORGANIZATION, MAX_ZONE_MAPPING_LABEL_CHARS,
+};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use http::StatusCode;
+use tower_http::request_id::RequestId;
+
+use super::error::ApiError;
+use super::path::PathParams;
+use super::timeout::WriteBudget;
+use crate::catalog::Catalog;
+use crate::keys::Caller;
+use crate::mappings::parse::{parse, MappingError};
+use crate::mappings::MappingCache;
+use crate::model::Role;
+use crate::storage::{change_subject, Actor, PutMapping, Store};
+
+pub use appzone_contract::openapi::{
+    __path_delete_zone_mapping, __path_get_zone_mapping, __path_list_zone_mappings,
+    __path_put_zone_mapping,
+};
+
+/// The 404 for a mapping the caller's organization does not have (or a malformed id, which
+/// no mapping can have).
+pub fn not_found(id: &str) -> ApiError {
+    let message = match ZoneMappingId::validate(id) {
+        Ok(()) => format!(
+            "zone mapping not found: your organization has no zone mapping {id:?}; GET {} \
+             lists them",
+            appzone_contract::paths::ZONE_MAPPINGS
+        ),
+        Err(rule) => format!("zone mapping not found: {rule}"),
+    };
+    ApiError::new(
+        ErrorCode::Other(ErrorCode::ZONE_MAPPING_NOT_FOUND.to_owned()),
+        message,
+    )
+}
+
+fn forbidden() -> ApiError {
+    ApiError::new(
+        ErrorCode::Forbidden,
+        "your role may not change zone mappings; contact your organization admin",
+    )
+}
+
+fn invalid_body(message: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        ErrorCode::Other(ErrorCode::INVALID_BODY.to_owned()),
+        format!("invalid body: {message}"),
+    )
+}
+
+/// The path's mapping id, or the 404 a malformed one gets.
+fn mapping_id(params: &PathParams) -> Result<ZoneMappingId, ApiError> {
+    let raw = params.get(0).unwrap_or("\u{fffd}");
+    raw.parse().map_err(|_| not_found(raw))
+}
+
+fn request_id(id: &RequestId) -> String {
+    // Request ids are visible ASCII (a caller's is validated, ours is a ULID).
+    id.header_value().to_str().unwrap_or_default().to_owned()
+}
+
+/// `2 zones in 1 region`.
+fn extent(mapping: &appzone_contract::ZoneMapping) -> String {
+    let zones: usize = mapping.regions.iter().map(|r| r.zones.len()).sum();
+    let regions = mapping.regions.len();
+    format!(
+        "{zones} {} in {regions} {}",
+        if zones == 1 { "zone" } else { "zones" },
+        if regions == 1 { "region" } else { "regions" }
+    )
+}
+
+/// Lists the organization's mappings; see the operation's description in the contract crate.
+pub async fn list_zone_mappings(
+    State(store): State<Store>,
+    Extension(Caller { key }): Extension<Caller>,
+    Extension(id): Extension<RequestId>,
+) -> Result<Json<ZoneMappingList>, ApiError> {
+    let stored = store
+        .zone_mappings(&key.org_id)
+        .await
+        .map_err(ApiError::storage)?;
+    let data: Vec<ZoneMappingSummary> = stored
+        .iter()
+        .map(|s| ZoneMappingSummary::of(&s.mapping))
+        .collect();
+    let message = format!(
+        "{} zone {}",
+        data.len(),
+        if data.len() == 1 {
+            "mapping"
+        } else {
+            "mappings"
+        }
+    );
+    Ok(Json(ZoneMappingList::new(data, request_id(&id), message)))
+}
+
+/// Reads one mapping; see the operation's description in the contract crate.
+pub async fn get_zone_mapping(
+    State(mappings): State<MappingCache>,
+    Extension(Caller { key }): Extension<Caller>,
+    Extension(id): Extension<RequestId>,
+    params: PathParams,
+) -> Result<Json<ZoneMappingAnswer>, ApiError> {
+    let mapping_id = mapping_id(&params)?;
+    let stored = mappings
+        .get(&key.org_id, &mapping_id)
+        .await
+        .map_err(ApiError::storage)?
+        .ok_or_else(|| not_found(mapping_id.as_str()))?;
+    let message = format!("zone mapping {mapping_id}: {}", extent(&stored.mapping));
+    Ok(Json(ZoneMappingAnswer::new(
+        stored.mapping.clone(),
+        request_id(&id),
+        message,
+    )))
+}
+
+/// Stores or replaces a mapping; see the operation's description in the contract crate.
+#[allow(clippy::too_many_arguments)] // each is an extractor axum fills
+pub async fn put_zone_mapping(
+    State(store): State<Store>,
+    State(catalog): State<Catalog>,
+    State(mappings): State<MappingCache>,
+    Extension(Caller { key }): Extension<Caller>,
+    Extension(budget): Extension<WriteBudget>,
+    Extension(id): Extension<RequestId>,
+    params: PathParams,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    if key.role != Role::Admin {
+        return Err(forbidden());
+    }
+    let mapping_id = mapping_id(&params)?;
+    let request: ZoneMappingRequest = serde_json::from_slice(&body).map_err(invalid_body)?;
+    let label = request
+        .label
+        .clone()
+        .unwrap_or_else(|| mapping_id.as_str().to_owned());
+    if label.trim().is_empty()
+        || label.chars().count() > MAX_ZONE_MAPPING_LABEL_CHARS
+        || label.chars().any(char::is_control)
+    {
+        return Err(invalid_body(format!(
+            "label must be 1 to {MAX_ZONE_MAPPING_LABEL_CHARS} printable characters"
+        )));
+    }
+    let parsed = {
+        let snapshot = catalog.snapshot();
+        parse(request.provider.as_str(), &request.output, &snapshot)
+    }
+    .map_err(|err| match err {
+        MappingError::Shape(message) => invalid_body(message),
+        MappingError::Catalog(message) => ApiError::new(
+            ErrorCode::Other(ErrorCode::INVALID_ZONE_MAPPING.to_owned()),
+            format!("invalid zone mapping: {message}"),
+        ),
+    })?;
+    let request_id = request_id(&id);
+    let actor = Actor {
+        org: &key.org_id,
+        key_id: &key.key_id,
+        request_id: &request_id,
+    };
+    let put = {
+        let _writing = budget.writing();
+        store
+            .put_zone_mapping(
+                actor,
+                &mapping_id,
+                &request.provider,
+                &label,
+                &parsed.regions,
+            )
+            .await
+            .map_err(ApiError::storage)?
+    };
+    mappings.forget(&change_subject(&key.org_id, mapping_id.as_str()));
+    let (status, stored, done) = match put {
+        PutMapping::Created(stored) => (StatusCode::CREATED, stored, "stored"),
+        PutMapping::Replaced(stored) => (StatusCode::OK, stored, "replaced"),
+        PutMapping::TooMany => {
+            return Err(ApiError::new(
+                ErrorCode::Other(ErrorCode::INVALID_ZONE_MAPPING.to_owned()),
+                format!(
+                    "invalid zone mapping: your organization keeps the most zone mappings it \
+                     may ({MAX_ZONE_MAPPINGS_PER_ORGANIZATION}); delete one first"
+                ),
+            ))
+        }
+    };
+    let mut message = format!(
+        "zone mapping {mapping_id} {done}: {}",
+        extent(&stored.mapping)
+    );
+    if !parsed.skipped.is_empty() {
+        message.push_str(&format!(
+            "; skipped what the catalog does not hold: {}",
+            parsed.skipped.join(", ")
+        ));
+    }
+    let answer = ZoneMappingAnswer::new(stored.mapping, request_id, message);
+    Ok((status, Json(answer)).into_response())
+}
+
+/// Deletes a mapping; see the operation's description in the contract crate.
+pub async fn delete_zone_mapping(
+    State(store): State<Store>,
+    State(mappings): State<MappingCache>,
+    Extension(Caller { key }): Extension<Caller>,
+    Extension(budget): Extension<WriteBudget>,
+    Extension(id): Extension<RequestId>,
+    params: PathParams,
+) -> Result<StatusCode, ApiError> {
+    let mapping_id = mapping_id(&params)?;
+    if key.role != Role::Admin {
+        // A member learns whether the mapping exists (its organization's, readable with the
+        // same key), then that it may not delete it.
+        return match store.zone_mapping(&key.org_id, &mapping_id).await {
+            Ok(Some(_)) => Err(forbidden()),
+            Ok(None) => Err(not_found(mapping_id.as_str())),
+            Err(err) => Err(ApiError::storage(err)),
+        };
+    }
+    let request_id = request_id(&id);
+    let actor = Actor {
+        org: &key.org_id,
+        key_id: &key.key_id,
+        request_id: &request_id,
+    };
+    let deleted = {
+        let _writing = budget.writing();
+        store
+            .delete_zone_mapping(actor, &mapping_id)
+            .await
+            .map_err(ApiError::storage)?
+    };
+    mappings.forget(&change_subject(&key.org_id, mapping_id.as_str()));
+    if deleted {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(not_found(mapping_id.as_str()))
+    }
+}

@@ -1,0 +1,264 @@
+//! Organizations' zone mappings: stored, replaced, read and deleted, each change with its
+//! audit record and a change-log row in the same transaction (so every server drops what it
+//! cached of the mapping, and an answer that says "stored" or "deleted" is committed).
+
+use appzone_contract::{
+    MappedRegion, ProviderId, ZoneMapping, ZoneMappingId, MAX_ZONE_MAPPINGS_PER_ORGANIZATION,
+};
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use super::changes::{self, Change};
+use super::errors::ResultExt;
+use super::{Store, StoreError};
+use crate::model::{format_ms, now_ms};
+
+/// A stored mapping and its version (the time it was stored, in Unix milliseconds), which
+/// changes whenever it is replaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredMapping {
+    /// The mapping as the API shows it.
+    pub mapping: ZoneMapping,
+    /// When it was stored (Unix milliseconds).
+    pub version: i64,
+}
+
+/// What storing a mapping did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PutMapping {
+    /// A new mapping.
+    Created(StoredMapping),
+    /// An existing mapping replaced.
+    Replaced(StoredMapping),
+    /// Refused: the organization keeps the most mappings it may; nothing was stored.
+    TooMany,
+}
+
+/// Who asked for a change, for the audit record.
+#[derive(Debug, Clone, Copy)]
+pub struct Actor<'a> {
+    /// The organization.
+    pub org: &'a str,
+    /// The key's public id.
+    pub key_id: &'a str,
+    /// The request id.
+    pub request_id: &'a str,
+}
+
+/// The change-log subject naming one mapping: `org/id` (neither contains `/`).
+pub fn change_subject(org: &str, id: &str) -> String {
+    format!("{org}/{id}")
+}
+
+impl Store {
+    /// The organization's mapping `id`, if it has one.
+    pub async fn zone_mapping(
+        &self,
+        org: &str,
+        id: &ZoneMappingId,
+    ) -> Result<Option<StoredMapping>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, provider, label, pairs, imported_at FROM zone_mappings \
+             WHERE org_id = $1 AND id = $2",
+        )
+        .bind(org)
+        .bind(id.as_str())
+        .fetch_all(&self.pool)
+        .await
+        .classify()?;
+        rows.first().map(read_mapping).transpose()
+    }
+
+    /// The organization's mappings, ordered by id.
+    pub async fn zone_mappings(&self, org: &str) -> Result<Vec<StoredMapping>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, provider, label, pairs, imported_at FROM zone_mappings \
+             WHERE org_id = $1 ORDER BY id",
+        )
+        .bind(org)
+        .fetch_all(&self.pool)
+        .await
+        .classify()?;
+        rows.iter().map(read_mapping).collect()
+    }
+
+    /// Stores `regions` as the organization's mapping `id`, replacing one of that id.
+    pub async fn put_zone_mapping(
+        &self,
+        actor: Actor<'_>,
+        id: &ZoneMappingId,
+        provider: &ProviderId,
+        label: &str,
+        regions: &[MappedRegion],
+    ) -> Result<PutMapping, StoreError> {
+        // Serializing plain structs of strings cannot fail.
+        let pairs = serde_json::to_string(regions).unwrap_or_default();
+        let at = now_ms();
+        let mut tx = self.pool.begin().await.classify()?;
+        // Take the write lock first (SQLite), so the count and the write see the same rows.
+        let updated = sqlx::query(
+            "UPDATE zone_mappings SET provider = $1, label = $2, pairs = $3, imported_at = $4 \
+             WHERE org_id = $5 AND id = $6",
+        )
+        .bind(provider.as_str())
+        .bind(label)
+        .bind(&pairs)
+        .bind(at)
+        .bind(actor.org)
+        .bind(id.as_str())
+        .execute(&mut *tx)
+        .await
+        .classify()?;
+        let created = updated.rows_affected() == 0;
+        if created {
+            let count: i64 =
+                sqlx::query("SELECT COUNT(*) AS n FROM zone_mappings WHERE org_id = $1")
+                    .bind(actor.org)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .classify()?
+                    .first()
+                    .map_or(Ok(0), |row| row.try_get("n"))
+                    .classify()?;
+            if usize::try_from(count).unwrap_or(usize::MAX) >= MAX_ZONE_MAPPINGS_PER_ORGANIZATION {
+                tx.rollback().await.classify()?;
+                return Ok(PutMapping::TooMany);
+            }
+            sqlx::query(
+                "INSERT INTO zone_mappings (org_id, id, provider, label, pairs, imported_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(actor.org)
+            .bind(id.as_str())
+            .bind(provider.as_str())
+            .bind(label)
+            .bind(&pairs)
+            .bind(at)
+            .execute(&mut *tx)
+            .await
+            .on_unique(|| format!("zone mapping {id} was stored by another request meanwhile"))?;
+        }
+        audit(
+            &mut tx,
+            actor,
+            id,
+            if created { "create" } else { "replace" },
+            at,
+        )
+        .await?;
+        let change = Change::ZoneMapping(change_subject(actor.org, id.as_str()));
+        changes::record(&mut tx, self.backend, &change).await?;
+        tx.commit().await.classify()?;
+        let stored = StoredMapping {
+            mapping: ZoneMapping::new(
+                id.as_str().to_owned(),
+                provider.clone(),
+                label.to_owned(),
+                format_ms(at),
+                regions.to_vec(),
+            ),
+            version: at,
+        };
+        Ok(if created {
+            PutMapping::Created(stored)
+        } else {
+            PutMapping::Replaced(stored)
+        })
+    }
+
+    /// Deletes the organization's mapping `id`; `false` when it has none of that id.
+    pub async fn delete_zone_mapping(
+        &self,
+        actor: Actor<'_>,
+        id: &ZoneMappingId,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await.classify()?;
+        let deleted = sqlx::query("DELETE FROM zone_mappings WHERE org_id = $1 AND id = $2")
+            .bind(actor.org)
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await
+            .classify()?;
+        if deleted.rows_affected() == 0 {
+            tx.rollback().await.classify()?;
+            return Ok(false);
+        }
+        audit(&mut tx, actor, id, "delete", now_ms()).await?;
+        let change = Change::ZoneMapping(change_subject(actor.org, id.as_str()));
+        changes::record(&mut tx, self.backend, &change).await?;
+        tx.commit().await.classify()?;
+        Ok(true)
+    }
+
+    /// The audit records of the organization's mapping `id`, oldest first: (action, key id,
+    /// request id).
+    pub async fn zone_mapping_audit(
+        &self,
+        org: &str,
+        id: &str,
+    ) -> Result<Vec<(String, String, String)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT action, key_id, request_id FROM zone_mapping_audit \
+             WHERE org_id = $1 AND mapping_id = $2 ORDER BY id",
+        )
+        .bind(org)
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await
+        .classify()?;
+        rows.iter()
+            .map(|row| {
+                Ok((
+                    row.try_get("action").classify()?,
+                    row.try_get("key_id").classify()?,
+                    row.try_get("request_id").classify()?,
+                ))
+            })
+            .collect()
+    }
+}
+
+async fn audit(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    actor: Actor<'_>,
+    id: &ZoneMappingId,
+    action: &str,
+    at: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO zone_mapping_audit (org_id, mapping_id, action, key_id, request_id, at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(actor.org)
+    .bind(id.as_str())
+    .bind(action)
+    .bind(actor.key_id)
+    .bind(actor.request_id)
+    .bind(at)
+    .execute(&mut **tx)
+    .await
+    .classify()
+    .map(drop)
+}
+
+fn read_mapping(row: &AnyRow) -> Result<StoredMapping, StoreError> {
+    let corrupt = |what: String| StoreError::Corrupt(format!("zone mapping: {what}"));
+    let id: String = row.try_get("id").classify()?;
+    let provider: String = row.try_get("provider").classify()?;
+    let pairs: String = row.try_get("pairs").classify()?;
+    let version: i64 = row.try_get("imported_at").classify()?;
+    let regions: Vec<MappedRegion> =
+        serde_json::from_str(&pairs).map_err(|e| corrupt(e.to_string()))?;
+    Ok(StoredMapping {
+        mapping: ZoneMapping::new(
+            id,
+            provider
+                .parse()
+                .map_err(|e: appzone_contract::IdError| corrupt(e.to_string()))?,
+            row.try_get("label").classify()?,
+            format_ms(version),
+            regions,
+        ),
+        version,
+    })
+}
