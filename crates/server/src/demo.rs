@@ -7,12 +7,15 @@
 //! The profile the 204 line deletes has the id the OpenAPI document's examples name
 //! ([`appzone_contract::openapi::EXAMPLE_PROFILE_ID`]): a request built from the document
 //! (Swagger UI, a Postman collection converted from it) deletes a profile that exists. A later
-//! demo run restores it when an earlier one deleted it.
+//! demo run restores it when an earlier one deleted it. Likewise the demo keeps a zone mapping
+//! with the id the document's examples name ([`EXAMPLE_ZONE_MAPPING_ID`]), of a constructed
+//! account, stored again when an earlier run's was deleted.
 
-use appzone_contract::{paths, ProfileId};
+use appzone_contract::openapi::EXAMPLE_ZONE_MAPPING_ID;
+use appzone_contract::{paths, MappedRegion, MappedZone, ProfileId, RegionId, ZoneMappingId};
 
 use crate::model::{OrgId, Role};
-use crate::storage::{Store, StoreError};
+use crate::storage::{Actor, Store, StoreError};
 
 const DEMO_ORG: &str = "demo";
 const ADMIN_NAME: &str = "demo-admin";
@@ -31,6 +34,8 @@ pub struct Demo {
     pub kept: ProfileId,
     /// The listing path of the 200 example.
     pub zones_path: String,
+    /// The identity listing path with the demo's zone mapping.
+    pub identities_path: String,
     /// A profile path that names nothing, for the 404 example.
     pub missing_path: String,
     /// Keys of an earlier demo run revoked by this one.
@@ -62,16 +67,58 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
     let kept = store
         .create_profile(&org, "Demo profile a member cannot delete", None)
         .await?;
+    let mapping_id: ZoneMappingId = EXAMPLE_ZONE_MAPPING_ID
+        .parse()
+        .map_err(|e: appzone_contract::ZoneMappingIdError| StoreError::Invalid(e.to_string()))?;
+    if store
+        .zone_mapping(org.as_str(), &mapping_id)
+        .await?
+        .is_none()
+    {
+        let actor = Actor {
+            org: org.as_str(),
+            key_id: admin.key_id().as_str(),
+            request_id: "serve-demo",
+        };
+        let region: RegionId = "us-east-1".parse().map_err(invalid)?;
+        let zones = DEMO_MAPPING
+            .iter()
+            .map(|(id, name)| MappedZone::new((*id).to_owned(), (*name).to_owned()))
+            .collect();
+        let regions = [MappedRegion::new(region, zones)];
+        let label = "demo: a constructed account, not a real one";
+        let aws = "aws".parse().map_err(invalid)?;
+        store
+            .put_zone_mapping(actor, &mapping_id, &aws, label, &regions)
+            .await?;
+    }
+    let identities_path = paths::list_zone_identities(
+        &"aws".parse().map_err(invalid)?,
+        &"us-east-1".parse().map_err(invalid)?,
+        Some(&mapping_id),
+    );
     Ok(Demo {
         admin_key: admin.expose_secret().to_owned(),
         member_key: member.expose_secret().to_owned(),
         deletable,
         kept,
         zones_path,
+        identities_path,
         missing_path,
         revoked_previous,
     })
 }
+
+/// The demo's zone mapping of us-east-1: a constructed account's letters for the six AZ IDs,
+/// deliberately not any real account's.
+const DEMO_MAPPING: [(&str, &str); 6] = [
+    ("use1-az2", "us-east-1a"),
+    ("use1-az4", "us-east-1b"),
+    ("use1-az6", "us-east-1c"),
+    ("use1-az1", "us-east-1d"),
+    ("use1-az3", "us-east-1e"),
+    ("use1-az5", "us-east-1f"),
+];
 
 /// Name of the profile the 204 line deletes.
 const DELETABLE_NAME: &str = "Demo profile to delete";
@@ -103,6 +150,7 @@ impl Demo {
     /// Labelled `curl` lines against `base_url`.
     pub fn curl_lines(&self, base_url: &str) -> String {
         let (zones, missing) = (&self.zones_path, &self.missing_path);
+        let identities = &self.identities_path;
         let delete = paths::delete_profile(&self.deletable);
         let forbidden = paths::delete_profile(&self.kept);
         // Only the digests of earlier demo keys were kept, so they cannot be shown again; say
@@ -127,7 +175,9 @@ impl Demo {
              # 403: a member may not delete\n\
              curl -i -X DELETE -H 'X-API-KEY: {member}' {base_url}{forbidden}\n\
              # 404: no such profile\n\
-             curl -i -X DELETE -H 'X-API-KEY: {admin}' {base_url}{missing}\n",
+             curl -i -X DELETE -H 'X-API-KEY: {admin}' {base_url}{missing}\n\
+             # 200: the zones of aws/us-east-1 by AZ ID, named by the demo's zone mapping\n\
+             curl -i -H 'X-API-KEY: {member}' '{base_url}{identities}'\n",
             admin = self.admin_key,
             member = self.member_key,
         )

@@ -224,7 +224,7 @@ mapping within a second.",
                 "status": "success"
             })),
         (status = 400, description = "`invalid_body`: the body is not JSON, or not of the shape above (a missing field, a provider other than `aws` or `azure`, an output that is not the cloud's).", body = ErrorBody,
-            example = json!({"error": "invalid body: output: expected the object aws ec2 describe-availability-zones prints (with AvailabilityZones), or an array of them", "error_code": "invalid_body"})),
+            example = json!({"error": "invalid body: output: expected what aws ec2 describe-availability-zones prints (an object with AvailabilityZones), or an array of them", "error_code": "invalid_body"})),
         (status = 403, description = "`forbidden`: the key's role (`member`) may not store zone mappings. Contact the organization admin.", body = ErrorBody,
             example = json!({"error": "your role may not change zone mappings; contact your organization admin", "error_code": "forbidden"})),
         (status = 404, description = "`zone_mapping_not_found`: the mapping id is malformed, so no mapping can have it.", body = ErrorBody,

@@ -16,6 +16,7 @@ mod deploy;
 mod deprecation;
 mod discovery;
 mod idempotency;
+mod identities;
 mod ops;
 mod readme;
 mod reliability;

@@ -394,9 +394,25 @@ fn policy(operation: &str, caller: &str) -> Option<u16> {
             | "listRegionsHead",
             "member" | "admin" | "other tenant's admin",
         ) => 200,
+        (
+            "listZoneIdentities"
+            | "listZoneIdentitiesHead"
+            | "listZoneMappings"
+            | "listZoneMappingsHead",
+            "member" | "admin" | "other tenant's admin",
+        ) => 200,
         ("deleteApplicationProfile", "member") => 403,
         ("deleteApplicationProfile", "admin") => 204,
         ("deleteApplicationProfile", "other tenant's admin") => 404,
+        // The path names acme's mapping "prod" (stored again after its deletion); the matrix
+        // sends no body.
+        ("getZoneMapping" | "getZoneMappingHead", "member" | "admin") => 200,
+        ("getZoneMapping" | "getZoneMappingHead", "other tenant's admin") => 404,
+        ("putZoneMapping", "member") => 403,
+        ("putZoneMapping", "admin" | "other tenant's admin") => 400,
+        ("deleteZoneMapping", "member") => 403,
+        ("deleteZoneMapping", "admin") => 204,
+        ("deleteZoneMapping", "other tenant's admin") => 404,
         _ => return None,
     })
 }
@@ -422,6 +438,21 @@ async fn api5_bfla_roles_by_operations_matrix_is_deny_by_default() {
     let doc = openapi_document();
     let mut cells = 0;
     let mut mismatched = Vec::new();
+    // Acme's zone mapping the matrix's paths name, stored again after the admin's DELETE.
+    let store_mapping = || async {
+        let mapping = serde_json::json!({"provider": "aws", "output": {"AvailabilityZones": [
+            {"RegionName": "us-east-1", "ZoneName": "us-east-1a", "ZoneId": "use1-az2"}]}});
+        let stored = app
+            .http
+            .put(app.url("/api/v1/zone-mappings/prod"))
+            .header("X-API-KEY", &app.admin_key)
+            .body(mapping.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stored.status(), 201);
+    };
+    store_mapping().await;
     // One fresh profile per (documented operation, caller) cell.
     let operations: usize = doc["paths"]
         .as_object()
@@ -449,6 +480,7 @@ async fn api5_bfla_roles_by_operations_matrix_is_deny_by_default() {
                 let path = template
                     .replace("{providerId}", "aws")
                     .replace("{regionId}", "us-east-1")
+                    .replace("{mappingId}", "prod")
                     .replace("{profileId}", &profile);
                 let resp = app
                     .send(
@@ -470,8 +502,11 @@ async fn api5_bfla_roles_by_operations_matrix_is_deny_by_default() {
                     .live_profile_exists(&profile.parse().unwrap(), "acme")
                     .await
                     .unwrap();
-                if deleted != (expected == 204) {
+                if deleted != (op == "deleteApplicationProfile" && expected == 204) {
                     mismatched.push(format!("{op} x {caller}: profile deleted = {deleted}"));
+                }
+                if op == "deleteZoneMapping" && resp.status == 204 {
+                    store_mapping().await;
                 }
             }
         }
@@ -479,6 +514,7 @@ async fn api5_bfla_roles_by_operations_matrix_is_deny_by_default() {
         let path = template
             .replace("{providerId}", "aws")
             .replace("{regionId}", "us-east-1")
+            .replace("{mappingId}", "prod")
             .replace("{profileId}", app.profile.as_str());
         for method in [
             "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE",

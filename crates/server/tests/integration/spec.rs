@@ -70,8 +70,9 @@ async fn every_operation_refuses_a_missing_and_a_wrong_key() {
         }
     }
     assert_eq!(
-        covered, 7,
-        "every operation walked (GET and HEAD of the three listings, the delete)"
+        covered, 15,
+        "every operation walked (GET and HEAD of the four listings and of the two zone-mapping \
+         reads, the profile delete, the zone mapping's PUT and DELETE)"
     );
     assert!(app.profile_is_live(&app.profile, "acme").await);
 }
@@ -266,6 +267,19 @@ async fn documented_error_examples_are_the_servers_answers() {
     let app = TestApp::sqlite().await;
     let zones = TestApp::zones_path;
     let regions = |p: &str| format!("/api/v1/providers/{p}/regions");
+    let identities =
+        |p: &str, r: &str| format!("/api/v1/providers/{p}/regions/{r}/zone-identities");
+    let mapping = |id: &str| format!("/api/v1/zone-mappings/{id}");
+    let get_or_delete = |op: &str| {
+        if op == "deleteZoneMapping" {
+            reqwest::Method::DELETE
+        } else {
+            reqwest::Method::GET
+        }
+    };
+    // Acme's zone mapping "prod", of aws, which the examples of refusals name.
+    let stored = mapping_example(&app, "201").await;
+    assert_eq!(stored.status, 201, "{}", stored.body);
     let wrong_key = appzone_contract::ApiKey::generate();
     // (operationId, status, example name or "" for a single example) -> (path, key)
     let member = Some(app.member_key.as_str());
@@ -296,6 +310,36 @@ async fn documented_error_examples_are_the_servers_answers() {
                 Some(app.admin_key.as_str()),
                 delete,
             ),
+            ("listZoneIdentities", "400", "") => (identities("aws", "us-East-1"), member, get),
+            ("listZoneIdentities", "404", "region_not_found") => {
+                (identities("aws", "us-eats-1"), member, get)
+            }
+            ("listZoneIdentities", "404", "zone_mapping_not_found") => (
+                format!("{}?mapping=staging", identities("aws", "us-east-1")),
+                member,
+                get,
+            ),
+            ("listZoneIdentities", "422", "") => (
+                format!("{}?mapping=prod", identities("azure", "eastus")),
+                member,
+                get,
+            ),
+            ("getZoneMapping" | "deleteZoneMapping", "404", "") => {
+                (mapping("staging"), member, get_or_delete(op))
+            }
+            ("putZoneMapping", "403", "") => (mapping("prod"), member, reqwest::Method::PUT),
+            ("putZoneMapping", "404", "") => (
+                mapping("-prod"),
+                Some(app.admin_key.as_str()),
+                reqwest::Method::PUT,
+            ),
+            ("deleteZoneMapping", "403", "") => (mapping("prod"), member, delete),
+            // Answered by `mapping_example` below, which sends a body.
+            ("putZoneMapping", "400" | "422", "") => (
+                mapping("prod"),
+                Some(app.admin_key.as_str()),
+                reqwest::Method::PUT,
+            ),
             // Answered by `idempotency_example` below, which needs request headers.
             ("deleteApplicationProfile", "400" | "409" | "422", "") => (
                 TestApp::profile_path("prof_missing"),
@@ -322,6 +366,9 @@ async fn documented_error_examples_are_the_servers_answers() {
                 continue; // no bodies
             }
             for (status, response) in operation["responses"].as_object().unwrap() {
+                if status.starts_with('2') {
+                    continue; // success examples carry request ids and times of their own
+                }
                 let content = &response["content"]["application/json"];
                 let examples: Vec<(String, serde_json::Value)> =
                     match (content.get("example"), content.get("examples")) {
@@ -348,6 +395,9 @@ async fn documented_error_examples_are_the_servers_answers() {
                         match (op, status.as_str()) {
                             ("deleteApplicationProfile", "400" | "409" | "422") => {
                                 idempotency_example(&app, status).await
+                            }
+                            ("putZoneMapping", "400" | "422") => {
+                                mapping_example(&app, status).await
                             }
                             _ => app.send(method, &path, key, &[]).await,
                         }
@@ -400,7 +450,8 @@ async fn shared_example(
                 .http
                 .request(method.clone(), app.url(&example_path))
                 .header("x-api-key", &app.admin_key)
-                .body(vec![b'x'; 100 * 1024])
+                // Over the zone-mapping path's 1 MiB, so over every path's limit.
+                .body(vec![b'x'; 1024 * 1024 + 1])
                 .send()
                 .await
                 .unwrap();
@@ -453,14 +504,36 @@ async fn shared_example(
             resp
         }
         ("default", "method_not_allowed") => {
+            // No path of the API has PATCH (a zone mapping's has PUT).
             let resp = app
-                .send(reqwest::Method::PUT, &example_path, admin, &[])
+                .send(reqwest::Method::PATCH, &example_path, admin, &[])
                 .await;
-            assert_eq!(resp.status, 405, "PUT {example_path}: {}", resp.body);
+            assert_eq!(resp.status, 405, "PATCH {example_path}: {}", resp.body);
             resp
         }
         _ => return None,
     })
+}
+
+/// The answers of `PUT /api/v1/zone-mappings/prod` with a body: 201 for a valid AWS output
+/// (stored), 400 for an output of another shape, 422 for a zone id the catalog does not know.
+async fn mapping_example(app: &TestApp, status: &str) -> appzone_test_support::Resp {
+    let zone = |id: &str| serde_json::json!({"RegionName": "us-east-1", "ZoneName": "us-east-1a", "ZoneId": id});
+    let output = match status {
+        "201" => serde_json::json!({"AvailabilityZones": [zone("use1-az2")]}),
+        "400" => serde_json::json!({"Zones": []}),
+        _ => serde_json::json!({"AvailabilityZones": [zone("use1-az9")]}),
+    };
+    let body = serde_json::json!({"provider": "aws", "output": output});
+    let resp = app
+        .http
+        .put(app.url("/api/v1/zone-mappings/prod"))
+        .header("x-api-key", &app.admin_key)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    appzone_test_support::Resp::read(resp).await
 }
 
 /// The answers of the `Idempotency-Key` errors: 400 for a malformed key, 422 for a key used on

@@ -389,7 +389,8 @@ async fn a_full_disk_is_named_and_the_next_start_works_once_there_is_space() {
     if !root_or_skip("a_full_disk_is_named_and_the_next_start_works_once_there_is_space") {
         return;
     }
-    let tmpfs = Tmpfs::mount("1m");
+    // Room for two databases with the built-in catalog (its identities) and their WAL.
+    let tmpfs = Tmpfs::mount("4m");
     let place = Place {
         dir: tempfile::tempdir_in(tmpfs.path()).unwrap(),
         wrapper: Vec::new(),

@@ -37,6 +37,15 @@ both_backends! {
                 "7cccce3b95e37858828294b9b9013ec144646bc88d13c3cd956de04f3f6c363ea3b0e794d02ce2813d9401b8e866ad74"
             }
         };
+        // Added in 1.2.0; the backends' texts differ (the audit table's id column).
+        let zone_identities = match app.store.backend() {
+            appzone_server::storage::Backend::Sqlite => {
+                "48a33e81a245956449acb8eb8343bccd7e23cbdf590b6074d4b730006254d4ef066f6cf0b05ebf63da8127708274126d"
+            }
+            appzone_server::storage::Backend::Postgres => {
+                "ac6bda4ed4e48bdddfea8b23e4cc4974361bfc43f9da6415d6d0240fe9660afdd06e6e4acf57e9c71869bb7e5f2956ac"
+            }
+        };
         assert_eq!(
             rows,
             [
@@ -44,6 +53,7 @@ both_backends! {
                 (2, "idempotency keys".to_owned(), idempotency_keys.to_owned(), 1),
                 (3, "api key last used".to_owned(), api_key_last_used.to_owned(), 1),
                 (4, "change log".to_owned(), change_log.to_owned(), 1),
+                (5, "zone identities".to_owned(), zone_identities.to_owned(), 1),
             ]
         );
     }
