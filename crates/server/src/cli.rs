@@ -14,9 +14,9 @@ use anyhow::{anyhow, bail, Context};
 use appzone_contract::{ApiKey, KeyId, ProfileId};
 use clap::{Args, Parser, Subcommand};
 
-use crate::catalog::file::CatalogFile;
+use crate::catalog::file::{CatalogFile, Reference};
 pub use crate::logging::LogFormat;
-use crate::model::{format_ms, OrgId, Role};
+use crate::model::{cloud_output, format_ms, now_ms, OrgId, Role};
 use crate::storage::{
     explain_open_error, redact_url, sqlite_file, PoolSettings, Store, StoreError,
 };
@@ -46,6 +46,8 @@ Examples:
   # Change the catalog (`--prune` allows removing providers, regions or zones)
   appzone-server catalog export > catalog.json
   appzone-server catalog import catalog.json
+  # Refresh regions from the clouds' own output (adds, never removes)
+  appzone-server catalog import --from aws-describe eu-west-2.json
 
   # Several replicas on one PostgreSQL
   APPZONE_DATABASE_URL=postgres://appzone@db/appzone appzone-server serve --listen 0.0.0.0:8080
@@ -216,9 +218,28 @@ pub enum ProfileCommand {
 pub enum CatalogCommand {
     /// Replace the whole catalog with FILE (JSON, as `catalog export` prints it); prints what
     /// it added, changed and removed on stderr.
+    ///
+    /// With `--from`, FILE... is a cloud's own output instead, and only the regions it shows
+    /// are refreshed: zone ids and names it shows that the catalog lacks are added (nothing is
+    /// removed: one account may not see every zone), and a name becomes a catalog fact only
+    /// in a region whose names are uniform (never one account's letters in the 8 old AWS
+    /// regions, nor an Azure subscription's logical zones). Prints each change on stderr.
+    #[command(after_help = "Examples:\n  appzone-server catalog import catalog.json\n  \
+        aws ec2 describe-availability-zones --region eu-west-2 --all-availability-zones \
+        --output json > eu-west-2.json\n  \
+        appzone-server catalog import --from aws-describe eu-west-2.json us-east-1.json\n  \
+        az account list-locations -o json > locations.json\n  \
+        appzone-server catalog import --from azure-locations locations.json")]
     Import {
-        /// Catalog JSON file; `-` reads stdin.
-        file: PathBuf,
+        /// Catalog JSON file (`-` reads stdin); with `--from`, one or more output files.
+        #[arg(required = true, num_args = 1..)]
+        files: Vec<PathBuf>,
+        /// Read the files as a cloud's CLI output: `aws-describe` (`aws ec2
+        /// describe-availability-zones --all-availability-zones --output json`, one region
+        /// each or an array of them) or `azure-locations` (`az account list-locations -o
+        /// json`).
+        #[arg(long, value_enum)]
+        from: Option<CloudOutputKind>,
         /// Allow the import to remove providers, regions or zones (refused otherwise: a removed
         /// zone drops out of its region's listing, a removed region's listing answers 404 and a
         /// removed provider's listings answer 400).
@@ -227,6 +248,37 @@ pub enum CatalogCommand {
     },
     /// Print the catalog as JSON.
     Export,
+}
+
+/// The cloud output `catalog import --from` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CloudOutputKind {
+    /// `aws ec2 describe-availability-zones --output json`.
+    AwsDescribe,
+    /// `az account list-locations -o json`.
+    AzureLocations,
+}
+
+impl CloudOutputKind {
+    fn provider(self) -> &'static str {
+        match self {
+            CloudOutputKind::AwsDescribe => "aws",
+            CloudOutputKind::AzureLocations => "azure",
+        }
+    }
+
+    fn command(self) -> &'static str {
+        match self {
+            CloudOutputKind::AwsDescribe => "aws ec2 describe-availability-zones",
+            CloudOutputKind::AzureLocations => "az account list-locations",
+        }
+    }
+}
+
+/// What `catalog import` was given, read and checked before any database is opened.
+enum ImportInput {
+    Catalog(CatalogFile),
+    Cloud(CloudOutputKind, cloud_output::Output, Reference),
 }
 
 /// Parses the command line, runs it, and maps failure to one `error:` line and exit code 1.
@@ -306,8 +358,10 @@ fn fail(err: &anyhow::Error) -> ExitCode {
 pub async fn run(cli: Cli) -> anyhow::Result<String> {
     // Input read from outside the database is read and checked first: a command with bad
     // input must not touch (or create) a database.
-    let catalog = match &cli.command {
-        Command::Catalog(CatalogCommand::Import { file, .. }) => Some(read_catalog(file)?),
+    let import = match &cli.command {
+        Command::Catalog(CatalogCommand::Import { files, from, .. }) => {
+            Some(read_import(files, *from)?)
+        }
         _ => None,
     };
     if let Command::Key(KeyCommand::Revoke { key }) = &cli.command {
@@ -354,7 +408,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
         Command::Key(command) => key_command(&store, command).await?,
         Command::Profile(command) => profile_command(&store, command).await?,
         Command::Catalog(CatalogCommand::Import { prune, .. }) => {
-            let catalog = catalog.ok_or_else(|| anyhow!("catalog import without a catalog"))?;
+            let catalog = match import.ok_or_else(|| anyhow!("catalog import without input"))? {
+                ImportInput::Catalog(catalog) => catalog,
+                ImportInput::Cloud(kind, output, reference) => {
+                    let (_, current) = store.load_catalog().await?;
+                    let refresh = current
+                        .refreshed(kind.provider(), &output, reference)
+                        .map_err(|err| anyhow!("{err}; nothing was changed"))?;
+                    for line in &refresh.report {
+                        eprintln!("catalog import: {line}");
+                    }
+                    refresh.catalog
+                }
+            };
             let import = store.import_catalog(&catalog, prune).await?;
             // stdout stays empty, as documented; the summary is for the operator.
             eprintln!(
@@ -460,15 +526,61 @@ fn check_backup_target(url: &str, file: &Path) -> anyhow::Result<()> {
 }
 
 /// Reads and validates a catalog file (`-` is stdin); errors name the file.
-fn read_catalog(file: &Path) -> anyhow::Result<CatalogFile> {
-    let (text, name) = if file.as_os_str() == "-" {
-        let text = std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?;
-        (text, "stdin".to_owned())
-    } else {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        (text, file.display().to_string())
+/// `catalog import`'s input: one catalog file, or with `--from` the cloud output files, each
+/// read and checked for its shape.
+fn read_import(files: &[PathBuf], from: Option<CloudOutputKind>) -> anyhow::Result<ImportInput> {
+    let Some(kind) = from else {
+        let [file] = files else {
+            bail!("catalog import takes one catalog file (several files need --from)");
+        };
+        return Ok(ImportInput::Catalog(read_catalog(file)?));
     };
+    let mut output = cloud_output::Output {
+        regions: Vec::new(),
+        other_zone_types: 0,
+    };
+    for file in files {
+        let (text, name) = read_input(file)?;
+        let json: serde_json::Value =
+            serde_json::from_str(&text).map_err(|err| anyhow!("{name}: not JSON: {err}"))?;
+        let read = match kind {
+            CloudOutputKind::AwsDescribe => cloud_output::aws(&json),
+            CloudOutputKind::AzureLocations => cloud_output::azure(&json),
+        };
+        let read = read.map_err(|cloud_output::ShapeError(err)| anyhow!("{name}: {err}"))?;
+        output.regions.extend(read.regions);
+        output.other_zone_types += read.other_zone_types;
+    }
+    let today = &format_ms(now_ms())[..10];
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let reference = Reference {
+        id: format!("I{}", today.replace('-', "")),
+        what: format!(
+            "{} output imported with catalog import --from {}",
+            kind.command(),
+            clap::ValueEnum::to_possible_value(&kind)
+                .map(|v| v.get_name().to_owned())
+                .unwrap_or_default()
+        ),
+        location: names.join(", "),
+        date: today.to_owned(),
+    };
+    Ok(ImportInput::Cloud(kind, output, reference))
+}
+
+/// A file's text and how to name it in errors; `-` is stdin.
+fn read_input(file: &Path) -> anyhow::Result<(String, String)> {
+    if file.as_os_str() == "-" {
+        let text = std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?;
+        return Ok((text, "stdin".to_owned()));
+    }
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    Ok((text, file.display().to_string()))
+}
+
+fn read_catalog(file: &Path) -> anyhow::Result<CatalogFile> {
+    let (text, name) = read_input(file)?;
     CatalogFile::parse(&text).map_err(|err| anyhow!("{name}: {err}"))
 }
 

@@ -151,6 +151,7 @@ struct Inner {
     deletes: Counter,
     pool: Family<PoolLabels, Gauge>,
     catalog_version: Gauge,
+    catalog_compiled: Gauge,
     database_up: Gauge,
     draining: Gauge,
 }
@@ -243,6 +244,13 @@ impl Metrics {
             "Version of the zone catalog being served",
             catalog_version.clone(),
         );
+        let catalog_compiled = Gauge::default();
+        registry.register(
+            "catalog_compiled_timestamp_seconds",
+            "When the zone catalog being served was compiled (its source's compiled_on, \
+             midnight UTC), in Unix seconds; 0 when the catalog does not say",
+            catalog_compiled.clone(),
+        );
         let database_up = Gauge::default();
         registry.register(
             "database_up",
@@ -286,6 +294,7 @@ impl Metrics {
             deletes,
             pool,
             catalog_version,
+            catalog_compiled,
             database_up,
             draining,
         }))
@@ -370,7 +379,9 @@ impl Metrics {
                 state: in_use_state,
             })
             .set(i64::from(open) - idle);
-        self.0.catalog_version.set(catalog.snapshot().version);
+        let snapshot = catalog.snapshot();
+        self.0.catalog_version.set(snapshot.version);
+        self.0.catalog_compiled.set(snapshot.compiled_at_secs());
         self.encode(format)
     }
 

@@ -3,6 +3,8 @@
 //! With [`crate::storage`] this is the bottom layer: it imports nothing else of this crate.
 
 pub mod catalog_file;
+pub mod catalog_refresh;
+pub mod cloud_output;
 
 use std::fmt;
 use std::str::FromStr;

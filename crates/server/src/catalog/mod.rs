@@ -151,6 +151,22 @@ impl Answer {
     }
 }
 
+/// Midnight UTC of a `YYYY-MM-DD` date in Unix seconds (the proleptic Gregorian calendar, as
+/// in Howard Hinnant's `days_from_civil`).
+fn unix_midnight(date: &str) -> Option<i64> {
+    let mut parts = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (year, month, day) = (parts.next()??, parts.next()??, parts.next()??);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    Some((era * 146_097 + day_of_era - 719_468) * 86_400)
+}
+
 /// `3 zones`, `1 zone`, `0 zones`.
 fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -244,6 +260,11 @@ impl Snapshot {
         }
     }
 
+    /// When the catalog was compiled, midnight UTC, in Unix seconds; 0 when it does not say.
+    pub fn compiled_at_secs(&self) -> i64 {
+        self.compiled_on.as_deref().and_then(unix_midnight).unwrap_or(0)
+    }
+
     /// Looks up a provider; `None` when the provider is not in the catalog.
     pub fn provider(&self, provider: &str) -> Option<&Provider> {
         self.by_id.get(provider)
@@ -325,5 +346,16 @@ impl Catalog {
                 tracing::warn!(error = %err, "catalog refresh failed; serving the previous snapshot");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn compile_dates_are_midnight_utc_in_unix_seconds() {
+        assert_eq!(super::unix_midnight("1970-01-01"), Some(0));
+        assert_eq!(super::unix_midnight("2026-11-27"), Some(1_795_737_600));
+        assert_eq!(super::unix_midnight("2000-03-01"), Some(951_868_800));
+        assert_eq!(super::unix_midnight("2026-13-01"), None);
     }
 }

@@ -1,14 +1,12 @@
-//! The clouds' own CLI output turned into zone pairs, checked against the catalog.
+//! The clouds' own CLI output (read by [`crate::model::cloud_output`]) turned into a zone
+//! mapping's pairs, checked against the catalog.
 //!
-//! - AWS: `aws ec2 describe-availability-zones --all-availability-zones --output json`, one
-//!   region (`{"AvailabilityZones": [...]}`) or an array of such outputs. Entries whose
-//!   `ZoneType` is not `availability-zone` (local and wavelength zones) are skipped: the
-//!   catalog holds availability zones only, and refusing them would refuse every real output
-//!   of a region that has them.
-//! - Azure: `az account list-locations -o json`, every location of the subscription.
-//!   Locations without `availabilityZoneMappings`, and those the catalog does not hold
-//!   (logical locations such as `global`, canary regions), are skipped: the command always
-//!   prints them all.
+//! - AWS: entries whose `ZoneType` is not `availability-zone` (local and wavelength zones)
+//!   are skipped: the catalog holds availability zones only, and refusing them would refuse
+//!   every real output of a region that has them.
+//! - Azure: `az account list-locations` prints every location of the subscription, so those
+//!   the catalog does not hold (logical locations such as `global`, canary regions) are
+//!   skipped.
 //!
 //! What the catalog contradicts is refused, whole: a region (AWS) or zone id the catalog does
 //! not know, a name outside its region, an id or a name twice in a region. The error names
@@ -20,6 +18,7 @@ use appzone_contract::{MappedRegion, MappedZone, RegionId};
 use serde_json::Value;
 
 use crate::catalog::{RegionIdentities, Snapshot};
+use crate::model::cloud_output::{self, name_fits, RegionPairs, ShapeError};
 
 /// Most offenders an error names.
 const OFFENDERS_NAMED: usize = 3;
@@ -44,9 +43,9 @@ pub struct Parsed {
 
 /// The pairs `output` of `provider` gives, checked against `snapshot`.
 pub fn parse(provider: &str, output: &Value, snapshot: &Snapshot) -> Result<Parsed, MappingError> {
-    let (regions, skipped) = match provider {
-        "aws" => aws(output)?,
-        "azure" => (azure(output)?, Vec::new()),
+    let read = match provider {
+        "aws" => cloud_output::aws(output),
+        "azure" => cloud_output::azure(output),
         other => {
             return Err(MappingError::Shape(format!(
                 "provider must be \"aws\" or \"azure\" (the clouds whose zone names depend on \
@@ -54,140 +53,24 @@ pub fn parse(provider: &str, output: &Value, snapshot: &Snapshot) -> Result<Pars
             )))
         }
     };
-    let mut parsed = check(provider, regions, snapshot)?;
-    parsed.skipped.extend(skipped);
+    let output = read.map_err(|ShapeError(message)| MappingError::Shape(message))?;
+    let mut parsed = check(provider, output.regions, snapshot)?;
+    if output.other_zone_types > 0 {
+        parsed.skipped.push(format!(
+            "{} zones that are not availability zones (local or wavelength zones)",
+            output.other_zone_types
+        ));
+    }
     Ok(parsed)
 }
 
-/// One region's pairs as the output gives them, before the catalog's checks.
-struct RawRegion {
-    region: String,
-    pairs: Vec<(String, String)>,
-}
-
-fn shape(message: impl Into<String>) -> MappingError {
-    MappingError::Shape(message.into())
-}
-
-/// A string field of an output entry.
-fn text<'v>(entry: &'v Value, field: &str, at: &str) -> Result<&'v str, MappingError> {
-    entry[field]
-        .as_str()
-        .ok_or_else(|| shape(format!("output{at}: {field} is missing or not a string")))
-}
-
-/// The regions of an AWS output, and what it skipped.
-fn aws(output: &Value) -> Result<(Vec<RawRegion>, Vec<String>), MappingError> {
-    const EXPECTED: &str = "output: expected what aws ec2 describe-availability-zones prints \
-                            (an object with AvailabilityZones), or an array of them";
-    let outputs: Vec<(String, &Value)> = match output {
-        Value::Array(outputs) => outputs
-            .iter()
-            .enumerate()
-            .map(|(i, o)| (format!("[{i}]"), o))
-            .collect(),
-        single => vec![(String::new(), single)],
-    };
-    let mut regions: Vec<RawRegion> = Vec::new();
-    let mut skipped_types = 0;
-    for (at, one) in outputs {
-        let zones = one["AvailabilityZones"]
-            .as_array()
-            .ok_or_else(|| shape(EXPECTED))?;
-        for (i, zone) in zones.iter().enumerate() {
-            let at = format!("{at}.AvailabilityZones[{i}]");
-            if !zone.is_object() {
-                return Err(shape(format!("output{at}: expected an object")));
-            }
-            match zone.get("ZoneType").map(Value::as_str) {
-                None | Some(Some("availability-zone")) => {}
-                Some(Some(_)) => {
-                    skipped_types += 1;
-                    continue;
-                }
-                Some(None) => return Err(shape(format!("output{at}: ZoneType is not a string"))),
-            }
-            let region = text(zone, "RegionName", &at)?;
-            let pair = (
-                text(zone, "ZoneId", &at)?.to_owned(),
-                text(zone, "ZoneName", &at)?.to_owned(),
-            );
-            match regions.iter_mut().find(|r| r.region == region) {
-                Some(r) => r.pairs.push(pair),
-                None => regions.push(RawRegion {
-                    region: region.to_owned(),
-                    pairs: vec![pair],
-                }),
-            }
-        }
-    }
-    let skipped = match skipped_types {
-        0 => Vec::new(),
-        n => vec![format!(
-            "{n} zones that are not availability zones (local or wavelength zones)"
-        )],
-    };
-    Ok((regions, skipped))
-}
-
-fn azure(output: &Value) -> Result<Vec<RawRegion>, MappingError> {
-    let locations = output.as_array().ok_or_else(|| {
-        shape(
-            "output: expected what az account list-locations -o json prints (an array of \
-             locations)",
-        )
-    })?;
-    let mut regions = Vec::new();
-    for (i, location) in locations.iter().enumerate() {
-        let at = format!("[{i}]");
-        if !location.is_object() {
-            return Err(shape(format!("output{at}: expected a location object")));
-        }
-        let name = text(location, "name", &at)?;
-        let mappings = match &location["availabilityZoneMappings"] {
-            Value::Null => continue,
-            Value::Array(mappings) if mappings.is_empty() => continue,
-            Value::Array(mappings) => mappings,
-            _ => {
-                return Err(shape(format!(
-                    "output{at}: availabilityZoneMappings is not an array"
-                )))
-            }
-        };
-        let mut pairs = Vec::new();
-        for (j, mapping) in mappings.iter().enumerate() {
-            let at = format!("{at}.availabilityZoneMappings[{j}]");
-            pairs.push((
-                text(mapping, "physicalZone", &at)?.to_owned(),
-                text(mapping, "logicalZone", &at)?.to_owned(),
-            ));
-        }
-        regions.push(RawRegion {
-            region: name.to_owned(),
-            pairs,
-        });
-    }
-    Ok(regions)
-}
-
-/// Whether `name` can be a name of a zone of `region` for `provider`: an AWS zone name is the
-/// region's id and one or more letters (`us-east-1a`), an Azure logical zone a number.
-fn name_fits(provider: &str, region: &str, name: &str) -> bool {
-    match provider {
-        "aws" => name.strip_prefix(region).is_some_and(|rest| {
-            !rest.is_empty() && rest.len() <= 3 && rest.bytes().all(|b| b.is_ascii_lowercase())
-        }),
-        _ => !name.is_empty() && name.len() <= 3 && name.bytes().all(|b| b.is_ascii_digit()),
-    }
-}
-
-fn check(provider: &str, raw: Vec<RawRegion>, snapshot: &Snapshot) -> Result<Parsed, MappingError> {
+fn check(provider: &str, raw: Vec<RegionPairs>, snapshot: &Snapshot) -> Result<Parsed, MappingError> {
     let catalog = snapshot.provider(provider);
     let mut offenders = Vec::new();
     let mut skipped = Vec::new();
     let mut regions = Vec::new();
     let mut seen_regions = HashSet::new();
-    for RawRegion { region, pairs } in raw {
+    for RegionPairs { region, pairs } in raw {
         let identities: Option<&RegionIdentities> = catalog.and_then(|p| p.identities(&region));
         let Some(identities) = identities.filter(|i| i.known()) else {
             if provider == "azure" {

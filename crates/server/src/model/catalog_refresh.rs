@@ -1,0 +1,201 @@
+//! `catalog import --from aws-describe FILE...` / `--from azure-locations FILE`: the regions a
+//! cloud's own output shows, refreshed in the catalog.
+//!
+//! One account's (or subscription's) output is not the catalog's truth: it may not see every
+//! zone (a constrained zone hidden from new accounts), and in a region whose names are per
+//! account or per subscription its letters are its own. So a refresh only adds: zone ids and
+//! zone names the output shows that the catalog lacks; it never removes one, and it takes a
+//! name as a catalog fact only where the region's names are `uniform`. A uniform region whose
+//! output pairs a zone with another name than the catalog's is refused: one of the two is
+//! wrong, and a person has to say which.
+
+use std::collections::HashSet;
+
+use super::catalog_file::{CatalogFile, IdentityEntry, Reference, SourceBlock};
+use super::cloud_output::{name_fits, Output};
+use appzone_contract::RegionId;
+
+/// What a refresh did: the new catalog, and one line per change or skip for the operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refresh {
+    /// The catalog with the refreshed regions.
+    pub catalog: CatalogFile,
+    /// What changed or was skipped, one line each.
+    pub report: Vec<String>,
+}
+
+impl CatalogFile {
+    /// This catalog with `provider`'s regions refreshed from `output`, which `reference`
+    /// describes (added to the catalog's references and to each changed region's sources).
+    pub fn refreshed(
+        &self,
+        provider: &str,
+        output: &Output,
+        reference: Reference,
+    ) -> Result<Refresh, String> {
+        let mut catalog = self.clone();
+        let mut report = Vec::new();
+        let entry = catalog
+            .providers
+            .iter_mut()
+            .find(|p| p.id.as_str() == provider)
+            .ok_or_else(|| format!("the catalog has no provider {provider:?}"))?;
+        if output.other_zone_types > 0 {
+            report.push(format!(
+                "skipped {} zones that are not availability zones (local or wavelength zones)",
+                output.other_zone_types
+            ));
+        }
+        for from in &output.regions {
+            let at = format!("{provider}/{}", from.region);
+            let Some(region) = entry
+                .regions
+                .iter_mut()
+                .find(|r| r.id.as_str() == from.region)
+            else {
+                if provider == "azure" {
+                    report.push(format!("skipped {at}: not a region of the catalog"));
+                    continue;
+                }
+                return Err(format!(
+                    "{at} is not a region of the catalog: add it with a catalog file first \
+                     (the output does not give its display name)"
+                ));
+            };
+            let Some(scope) = region.name_scope.clone() else {
+                return Err(format!(
+                    "the catalog holds no zone identities for {at}: import a catalog file with \
+                     them first"
+                ));
+            };
+            let uniform = scope == "uniform";
+            let mut ids = HashSet::new();
+            let mut names = HashSet::new();
+            let mut changed = false;
+            for (zone_id, zone_name) in &from.pairs {
+                if zone_id.parse::<RegionId>().is_err() {
+                    return Err(format!("{at}: {zone_id:?} is not a zone id"));
+                }
+                if !name_fits(provider, &from.region, zone_name) {
+                    return Err(format!(
+                        "{at}: zone name {zone_name:?} of {zone_id} is outside its region"
+                    ));
+                }
+                if !ids.insert(zone_id) || !names.insert(zone_name) {
+                    return Err(format!(
+                        "{at}: zone id {zone_id:?} or name {zone_name:?} appears twice"
+                    ));
+                }
+                let known = region.identities.iter_mut().find(|i| &i.zone_id == zone_id);
+                match known {
+                    None => {
+                        region.identities.push(IdentityEntry {
+                            zone_id: zone_id.clone(),
+                            zone_name: uniform.then(|| zone_name.clone()),
+                            zone_type: "availability-zone".to_owned(),
+                            visibility: "all_accounts".to_owned(),
+                            note: Some(format!("added from {} ({})", reference.id, reference.date)),
+                        });
+                        report.push(format!("{at}: added zone id {zone_id}"));
+                        changed = true;
+                    }
+                    Some(identity) if uniform => match &identity.zone_name {
+                        None => {
+                            identity.zone_name = Some(zone_name.clone());
+                            report.push(format!("{at}: {zone_id} is named {zone_name}"));
+                            changed = true;
+                        }
+                        Some(name) if name != zone_name => {
+                            return Err(format!(
+                                "{at}: the catalog names {zone_id} {name:?}, the output \
+                                 {zone_name:?}, and the region's names are uniform: one of \
+                                 them is wrong; check the output, or correct the catalog file"
+                            ));
+                        }
+                        Some(_) => {}
+                    },
+                    // Names per account or subscription: this output's pairing is its own.
+                    Some(_) => {}
+                }
+                // The zone listing serves AWS names and Azure physical zones.
+                let listed = if provider == "azure" {
+                    zone_id
+                } else {
+                    zone_name
+                };
+                if !region.zones.contains(listed) {
+                    region.zones.push(listed.clone());
+                    report.push(format!("{at}: now lists zone {listed}"));
+                    changed = true;
+                }
+            }
+            if changed && !region.sources.contains(&reference.id) {
+                region.sources.push(reference.id.clone());
+            } else if !changed {
+                report.push(format!("{at}: no change"));
+            }
+        }
+        let source = catalog.source.get_or_insert_with(SourceBlock::default);
+        if !source.references.iter().any(|r| r.id == reference.id) {
+            source.references.push(reference);
+        }
+        catalog
+            .validate()
+            .map_err(|err| format!("the refreshed catalog is not valid: {err}"))?;
+        Ok(Refresh { catalog, report })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::cloud_output;
+    use serde_json::json;
+
+    fn reference() -> Reference {
+        Reference {
+            id: "I20261127".into(),
+            what: "aws ec2 describe-availability-zones output".into(),
+            location: "prod.json".into(),
+            date: "2026-11-27".into(),
+        }
+    }
+
+    fn zone(region: &str, name: &str, id: &str) -> serde_json::Value {
+        json!({"RegionName": region, "ZoneName": name, "ZoneId": id, "ZoneType": "availability-zone"})
+    }
+
+    fn region<'c>(catalog: &'c CatalogFile, id: &str) -> &'c crate::model::catalog_file::RegionEntry {
+        catalog.providers[0].regions.iter().find(|r| r.id.as_str() == id).unwrap()
+    }
+
+    #[test]
+    fn a_uniform_region_takes_the_outputs_names_and_a_per_account_region_never_does() {
+        let builtin = CatalogFile::builtin();
+        let output = cloud_output::aws(&json!([
+            {"AvailabilityZones": [zone("eu-west-2", "eu-west-2d", "euw2-az4")]},
+            {"AvailabilityZones": [zone("us-east-1", "us-east-1g", "use1-az7")]}
+        ]))
+        .unwrap();
+        let refresh = builtin.refreshed("aws", &output, reference()).unwrap();
+        let london = region(&refresh.catalog, "eu-west-2");
+        let az4 = london.identities.iter().find(|i| i.zone_id == "euw2-az4").unwrap();
+        assert_eq!(az4.zone_name.as_deref(), Some("eu-west-2d"));
+        assert!(london.sources.contains(&"I20261127".to_owned()));
+        let virginia = region(&refresh.catalog, "us-east-1");
+        let az7 = virginia.identities.iter().find(|i| i.zone_id == "use1-az7").unwrap();
+        assert_eq!(az7.zone_name, None, "one account's letters are not a catalog fact");
+        assert!(virginia.zones.contains(&"us-east-1g".to_owned()));
+        // Nothing is removed: the output showed one zone of each region.
+        assert_eq!(region(&builtin, "us-east-1").identities.len() + 1, virginia.identities.len());
+        assert!(builtin.changes_to(&refresh.catalog).removed.providers == 0);
+        assert!(!builtin.changes_to(&refresh.catalog).removes_anything());
+    }
+
+    #[test]
+    fn a_uniform_region_named_otherwise_by_the_output_is_refused() {
+        let output = cloud_output::aws(&json!({"AvailabilityZones": [zone("eu-central-1", "eu-central-1b", "euc1-az2")]})).unwrap();
+        let err = CatalogFile::builtin().refreshed("aws", &output, reference()).unwrap_err();
+        assert!(err.contains("one of them is wrong"), "{err}");
+    }
+}
