@@ -1,7 +1,9 @@
 //! A typed async client of the appzone API, and the `appzone` command line.
 //!
 //! The appzone API lists the catalog's cloud providers, their regions and the zones of a
-//! region, and deletes application profiles. This crate calls it with [`reqwest`] (rustls, no
+//! region, with each zone's account-independent identity; it stores an organization's zone
+//! mappings (its own zone names, from its cloud's CLI output), and deletes application
+//! profiles. This crate calls it with [`reqwest`] (rustls, no
 //! OpenSSL). Its paths, header names and types come from the crate the server is built on too,
 //! so client and server cannot drift apart; everything a caller needs is re-exported here.
 //!
@@ -25,6 +27,13 @@
 //!     println!("{zone}");
 //! }
 //!
+//! // GET /api/v1/providers/aws/regions/us-east-1/zone-identities: use1-az1 and the like, with
+//! // the names that hold for every account (none in us-east-1: its names are per account).
+//! let identities = client.zone_identities("aws", "us-east-1", None).await?;
+//! for zone in &identities.data {
+//!     println!("{} {}", zone.zone_id, zone.zone_name.as_deref().unwrap_or("-"));
+//! }
+//!
 //! // DELETE /api/v1/applications/profiles/prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2
 //! match client.delete_profile("prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2").await {
 //!     Ok(()) => println!("deleted"),
@@ -43,7 +52,9 @@
 //! before any request is sent, with the answer the server would give: a malformed provider or
 //! region id is an [`Error::InvalidArgument`] whose [`Error::error_code`] is `invalid_provider`
 //! or `invalid_region` (status 400), and a malformed profile id an [`Error::ProfileNotFound`]
-//! with `profile_not_found` (404), since no profile can have such an id.
+//! with `profile_not_found` (404), since no profile can have such an id. The zone-mapping
+//! methods take a [`ZoneMappingId`], which only holds a well-formed id (parse one with
+//! `"prod".parse()`; a malformed one fails there with a [`ZoneMappingIdError`]).
 //!
 //! # Errors
 //!
@@ -62,10 +73,11 @@
 //!
 //! # Retries and timeouts
 //!
-//! `GET` is retried on connect failures and on 429, 502, 503 and 504, with jittered exponential
-//! backoff and honouring `Retry-After`. `DELETE` sends an `Idempotency-Key` (a fresh UUID per
-//! call, the same on each of its attempts; [`new_idempotency_key`]) and is retried like `GET`,
-//! and also after a timeout or a broken connection and on 409 `idempotency_key_in_use`: the
+//! `GET` (and the `PUT` of a zone mapping, which stores the same mapping however often it is
+//! sent) is retried on connect failures and on 429, 502, 503 and 504, with jittered exponential
+//! backoff and honouring `Retry-After`. A profile's `DELETE` sends an `Idempotency-Key` (a fresh
+//! UUID per call, the same on each of its attempts; [`new_idempotency_key`]) and is retried like
+//! `GET`, and also after a timeout or a broken connection and on 409 `idempotency_key_in_use`: the
 //! server replays the first attempt's outcome to a retry with the same key (marked
 //! `Idempotent-Replayed: true`) instead of deleting again, so a retry after a lost answer gets
 //! the 204, not a 404. [`Client::delete_profile_with_key`] takes a key of the caller's (to keep
@@ -76,18 +88,25 @@
 //! ends a call before the policy would; set it with [`ClientBuilder::operation_timeout`]). See
 //! [`RetryPolicy`] and [`ClientBuilder`].
 //!
+//! A zone mapping's `DELETE` takes no `Idempotency-Key`, so a retry after a lost 204 would
+//! answer 404: it is retried only where the server changed nothing (connect failures, 429,
+//! 503), never after a timeout, a broken connection, a 502 or a 504. See
+//! [`Client::delete_zone_mapping`].
+//!
 //! # Conditional listings
 //!
-//! The server answers each listing with a weak `ETag`. [`Client::list_providers_if_changed`],
-//! [`Client::list_regions_if_changed`] and [`Client::list_zones_if_changed`] send a tag kept
+//! The server answers each catalog listing with a weak `ETag`.
+//! [`Client::list_providers_if_changed`], [`Client::list_regions_if_changed`],
+//! [`Client::list_zones_if_changed`] and [`Client::zone_identities_if_changed`] send a tag kept
 //! from an earlier answer in `If-None-Match` and return a [`Conditional`]: the listing with its
 //! new tag, or [`Conditional::NotModified`] when the server answered `304 Not Modified` (no
 //! body; not an error).
 //!
 //! # Tolerant reading
 //!
-//! A listing ([`ProviderList`], [`RegionList`], [`ZoneList`]) missing `id`, `message` or
-//! `status` decodes (they are then empty strings), and any 2xx answers a delete. An error answer
+//! A listing ([`ProviderList`], [`RegionList`], [`ZoneList`], [`ZoneIdentityList`],
+//! [`ZoneMappingList`]) or a [`ZoneMappingAnswer`] missing `id`, `message` or `status` decodes
+//! (they are then empty strings), and any 2xx answers a delete. An error answer
 //! whose body is not the API's JSON error body (an HTML page of a proxy, an empty 403 from
 //! another implementation) is still an [`Error::Api`] with its status; its [`ApiError::code`] is `None`
 //! and its message quotes the start of the body. So the client also works against other
@@ -104,6 +123,9 @@
 //! appzone regions aws
 //! appzone zones aws us-east-1
 //! appzone --output json zones aws us-east-1
+//! appzone zones aws us-east-1 --identities --mapping prod
+//! appzone mappings put prod --provider aws --label "production account" --file us-east-1.json
+//! appzone mappings list
 //! appzone profiles delete prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2
 //! appzone profiles delete prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2 --idempotency-key job-7:prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2
 //! ```

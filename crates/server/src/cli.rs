@@ -224,12 +224,14 @@ pub enum CatalogCommand {
     /// removed: one account may not see every zone), and a name becomes a catalog fact only
     /// in a region whose names are uniform (never one account's letters in the 8 old AWS
     /// regions, nor an Azure subscription's logical zones). Prints each change on stderr.
-    #[command(after_help = "Examples:\n  appzone-server catalog import catalog.json\n  \
+    #[command(
+        after_help = "Examples:\n  appzone-server catalog import catalog.json\n  \
         aws ec2 describe-availability-zones --region eu-west-2 --all-availability-zones \
         --output json > eu-west-2.json\n  \
         appzone-server catalog import --from aws-describe eu-west-2.json us-east-1.json\n  \
         az account list-locations -o json > locations.json\n  \
-        appzone-server catalog import --from azure-locations locations.json")]
+        appzone-server catalog import --from azure-locations locations.json"
+    )]
     Import {
         /// Catalog JSON file (`-` reads stdin); with `--from`, one or more output files.
         #[arg(required = true, num_args = 1..)]

@@ -369,6 +369,51 @@ mod tests {
         assert_eq!(excerpt(&[0xff, b'a']), "\u{fffd}a");
     }
 
+    /// An answer with `status` and `body`, as an attempt reads it.
+    fn answer(status: u16, body: &str) -> Answer {
+        Answer {
+            method: Method::DELETE,
+            url: "http://127.0.0.1/api/v1/zone-mappings/prod".to_owned(),
+            status: StatusCode::from_u16(status).unwrap_or_else(|e| panic!("{e}")),
+            retry_after: None,
+            deprecation: None,
+            etag: None,
+            replayed: false,
+            request_id: "req-1".to_owned(),
+            body: body.as_bytes().to_vec(),
+            truncated: false,
+            attempts: 1,
+        }
+    }
+
+    #[test]
+    fn a_delete_without_a_key_is_retried_only_on_answers_that_changed_nothing() {
+        let in_use = r#"{"error":"busy","error_code":"idempotency_key_in_use"}"#;
+        for (status, body, get_or_put, keyed_delete, unkeyed_delete) in [
+            (429, "", true, true, true),
+            (503, "", true, true, true),
+            // A gateway answered: the server may have acted behind it.
+            (502, "", true, true, false),
+            (504, "", true, true, false),
+            (409, in_use, true, true, false),
+            (409, "", false, false, false),
+            (404, "", false, false, false),
+            (500, "", false, false, false),
+            (204, "", false, false, false),
+        ] {
+            let answer = answer(status, body);
+            assert_eq!(
+                (
+                    answer.may_retry(Resend::OnRetryableStatus),
+                    answer.may_retry(Resend::EvenIfReceived),
+                    answer.may_retry(Resend::OnlyIfUnchanged)
+                ),
+                (get_or_put, keyed_delete, unkeyed_delete),
+                "{status} {body}"
+            );
+        }
+    }
+
     #[test]
     fn the_extra_header_is_added_as_given_or_not_at_all() {
         assert!(extra_headers(None).is_empty());

@@ -135,7 +135,10 @@ impl Reply {
 pub struct Seen {
     pub method: Method,
     pub path: String,
+    /// The query string, without the `?`, when the request had one.
+    pub query: Option<String>,
     pub headers: HeaderMap,
+    pub body: Vec<u8>,
 }
 
 impl Seen {
@@ -211,14 +214,20 @@ async fn serve(listener: TcpListener, shared: Arc<Shared>) {
 }
 
 async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    let (parts, _body) = request.into_parts();
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, 8 * 1024 * 1024)
+        .await
+        .map(|bytes| bytes.to_vec())
+        .unwrap_or_default();
     let request_id = parts.headers.get(REQUEST_ID).cloned();
     let index = {
         let mut seen = shared.seen.lock().unwrap();
         seen.push(Seen {
             method: parts.method,
             path: parts.uri.path().to_owned(),
+            query: parts.uri.query().map(str::to_owned),
             headers: parts.headers,
+            body,
         });
         seen.len() - 1
     };

@@ -262,7 +262,10 @@ impl Snapshot {
 
     /// When the catalog was compiled, midnight UTC, in Unix seconds; 0 when it does not say.
     pub fn compiled_at_secs(&self) -> i64 {
-        self.compiled_on.as_deref().and_then(unix_midnight).unwrap_or(0)
+        self.compiled_on
+            .as_deref()
+            .and_then(unix_midnight)
+            .unwrap_or(0)
     }
 
     /// Looks up a provider; `None` when the provider is not in the catalog.

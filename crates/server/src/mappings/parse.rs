@@ -64,7 +64,11 @@ pub fn parse(provider: &str, output: &Value, snapshot: &Snapshot) -> Result<Pars
     Ok(parsed)
 }
 
-fn check(provider: &str, raw: Vec<RegionPairs>, snapshot: &Snapshot) -> Result<Parsed, MappingError> {
+fn check(
+    provider: &str,
+    raw: Vec<RegionPairs>,
+    snapshot: &Snapshot,
+) -> Result<Parsed, MappingError> {
     let catalog = snapshot.provider(provider);
     let mut offenders = Vec::new();
     let mut skipped = Vec::new();

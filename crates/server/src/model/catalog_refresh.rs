@@ -165,8 +165,15 @@ mod tests {
         json!({"RegionName": region, "ZoneName": name, "ZoneId": id, "ZoneType": "availability-zone"})
     }
 
-    fn region<'c>(catalog: &'c CatalogFile, id: &str) -> &'c crate::model::catalog_file::RegionEntry {
-        catalog.providers[0].regions.iter().find(|r| r.id.as_str() == id).unwrap()
+    fn region<'c>(
+        catalog: &'c CatalogFile,
+        id: &str,
+    ) -> &'c crate::model::catalog_file::RegionEntry {
+        catalog.providers[0]
+            .regions
+            .iter()
+            .find(|r| r.id.as_str() == id)
+            .unwrap()
     }
 
     #[test]
@@ -179,23 +186,42 @@ mod tests {
         .unwrap();
         let refresh = builtin.refreshed("aws", &output, reference()).unwrap();
         let london = region(&refresh.catalog, "eu-west-2");
-        let az4 = london.identities.iter().find(|i| i.zone_id == "euw2-az4").unwrap();
+        let az4 = london
+            .identities
+            .iter()
+            .find(|i| i.zone_id == "euw2-az4")
+            .unwrap();
         assert_eq!(az4.zone_name.as_deref(), Some("eu-west-2d"));
         assert!(london.sources.contains(&"I20261127".to_owned()));
         let virginia = region(&refresh.catalog, "us-east-1");
-        let az7 = virginia.identities.iter().find(|i| i.zone_id == "use1-az7").unwrap();
-        assert_eq!(az7.zone_name, None, "one account's letters are not a catalog fact");
+        let az7 = virginia
+            .identities
+            .iter()
+            .find(|i| i.zone_id == "use1-az7")
+            .unwrap();
+        assert_eq!(
+            az7.zone_name, None,
+            "one account's letters are not a catalog fact"
+        );
         assert!(virginia.zones.contains(&"us-east-1g".to_owned()));
         // Nothing is removed: the output showed one zone of each region.
-        assert_eq!(region(&builtin, "us-east-1").identities.len() + 1, virginia.identities.len());
+        assert_eq!(
+            region(&builtin, "us-east-1").identities.len() + 1,
+            virginia.identities.len()
+        );
         assert!(builtin.changes_to(&refresh.catalog).removed.providers == 0);
         assert!(!builtin.changes_to(&refresh.catalog).removes_anything());
     }
 
     #[test]
     fn a_uniform_region_named_otherwise_by_the_output_is_refused() {
-        let output = cloud_output::aws(&json!({"AvailabilityZones": [zone("eu-central-1", "eu-central-1b", "euc1-az2")]})).unwrap();
-        let err = CatalogFile::builtin().refreshed("aws", &output, reference()).unwrap_err();
+        let output = cloud_output::aws(
+            &json!({"AvailabilityZones": [zone("eu-central-1", "eu-central-1b", "euc1-az2")]}),
+        )
+        .unwrap();
+        let err = CatalogFile::builtin()
+            .refreshed("aws", &output, reference())
+            .unwrap_err();
         assert!(err.contains("one of them is wrong"), "{err}");
     }
 }

@@ -1587,3 +1587,130 @@ async fn healthcheck_exits_0_on_a_200_from_the_local_server_and_1_with_one_line_
     cli.refused(&["healthcheck", "--listen", "nowhere"]);
     cli.refused(&["healthcheck", "--timeout-secs", "0"]);
 }
+
+/// `catalog export` then `catalog import` changes nothing, identities and source included,
+/// and a 1.1 catalog file (no identities, no source) still imports and exports as it was.
+#[test]
+fn catalog_export_import_is_a_no_op_with_identities_and_a_1_1_file_still_imports() {
+    let cli = Cli::new();
+    let builtin = cli.ok(&["catalog", "export"]);
+    let parsed: serde_json::Value = serde_json::from_str(&builtin).unwrap();
+    assert_eq!(parsed["source"]["compiled_on"], "2026-11-27");
+    assert_eq!(
+        parsed["providers"][0]["regions"][0]["name_scope"],
+        "uniform"
+    );
+    let file = cli.dir.path().join("catalog.json");
+    std::fs::write(&file, &builtin).unwrap();
+    let stderr = cli.quiet(&["catalog", "import", file.to_str().unwrap()]);
+    assert!(stderr.contains("no change"), "{stderr}");
+    assert_eq!(cli.ok(&["catalog", "export"]), builtin);
+
+    // The 1.1 form: the same providers, regions and zones, nothing else.
+    let mut old = parsed.clone();
+    old.as_object_mut().unwrap().remove("source");
+    for provider in old["providers"].as_array_mut().unwrap() {
+        for region in provider["regions"].as_array_mut().unwrap() {
+            let region = region.as_object_mut().unwrap();
+            for field in ["name_scope", "identities", "sources", "note"] {
+                region.remove(field);
+            }
+        }
+    }
+    std::fs::write(&file, old.to_string()).unwrap();
+    cli.quiet(&["catalog", "import", file.to_str().unwrap()]);
+    let exported: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["catalog", "export"])).unwrap();
+    assert_eq!(exported, old);
+}
+
+/// `catalog import --from` refreshes the regions a cloud's output shows: it adds ids and names
+/// (names only where the region's names are uniform), removes nothing, prints each change, and
+/// refuses, changing nothing, an output that names a uniform region's zone otherwise.
+#[test]
+fn catalog_import_from_cloud_output_adds_what_it_shows_and_never_one_accounts_letters() {
+    let cli = Cli::new();
+    let zone = |region: &str, name: &str, id: &str| {
+        serde_json::json!({"RegionName": region, "ZoneName": name, "ZoneId": id,
+                           "ZoneType": "availability-zone", "State": "available"})
+    };
+    let london = cli.dir.path().join("eu-west-2.json");
+    let zones = ["a", "b", "c", "d"]
+        .iter()
+        .zip(["euw2-az2", "euw2-az3", "euw2-az1", "euw2-az4"])
+        .map(|(letter, id)| zone("eu-west-2", &format!("eu-west-2{letter}"), id))
+        .collect::<Vec<_>>();
+    std::fs::write(
+        &london,
+        serde_json::json!({"AvailabilityZones": zones}).to_string(),
+    )
+    .unwrap();
+    let virginia = cli.dir.path().join("us-east-1.json");
+    std::fs::write(&virginia, include_str!("fixtures/describe-us-east-1.json")).unwrap();
+    let stderr = cli.quiet(&[
+        "catalog",
+        "import",
+        "--from",
+        "aws-describe",
+        london.to_str().unwrap(),
+        virginia.to_str().unwrap(),
+    ]);
+    assert!(
+        stderr.contains("aws/eu-west-2: euw2-az4 is named eu-west-2d"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("aws/us-east-1: no change"), "{stderr}");
+    let exported: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["catalog", "export"])).unwrap();
+    let region = |id: &str| {
+        exported["providers"][0]["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let az4 = region("eu-west-2")["identities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["zone_id"] == "euw2-az4")
+        .unwrap()
+        .clone();
+    assert_eq!(az4["zone_name"], "eu-west-2d");
+    assert!(region("us-east-1")["identities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["zone_name"].is_null()));
+
+    let before = cli.ok(&["catalog", "export"]);
+    let wrong = cli.dir.path().join("wrong.json");
+    let renamed = serde_json::json!({"AvailabilityZones": [zone("eu-central-1", "eu-central-1b", "euc1-az2")]});
+    std::fs::write(&wrong, renamed.to_string()).unwrap();
+    let err = cli.fails(&[
+        "catalog",
+        "import",
+        "--from",
+        "aws-describe",
+        wrong.to_str().unwrap(),
+    ]);
+    assert!(err.contains("one of them is wrong"), "{err}");
+    assert_eq!(cli.ok(&["catalog", "export"]), before, "nothing changed");
+
+    let locations = cli.dir.path().join("locations.json");
+    std::fs::write(
+        &locations,
+        include_str!("fixtures/list-locations-sample.json"),
+    )
+    .unwrap();
+    let stderr = cli.quiet(&[
+        "catalog",
+        "import",
+        "--from",
+        "azure-locations",
+        locations.to_str().unwrap(),
+    ]);
+    assert!(stderr.contains("azure/eastus: no change"), "{stderr}");
+}
