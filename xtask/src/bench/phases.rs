@@ -15,6 +15,7 @@ use super::seed::{self, DELETE_IDS_PER_SECOND};
 use super::servers::{capture, replaying_baseline, Server};
 use super::{instructions, Binaries, WorkDir};
 use super::{PROVIDERS_PATH, REGIONS_PATH, ZONES, ZONES_PATH};
+use crate::http;
 use crate::process::{output, show};
 
 /// The client benchmark's sequential calls, all rounds.
@@ -85,6 +86,22 @@ pub(super) fn sqlite(
         let targets = vec![(&appzone, Target::Appzone), (server, Target::Baseline)];
         scenarios.push((*name, list(64).on(path), targets));
     }
+    // The identity listing, from memory like the zone listing, and with a zone mapping of the
+    // organization applied (read through the mapping cache, the body built per request).
+    seed::sqlite(&db, IDENTITY_MAPPING_SQL)?;
+    for path in [IDENTITIES_PATH, IDENTITIES_MAPPING_PATH] {
+        let answer = http::get(appzone.addr, path, &[("X-API-KEY", &key)])?;
+        anyhow::ensure!(
+            answer.status == 200,
+            "appzone answered {} to {path}",
+            answer.status
+        );
+        scenarios.push((
+            identity_scenario(path),
+            list(64).on(path),
+            vec![(&appzone, Target::Appzone)],
+        ));
+    }
     let zone_loads = if opts.listing_only {
         vec![(list(64), true)]
     } else {
@@ -110,6 +127,19 @@ pub(super) fn sqlite(
             for (server, target) in targets {
                 report.add(name, *target, load.connections, wrk.run(server, load)?);
             }
+        }
+    }
+
+    let zones_rps = report.median_rps("list zones", Target::Appzone, 64);
+    for path in [IDENTITIES_PATH, IDENTITIES_MAPPING_PATH] {
+        let name = identity_scenario(path);
+        let rps = report.median_rps(name, Target::Appzone, 64);
+        if let (Some(rps), Some(zones)) = (rps, zones_rps) {
+            report.notes.push(format!(
+                "{name}: {:.2}x the zone listing's throughput at 64 connections (medians \
+                 {rps:.0} and {zones:.0} requests/s, same run).",
+                rps / zones
+            ));
         }
     }
 
@@ -165,6 +195,27 @@ pub(super) fn sqlite(
             .insert(server.name.clone(), server.peak_rss_kb());
     }
     Ok(())
+}
+
+/// us-east-1's zone identities, without and with a zone mapping of the bench organization.
+const IDENTITIES_PATH: &str = "/api/v1/providers/aws/regions/us-east-1/zone-identities";
+const IDENTITIES_MAPPING_PATH: &str =
+    "/api/v1/providers/aws/regions/us-east-1/zone-identities?mapping=bench";
+/// The mapping `?mapping=bench` applies: us-east-1's six AZ IDs paired with letters.
+const IDENTITY_MAPPING_SQL: &str = "INSERT INTO zone_mappings \
+    (org_id, id, provider, label, pairs, imported_at) VALUES ('bench', 'bench', 'aws', 'bench', \
+    '[{\"region\":\"us-east-1\",\"zones\":[{\"zone_id\":\"use1-az1\",\"zone_name\":\"us-east-1a\"},\
+    {\"zone_id\":\"use1-az2\",\"zone_name\":\"us-east-1b\"},{\"zone_id\":\"use1-az3\",\
+    \"zone_name\":\"us-east-1c\"},{\"zone_id\":\"use1-az4\",\"zone_name\":\"us-east-1d\"},\
+    {\"zone_id\":\"use1-az5\",\"zone_name\":\"us-east-1e\"},{\"zone_id\":\"use1-az6\",\
+    \"zone_name\":\"us-east-1f\"}]}]', 0);";
+
+fn identity_scenario(path: &str) -> &'static str {
+    if path.contains("?mapping=") {
+        "list zone identities, with a mapping"
+    } else {
+        "list zone identities"
+    }
 }
 
 /// The discovery listings (scenario, path), each with a baseline replaying appzone's answer.

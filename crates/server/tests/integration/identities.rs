@@ -86,7 +86,26 @@ async fn stored(app: &TestApp) -> Vec<(String, String, i64)> {
         .collect()
 }
 
+/// Every zone listing of release 1.1.0's built-in catalog, for the request id
+/// `release-1.1.0`: its ETag and body. Computed from 1.1.0's `builtin.json` (commit 5322a86)
+/// with 1.1.0's ETag formula (SHA-256 over provider, region and zones), not by this server.
+const ZONES_1_1_0: &str = include_str!("fixtures/zones-1.1.0.json");
+
 both_backends! {
+    async fn zone_listings_are_byte_identical_to_release_1_1_0_where_the_zones_did_not_change(app: TestApp) {
+        let expected: serde_json::Map<String, Value> = serde_json::from_str(ZONES_1_1_0).unwrap();
+        assert_eq!(expected.len(), 116);
+        for (at, want) in &expected {
+            let (provider, region) = at.split_once('/').unwrap();
+            let resp = app
+                .send(reqwest::Method::GET, &TestApp::zones_path(provider, region), Some(&app.member_key), &[("x-request-id", "release-1.1.0")])
+                .await;
+            assert_eq!(resp.status, 200, "{at}");
+            assert_eq!(resp.body, want["body"].as_str().unwrap(), "{at}: body");
+            assert_eq!(resp.header("etag"), want["etag"].as_str(), "{at}: ETag");
+        }
+    }
+
     async fn legacy_aws_regions_give_zone_ids_with_null_names_and_account_scope(app: TestApp) {
         for region in LEGACY {
             let resp = app.get(&identities_path("aws", region), Some(&app.member_key)).await;
