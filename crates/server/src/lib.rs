@@ -98,12 +98,22 @@ impl Default for ServiceConfig {
 }
 
 /// Checks the database keeps commits durable, applies migrations, and loads the built-in
-/// catalog into an empty one.
+/// catalog into an empty one (or over an earlier release's untouched built-in catalog).
 pub async fn prepare(store: &Store) -> Result<(), StoreError> {
     store.check_durability().await?;
     store.migrate().await?;
-    if store.seed_catalog_if_empty(&CatalogFile::builtin()).await? {
+    let builtin = CatalogFile::builtin();
+    if store.seed_catalog_if_empty(&builtin).await? {
         tracing::info!("loaded the built-in catalog into the empty database");
+        return Ok(());
+    }
+    // A database an earlier release seeded keeps that release's built-in catalog, without zone
+    // identities: replace it with this one's (it only adds). A catalog an operator imported is
+    // theirs, and stays.
+    let (_, stored) = store.load_catalog().await?;
+    if stored.is_earlier_builtin(&builtin) {
+        let import = store.import_catalog(&builtin, false).await?;
+        tracing::info!(changes = %import.changes, "upgraded the built-in catalog an earlier release loaded (zone identities, regions without zones)");
     }
     Ok(())
 }

@@ -146,6 +146,38 @@ impl CatalogFile {
     }
 }
 
+impl CatalogFile {
+    /// Whether this catalog is an earlier release's built-in catalog, untouched: no `source`
+    /// (format 1.1), and the providers, regions (with their names) and zones of `builtin`, in
+    /// its order, but for regions without zones (1.1 did not list them). Such a catalog is
+    /// replaced by `builtin` when the server starts, which adds the identities and those
+    /// regions and removes nothing; a catalog an operator changed is left as it is.
+    pub fn is_earlier_builtin(&self, builtin: &CatalogFile) -> bool {
+        if self.source.is_some() || self.providers.len() != builtin.providers.len() {
+            return false;
+        }
+        self.providers
+            .iter()
+            .zip(&builtin.providers)
+            .all(|(old, new)| {
+                let new_regions: Vec<_> = new
+                    .regions
+                    .iter()
+                    .filter(|r| !r.zones.is_empty() || old.regions.iter().any(|o| o.id == r.id))
+                    .collect();
+                old.id == new.id
+                    && old.name == new.name
+                    && old.regions.len() == new_regions.len()
+                    && old.regions.iter().zip(new_regions).all(|(o, n)| {
+                        o.id == n.id
+                            && o.name == n.name
+                            && o.zones == n.zones
+                            && o.name_scope.is_none()
+                    })
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +255,30 @@ mod tests {
             .refreshed("aws", &output, reference())
             .unwrap_err();
         assert!(err.contains("one of them is wrong"), "{err}");
+    }
+
+    #[test]
+    fn the_1_1_built_in_catalog_is_recognised_and_a_changed_one_is_not() {
+        let builtin = CatalogFile::builtin();
+        let mut old = builtin.clone();
+        old.source = None;
+        for provider in &mut old.providers {
+            provider.regions.retain(|r| !r.zones.is_empty());
+            for region in &mut provider.regions {
+                *region = crate::model::catalog_file::RegionEntry::new(
+                    region.id.clone(),
+                    region.name.clone(),
+                    region.zones.clone(),
+                );
+            }
+        }
+        assert!(old.is_earlier_builtin(&builtin));
+        assert!(!builtin.is_earlier_builtin(&builtin), "already 1.2");
+        let mut changed = old.clone();
+        changed.providers[0].regions[0].zones.pop();
+        assert!(!changed.is_earlier_builtin(&builtin));
+        let mut fewer = old.clone();
+        fewer.providers[0].regions.pop();
+        assert!(!fewer.is_earlier_builtin(&builtin));
     }
 }

@@ -1714,3 +1714,49 @@ fn catalog_import_from_cloud_output_adds_what_it_shows_and_never_one_accounts_le
     ]);
     assert!(stderr.contains("azure/eastus: no change"), "{stderr}");
 }
+
+/// A database an earlier release seeded keeps that release's built-in catalog (no identities,
+/// no regions without zones); `migrate` (as `serve`) replaces it with this release's, which only
+/// adds. A catalog an operator changed is left as it is.
+#[test]
+fn an_earlier_releases_built_in_catalog_is_upgraded_and_an_operators_is_not() {
+    let cli = Cli::new();
+    let builtin: serde_json::Value = serde_json::from_str(&cli.ok(&["catalog", "export"])).unwrap();
+    // The 1.1 built-in catalog: no source, no identities, no regions without zones.
+    let mut old = builtin.clone();
+    old.as_object_mut().unwrap().remove("source");
+    for provider in old["providers"].as_array_mut().unwrap() {
+        let regions = provider["regions"].as_array_mut().unwrap();
+        regions.retain(|r| !r["zones"].as_array().unwrap().is_empty());
+        for region in regions {
+            let region = region.as_object_mut().unwrap();
+            for field in ["name_scope", "identities", "sources", "note"] {
+                region.remove(field);
+            }
+        }
+    }
+    let file = cli.dir.path().join("old.json");
+    std::fs::write(&file, old.to_string()).unwrap();
+    cli.quiet(&["catalog", "import", "--prune", file.to_str().unwrap()]);
+    let exported = |cli: &Cli| -> serde_json::Value {
+        serde_json::from_str(&cli.ok(&["catalog", "export"])).unwrap()
+    };
+    assert_eq!(exported(&cli), old);
+    cli.ok(&["migrate"]);
+    assert_eq!(
+        exported(&cli),
+        builtin,
+        "upgraded to this release's built-in catalog"
+    );
+
+    // An operator's catalog (one zone fewer) stays as imported.
+    let mut curated = old.clone();
+    curated["providers"][0]["regions"][0]["zones"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
+    std::fs::write(&file, curated.to_string()).unwrap();
+    cli.quiet(&["catalog", "import", "--prune", file.to_str().unwrap()]);
+    cli.ok(&["migrate"]);
+    assert_eq!(exported(&cli), curated);
+}
