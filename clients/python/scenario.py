@@ -2,8 +2,9 @@
 
 Run by `cargo xtask clients` against a fresh `appzone-server serve --demo`, which it describes
 in the environment: APPZONE_BASE_URL, APPZONE_ADMIN_KEY, APPZONE_MEMBER_KEY,
-APPZONE_DELETABLE_PROFILE, APPZONE_KEPT_PROFILE. Prints one line per step and exits 1 on the
-first wrong answer. Type-checked with `mypy --strict` together with the generated package.
+APPZONE_DELETABLE_PROFILE, APPZONE_KEPT_PROFILE (the demo also holds the zone mapping `prod`, the
+document's example id). Prints one line per step and exits 1 on the first wrong answer.
+Type-checked with `mypy --strict` together with the generated package.
 """
 
 from __future__ import annotations
@@ -20,12 +21,68 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import httpx
 from appzone_client import AuthenticatedClient
 from appzone_client.api.profiles import delete_application_profile
-from appzone_client.api.zones import list_providers, list_regions, list_zones
-from appzone_client.models import ErrorBody, ProviderList, RegionList, ZoneList
+from appzone_client.api.zone_mappings import (
+    delete_zone_mapping,
+    get_zone_mapping,
+    list_zone_mappings,
+    put_zone_mapping,
+)
+from appzone_client.api.zones import list_providers, list_regions, list_zone_identities, list_zones
+from appzone_client.models import (
+    ErrorBody,
+    ProviderList,
+    RegionList,
+    ZoneIdentity,
+    ZoneIdentityList,
+    ZoneList,
+    ZoneMappingAnswer,
+    ZoneMappingList,
+    ZoneMappingRequest,
+    ZoneMappingRequestOutput,
+)
+from appzone_client.types import UNSET, Unset
 
 TIMEOUT = httpx.Timeout(10.0)
 WRONG_KEY = "apz_AAAAAAAAAAAA_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 PROVIDERS = ["aws", "gcp", "azure"]
+DEMO_MAPPING = "prod"
+MAPPING = "scenario-py"
+
+# What `aws ec2 describe-availability-zones --all-availability-zones --region us-east-1 --output
+# json` prints, for a constructed account (its letters are no real account's): the six
+# availability zones and a local zone, which the service skips.
+DESCRIBE_OUTPUT = """{
+    "AvailabilityZones": [
+        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+         "RegionName": "us-east-1", "ZoneName": "us-east-1a", "ZoneId": "use1-az4",
+         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
+         "ZoneType": "availability-zone"},
+        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+         "RegionName": "us-east-1", "ZoneName": "us-east-1b", "ZoneId": "use1-az6",
+         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
+         "ZoneType": "availability-zone"},
+        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+         "RegionName": "us-east-1", "ZoneName": "us-east-1c", "ZoneId": "use1-az1",
+         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
+         "ZoneType": "availability-zone"},
+        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+         "RegionName": "us-east-1", "ZoneName": "us-east-1d", "ZoneId": "use1-az2",
+         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
+         "ZoneType": "availability-zone"},
+        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+         "RegionName": "us-east-1", "ZoneName": "us-east-1e", "ZoneId": "use1-az3",
+         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
+         "ZoneType": "availability-zone"},
+        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+         "RegionName": "us-east-1", "ZoneName": "us-east-1f", "ZoneId": "use1-az5",
+         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
+         "ZoneType": "availability-zone"},
+        {"State": "available", "OptInStatus": "not-opted-in", "Messages": [],
+         "RegionName": "us-east-1", "ZoneName": "us-east-1-bos-1a", "ZoneId": "use1-bos1-az1",
+         "GroupName": "us-east-1-bos-1", "NetworkBorderGroup": "us-east-1-bos-1",
+         "ZoneType": "local-zone", "ParentZoneName": "us-east-1a", "ParentZoneId": "use1-az4"}
+    ]
+}"""
 
 
 class WrongAnswer(Exception):
@@ -227,9 +284,9 @@ def step_delete(base_url: str, admin_key: str, member_key: str) -> None:
 
 
 @contextmanager
-def stand_in(status: int) -> Iterator[str]:
-    """A server that answers every GET with `status` and an error code no client knows."""
-    body = json.dumps({"error": "something new", "error_code": "brand_new_code"}).encode()
+def stand_in(status: int, answer: object) -> Iterator[str]:
+    """A server that answers every GET with `status` and `answer` as JSON."""
+    body = json.dumps(answer).encode()
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -256,7 +313,8 @@ def stand_in(status: int) -> Iterator[str]:
 def step_unknown_code(label: str, status: HTTPStatus) -> None:
     """Step 7: an error code added after the client was generated must still reach the caller
     as an error carrying that code, not as a decoding exception."""
-    with stand_in(status.value) as url, keyed(url, "apz_stand_in") as client:
+    unknown = {"error": "something new", "error_code": "brand_new_code"}
+    with stand_in(status.value, unknown) as url, keyed(url, "apz_stand_in") as client:
         try:
             answer = list_zones.sync_detailed("aws", "us-east-1", client=client)
         except Exception as error:
@@ -269,6 +327,199 @@ def step_unknown_code(label: str, status: HTTPStatus) -> None:
         f"step {label} ok: {status.value} with an unknown code reaches the caller "
         "as ErrorBody(error_code='brand_new_code')"
     )
+
+
+def step_open_string_sets() -> None:
+    """Step 7c: `name_scope`, `zone_type` and `visibility` are open sets (plain strings in the
+    document): an identity listing with values added after the client was generated decodes,
+    keeping them, as a construction with them type-checks."""
+    zone = {
+        "zone_id": "use1-az1",
+        "zone_name": None,
+        "name_scope": "brand_new_scope",
+        "zone_type": "brand-new-zone-type",
+        "visibility": "brand_new_visibility",
+    }
+    listing: dict[str, object] = {
+        "data": [zone],
+        "id": "stand-in",
+        "mapping": None,
+        "message": "1 zone",
+        "source": {"compiled_on": None, "references": []},
+        "status": "success",
+    }
+    with stand_in(HTTPStatus.OK.value, listing) as url, keyed(url, "apz_stand_in") as client:
+        answer = list_zone_identities.sync_detailed("aws", "us-east-1", client=client)
+    if not isinstance(answer.parsed, ZoneIdentityList) or not answer.parsed.data:
+        raise WrongAnswer(f"200 decoded as {answer.parsed!r}, want a ZoneIdentityList")
+    decoded = answer.parsed.data[0]
+    built = ZoneIdentity(
+        zone_id="use1-az1",
+        zone_name=None,
+        name_scope="brand_new_scope",
+        zone_type="brand-new-zone-type",
+        visibility="brand_new_visibility",
+    )
+    if decoded.to_dict() != built.to_dict() or decoded.to_dict() != zone:
+        raise WrongAnswer(f"decoded {decoded.to_dict()!r}, want {zone!r}")
+    print("step 7c ok: unknown name_scope, zone_type and visibility values decode as strings")
+
+
+def identities(
+    base_url: str, key: str, provider: str, region: str, mapping: str | Unset = UNSET
+) -> ZoneIdentityList:
+    """A zone identity listing that must answer 200 with zones, `id` == `X-Request-Id`."""
+    with keyed(base_url, key) as client:
+        answer = list_zone_identities.sync_detailed(
+            provider, region, client=client, mapping=mapping
+        )
+    if answer.status_code != HTTPStatus.OK:
+        raise WrongAnswer(f"status {answer.status_code.value}, want 200 ({answer.content!r})")
+    listing = answer.parsed
+    if not isinstance(listing, ZoneIdentityList):
+        raise WrongAnswer(f"200 decoded as {listing!r}, want a ZoneIdentityList")
+    if not listing.data:
+        raise WrongAnswer("data is empty")
+    if listing.status != "success":
+        raise WrongAnswer(f"status field {listing.status!r}, want 'success'")
+    request_id = answer.headers.get("X-Request-Id")
+    if listing.id != request_id:
+        raise WrongAnswer(f"body id {listing.id!r} != X-Request-Id header {request_id!r}")
+    if not answer.headers.get("ETag"):
+        raise WrongAnswer("no ETag header")
+    return listing
+
+
+def step_identities_account(base_url: str, member_key: str) -> None:
+    """Step 8a: aws/us-east-1 names zones per account: identities, and no name guessed."""
+    listing = identities(base_url, member_key, "aws", "us-east-1")
+    for zone in listing.data:
+        if zone.name_scope != "account" or zone.zone_name is not None:
+            raise WrongAnswer(f"{zone.to_dict()!r}: want name_scope 'account', zone_name null")
+        if not zone.zone_id.startswith("use1-az"):
+            raise WrongAnswer(f"zone_id {zone.zone_id!r} is not a us-east-1 AZ ID")
+    if listing.mapping is not None:
+        raise WrongAnswer(f"mapping {listing.mapping!r}, want None")
+    ids = [zone.zone_id for zone in listing.data]
+    print(f"step 8a ok: 200, aws/us-east-1 identities {ids}, name_scope account, names null")
+
+
+def step_identities_global(base_url: str, member_key: str) -> None:
+    """Step 8b: a GCP zone's name is its identity."""
+    listing = identities(base_url, member_key, "gcp", "us-central1")
+    for zone in listing.data:
+        if zone.name_scope != "global" or zone.zone_name != zone.zone_id:
+            raise WrongAnswer(f"{zone.to_dict()!r}: want name_scope 'global', zone_name == zone_id")
+    print(f"step 8b ok: 200, {len(listing.data)} gcp/us-central1 zones, name_scope global")
+
+
+def step_identities_mapped(base_url: str, member_key: str) -> dict[str, str]:
+    """Step 8c: ?mapping=prod fills the names from the demo's mapping; returns id -> name."""
+    listing = identities(base_url, member_key, "aws", "us-east-1", mapping=DEMO_MAPPING)
+    if listing.mapping is None or listing.mapping.id != DEMO_MAPPING:
+        raise WrongAnswer(f"mapping {listing.mapping!r}, want id {DEMO_MAPPING!r}")
+    names: dict[str, str] = {}
+    for zone in listing.data:
+        if zone.zone_name is None or not zone.zone_name.startswith("us-east-1"):
+            raise WrongAnswer(f"{zone.to_dict()!r}: want a us-east-1 zone name")
+        names[zone.zone_id] = zone.zone_name
+    if len(set(names.values())) != len(names):
+        raise WrongAnswer(f"a name given twice: {names!r}")
+    print(f"step 8c ok: 200, mapping.id == {listing.mapping.id!r}, names {names}")
+    return names
+
+
+def step_list_mappings(base_url: str, member_key: str) -> None:
+    """Step 8d: the organization's mappings hold the demo's."""
+    with keyed(base_url, member_key) as client:
+        answer = list_zone_mappings.sync_detailed(client=client)
+    mappings = answer.parsed
+    if answer.status_code != HTTPStatus.OK or not isinstance(mappings, ZoneMappingList):
+        raise WrongAnswer(f"status {answer.status_code.value} ({mappings!r}), want 200 mappings")
+    found = [m for m in mappings.data if m.id == DEMO_MAPPING]
+    if not found or found[0].provider != "aws" or found[0].regions != ["us-east-1"]:
+        raise WrongAnswer(f"data {[m.to_dict() for m in mappings.data]!r}: no aws {DEMO_MAPPING!r}")
+    print(f"step 8d ok: 200, mappings {[m.id for m in mappings.data]}")
+
+
+def step_get_mapping(base_url: str, member_key: str, names: dict[str, str]) -> None:
+    """Step 8e: the demo's mapping, whose pairs are the names of step 8c."""
+    with keyed(base_url, member_key) as client:
+        answer = get_zone_mapping.sync_detailed(DEMO_MAPPING, client=client)
+    mapping = answer.parsed
+    if answer.status_code != HTTPStatus.OK or not isinstance(mapping, ZoneMappingAnswer):
+        raise WrongAnswer(f"status {answer.status_code.value} ({mapping!r}), want 200 mapping")
+    pairs = {z.zone_id: z.zone_name for r in mapping.data.regions for z in r.zones}
+    if mapping.data.id != DEMO_MAPPING or pairs != names:
+        raise WrongAnswer(f"{mapping.data.to_dict()!r}: want {DEMO_MAPPING!r} pairing {names!r}")
+    print(f"step 8e ok: 200, {DEMO_MAPPING} pairs {len(pairs)} zones as step 8c named them")
+
+
+def mapping_request(output: str) -> ZoneMappingRequest:
+    """A PUT body from a describe-availability-zones output as the AWS CLI printed it."""
+    parsed = json.loads(output)
+    return ZoneMappingRequest(
+        provider="aws",
+        label="scenario account",
+        output=ZoneMappingRequestOutput.from_dict(parsed),
+    )
+
+
+def step_put_mapping(base_url: str, admin_key: str, member_key: str) -> None:
+    """Step 8f: store a mapping from the CLI's output: 201, the same again: 200; then the
+    identities with ?mapping= carry the output's names."""
+    body = mapping_request(DESCRIBE_OUTPUT)
+    want = {
+        z["ZoneId"]: z["ZoneName"]
+        for z in json.loads(DESCRIBE_OUTPUT)["AvailabilityZones"]
+        if z["ZoneType"] == "availability-zone"
+    }
+    with keyed(base_url, admin_key) as admin:
+        for status in (HTTPStatus.CREATED, HTTPStatus.OK):
+            answer = put_zone_mapping.sync_detailed(MAPPING, client=admin, body=body)
+            stored = answer.parsed
+            if answer.status_code != status or not isinstance(stored, ZoneMappingAnswer):
+                raise WrongAnswer(
+                    f"status {answer.status_code.value} ({stored!r}), want {status.value}"
+                )
+            pairs = {z.zone_id: z.zone_name for r in stored.data.regions for z in r.zones}
+            if stored.data.id != MAPPING or pairs != want:
+                raise WrongAnswer(
+                    f"stored {stored.data.to_dict()!r}, want {MAPPING!r} with {want!r}"
+                )
+    listing = identities(base_url, member_key, "aws", "us-east-1", mapping=MAPPING)
+    named = {zone.zone_id: zone.zone_name for zone in listing.data}
+    if named != want:
+        raise WrongAnswer(f"?mapping={MAPPING} names {named!r}, want {want!r}")
+    print(f"step 8f ok: 201 then 200 for {MAPPING} (local zone skipped); ?mapping= names as stored")
+
+
+def step_put_unknown_zone(base_url: str, admin_key: str) -> None:
+    """Step 8g: an AZ ID the catalog does not know for the region: 422, nothing stored."""
+    body = mapping_request(DESCRIBE_OUTPUT.replace('"use1-az5"', '"use1-az9"'))
+    with keyed(base_url, admin_key) as admin:
+        answer = put_zone_mapping.sync_detailed(MAPPING, client=admin, body=body)
+    error = expect_error(
+        answer.status_code, answer.parsed, HTTPStatus.UNPROCESSABLE_ENTITY, "invalid_zone_mapping"
+    )
+    if "use1-az9" not in error.error:
+        raise WrongAnswer(f"message {error.error!r} does not name use1-az9")
+    print(f"step 8g ok: 422 invalid_zone_mapping: {error.error}")
+
+
+def step_delete_mapping(base_url: str, admin_key: str) -> None:
+    """Step 8h: delete the mapping (204); then it is gone: 404 for a delete and a read."""
+    with keyed(base_url, admin_key) as admin:
+        answer = delete_zone_mapping.sync_detailed(MAPPING, client=admin)
+        if answer.status_code != HTTPStatus.NO_CONTENT or answer.parsed is not None:
+            raise WrongAnswer(f"status {answer.status_code.value} ({answer.parsed!r}), want 204")
+        again = delete_zone_mapping.sync_detailed(MAPPING, client=admin)
+        expect_error(
+            again.status_code, again.parsed, HTTPStatus.NOT_FOUND, "zone_mapping_not_found"
+        )
+        read = get_zone_mapping.sync_detailed(MAPPING, client=admin)
+        expect_error(read.status_code, read.parsed, HTTPStatus.NOT_FOUND, "zone_mapping_not_found")
+    print("step 8h ok: 204, then 404 zone_mapping_not_found for a delete and a read")
 
 
 def main() -> int:
@@ -290,6 +541,16 @@ def main() -> int:
     steps.append(("6", lambda: step_delete(base_url, admin_key, member_key)))
     steps.append(("7a", lambda: step_unknown_code("7a", HTTPStatus.BAD_REQUEST)))
     steps.append(("7b", lambda: step_unknown_code("7b", HTTPStatus.CONFLICT)))
+    steps.append(("7c", step_open_string_sets))
+    steps.append(("8a", lambda: step_identities_account(base_url, member_key)))
+    steps.append(("8b", lambda: step_identities_global(base_url, member_key)))
+    names: list[dict[str, str]] = []
+    steps.append(("8c", lambda: names.append(step_identities_mapped(base_url, member_key))))
+    steps.append(("8d", lambda: step_list_mappings(base_url, member_key)))
+    steps.append(("8e", lambda: step_get_mapping(base_url, member_key, names[0])))
+    steps.append(("8f", lambda: step_put_mapping(base_url, admin_key, member_key)))
+    steps.append(("8g", lambda: step_put_unknown_zone(base_url, admin_key)))
+    steps.append(("8h", lambda: step_delete_mapping(base_url, admin_key)))
     for label, step in steps:
         try:
             step()

@@ -4,8 +4,9 @@
  *
  * Run by `cargo xtask clients` against a fresh `appzone-server serve --demo`, which it describes
  * in the environment: APPZONE_BASE_URL, APPZONE_ADMIN_KEY, APPZONE_MEMBER_KEY,
- * APPZONE_DELETABLE_PROFILE, APPZONE_KEPT_PROFILE. Prints one line per step and exits 1 on the
- * first wrong answer. Type-checked with `tsc --strict` together with the generated code.
+ * APPZONE_DELETABLE_PROFILE, APPZONE_KEPT_PROFILE (the demo also holds the zone mapping `prod`, the
+ * document's example id). Prints one line per step and exits 1 on the first wrong answer.
+ * Type-checked with `tsc --strict` together with the generated code.
  */
 
 import { once } from 'node:events';
@@ -15,18 +16,64 @@ import type { AddressInfo } from 'node:net';
 import { type Client, createClient, createConfig } from './generated/client/index.js';
 import {
   deleteApplicationProfile,
+  deleteZoneMapping,
   type ErrorBody,
+  getZoneMapping,
   listProviders,
   listRegions,
+  listZoneIdentities,
+  listZoneMappings,
   listZones,
+  type NameScope,
   type ProviderList,
+  putZoneMapping,
   type RegionList,
+  type Visibility,
+  type ZoneIdentity,
+  type ZoneIdentityList,
   type ZoneList,
+  type ZoneMappingAnswer,
+  type ZoneMappingRequest,
+  type ZoneType,
 } from './generated/index.js';
 
 const TIMEOUT_MS = 10_000;
 const WRONG_KEY = 'apz_AAAAAAAAAAAA_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 const PROVIDERS = ['aws', 'gcp', 'azure'];
+const DEMO_MAPPING = 'prod';
+const MAPPING = 'scenario-ts';
+
+/**
+ * What `aws ec2 describe-availability-zones --all-availability-zones --region us-east-1 --output
+ * json` prints, for a constructed account (its letters are no real account's): the six
+ * availability zones and a local zone, which the service skips.
+ */
+const DESCRIBE_OUTPUT = `{
+  "AvailabilityZones": [
+    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+     "RegionName": "us-east-1", "ZoneName": "us-east-1a", "ZoneId": "use1-az6",
+     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
+    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+     "RegionName": "us-east-1", "ZoneName": "us-east-1b", "ZoneId": "use1-az1",
+     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
+    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+     "RegionName": "us-east-1", "ZoneName": "us-east-1c", "ZoneId": "use1-az2",
+     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
+    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+     "RegionName": "us-east-1", "ZoneName": "us-east-1d", "ZoneId": "use1-az4",
+     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
+    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+     "RegionName": "us-east-1", "ZoneName": "us-east-1e", "ZoneId": "use1-az3",
+     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
+    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
+     "RegionName": "us-east-1", "ZoneName": "us-east-1f", "ZoneId": "use1-az5",
+     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
+    {"State": "available", "OptInStatus": "not-opted-in", "Messages": [],
+     "RegionName": "us-east-1", "ZoneName": "us-east-1-bos-1a", "ZoneId": "use1-bos1-az1",
+     "GroupName": "us-east-1-bos-1", "NetworkBorderGroup": "us-east-1-bos-1", "ZoneType": "local-zone",
+     "ParentZoneName": "us-east-1f", "ParentZoneId": "use1-az5"}
+  ]
+}`;
 
 class WrongAnswer extends Error {}
 
@@ -325,9 +372,13 @@ async function stepDelete(baseUrl: string, adminKey: string, memberKey: string):
   console.log('step 6 ok: 204 as admin, 403 forbidden as member, 404 profile_not_found');
 }
 
-/** Step 7: an error code added after the client was generated reaches the caller as an error. */
-async function stepUnknownCode(label: string, status: number): Promise<void> {
-  const body = JSON.stringify({ error: 'something new', error_code: 'brand_new_code' });
+/** Calls `call` with the URL of a server that answers every request with `status` and `answer`. */
+async function withStandIn<T>(
+  status: number,
+  answer: unknown,
+  call: (url: string) => Promise<T>,
+): Promise<T> {
+  const body = JSON.stringify(answer);
   const server = createServer((_request, response) => {
     response.writeHead(status, {
       'Content-Type': 'application/json',
@@ -340,22 +391,248 @@ async function stepUnknownCode(label: string, status: number): Promise<void> {
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   try {
-    let outcome: ListOutcome;
-    try {
-      outcome = listOutcome(
-        await listZones({ client: client(`http://127.0.0.1:${port}`, 'apz_stand_in'), path: zonesPath }),
-      );
-    } catch (error) {
-      throw new WrongAnswer(`a ${status} with error_code "brand_new_code" threw: ${String(error)}`);
-    }
-    expectListError(outcome, status, 'brand_new_code');
+    return await call(`http://127.0.0.1:${port}`);
   } finally {
     server.closeAllConnections();
     server.close();
   }
+}
+
+/** Step 7: an error code added after the client was generated reaches the caller as an error. */
+async function stepUnknownCode(label: string, status: number): Promise<void> {
+  const unknown = { error: 'something new', error_code: 'brand_new_code' };
+  let outcome: ListOutcome;
+  try {
+    outcome = await withStandIn(status, unknown, async (url) =>
+      listOutcome(await listZones({ client: client(url, 'apz_stand_in'), path: zonesPath })),
+    );
+  } catch (error) {
+    throw new WrongAnswer(`a ${status} with error_code "brand_new_code" threw: ${String(error)}`);
+  }
+  expectListError(outcome, status, 'brand_new_code');
   console.log(
     `step ${label} ok: ${status} with an unknown code reaches the caller as error {error_code: "brand_new_code"}`,
   );
+}
+
+/**
+ * Step 7c: `name_scope`, `zone_type` and `visibility` are open sets (plain strings in the
+ * document): values this program does not know type-check (the `const`s below would not compile
+ * against a union of literals), and an identity listing carrying them decodes, keeping them.
+ */
+async function stepOpenStringSets(): Promise<void> {
+  const scope: NameScope = 'brand_new_scope';
+  const zoneType: ZoneType = 'brand-new-zone-type';
+  const visibility: Visibility = 'brand_new_visibility';
+  const zone: ZoneIdentity = {
+    zone_id: 'use1-az1',
+    zone_name: null,
+    name_scope: scope,
+    zone_type: zoneType,
+    visibility,
+  };
+  const listing: ZoneIdentityList = {
+    data: [zone],
+    id: 'stand-in',
+    mapping: null,
+    message: '1 zone',
+    source: { compiled_on: null, references: [] },
+    status: 'success',
+  };
+  const outcome = await withStandIn(200, listing, async (url) =>
+    listOutcome(await listZoneIdentities({ client: client(url, 'apz_stand_in'), path: zonesPath })),
+  );
+  if (outcome.kind !== 'listing' || JSON.stringify(outcome.listing.data) !== JSON.stringify([zone])) {
+    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want the stand-in's listing`);
+  }
+  console.log('step 7c ok: unknown name_scope, zone_type and visibility values decode as strings');
+}
+
+/** A zone identity listing that must answer 200 with zones, `id` == `X-Request-Id`. */
+async function identities(
+  baseUrl: string,
+  key: string,
+  path: { providerId: string; regionId: string },
+  mapping?: string,
+): Promise<ZoneIdentityList> {
+  const outcome = listOutcome(
+    await listZoneIdentities({
+      client: client(baseUrl, key),
+      path,
+      ...(mapping === undefined ? {} : { query: { mapping } }),
+    }),
+  );
+  if (outcome.kind !== 'listing') {
+    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 200 identities`);
+  }
+  const { listing, requestId, etag } = outcome;
+  if (listing.data.length === 0) {
+    throw new WrongAnswer('data is empty');
+  }
+  if (listing.status !== 'success') {
+    throw new WrongAnswer(`status field ${JSON.stringify(listing.status)}, want "success"`);
+  }
+  if (listing.id !== requestId) {
+    throw new WrongAnswer(`body id ${listing.id} != X-Request-Id header ${String(requestId)}`);
+  }
+  if (!etag) {
+    throw new WrongAnswer('no ETag header');
+  }
+  return listing;
+}
+
+/** The pairs of a listing or a mapping, zone id -> zone name, in a stable order. */
+function pairs(zones: Array<{ zone_id: string; zone_name: string | null }>): string {
+  const entries = zones.map((zone) => [zone.zone_id, zone.zone_name] as const);
+  return JSON.stringify(entries.sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** Step 8a: aws/us-east-1 names zones per account: identities, and no name guessed. */
+async function stepIdentitiesAccount(baseUrl: string, memberKey: string): Promise<void> {
+  const listing = await identities(baseUrl, memberKey, zonesPath);
+  for (const zone of listing.data) {
+    if (
+      zone.name_scope !== 'account' ||
+      zone.zone_name !== null ||
+      !zone.zone_id.startsWith('use1-az')
+    ) {
+      throw new WrongAnswer(
+        `${JSON.stringify(zone)}: want a use1 AZ ID, name_scope "account", zone_name null`,
+      );
+    }
+  }
+  if (listing.mapping !== null) {
+    throw new WrongAnswer(`mapping ${JSON.stringify(listing.mapping)}, want null`);
+  }
+  const ids = listing.data.map((zone) => zone.zone_id);
+  console.log(
+    `step 8a ok: 200, aws/us-east-1 identities ${JSON.stringify(ids)}, ` +
+      'name_scope account, names null',
+  );
+}
+
+/** Step 8b: a GCP zone's name is its identity. */
+async function stepIdentitiesGlobal(baseUrl: string, memberKey: string): Promise<void> {
+  const listing = await identities(baseUrl, memberKey, { providerId: 'gcp', regionId: 'us-central1' });
+  for (const zone of listing.data) {
+    if (zone.name_scope !== 'global' || zone.zone_name !== zone.zone_id) {
+      throw new WrongAnswer(`${JSON.stringify(zone)}: want name_scope "global", zone_name == zone_id`);
+    }
+  }
+  console.log(`step 8b ok: 200, ${listing.data.length} gcp/us-central1 zones, name_scope global`);
+}
+
+/** Step 8c: ?mapping=prod fills the names from the demo's mapping; returns its pairs. */
+async function stepIdentitiesMapped(baseUrl: string, memberKey: string): Promise<string> {
+  const listing = await identities(baseUrl, memberKey, zonesPath, DEMO_MAPPING);
+  if (listing.mapping?.id !== DEMO_MAPPING) {
+    throw new WrongAnswer(`mapping ${JSON.stringify(listing.mapping)}, want id "${DEMO_MAPPING}"`);
+  }
+  const names = listing.data.map((zone) => zone.zone_name);
+  const unnamed = names.some((name) => name === null || !name.startsWith('us-east-1'));
+  if (unnamed || new Set(names).size !== names.length) {
+    throw new WrongAnswer(`names ${JSON.stringify(names)}: want distinct us-east-1 zone names`);
+  }
+  const mapped = pairs(listing.data);
+  console.log(`step 8c ok: 200, mapping.id == "${listing.mapping.id}", names ${mapped}`);
+  return mapped;
+}
+
+/** Step 8d: the organization's mappings hold the demo's. */
+async function stepListMappings(baseUrl: string, memberKey: string): Promise<void> {
+  const outcome = listOutcome(await listZoneMappings({ client: client(baseUrl, memberKey) }));
+  if (outcome.kind !== 'listing') {
+    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 200 mappings`);
+  }
+  const demo = outcome.listing.data.find((mapping) => mapping.id === DEMO_MAPPING);
+  if (demo?.provider !== 'aws' || JSON.stringify(demo.regions) !== '["us-east-1"]') {
+    throw new WrongAnswer(`data ${JSON.stringify(outcome.listing.data)}: no aws "${DEMO_MAPPING}"`);
+  }
+  console.log(`step 8d ok: 200, mappings ${JSON.stringify(outcome.listing.data.map((m) => m.id))}`);
+}
+
+/** Step 8e: the demo's mapping, whose pairs are the names of step 8c. */
+async function stepGetMapping(baseUrl: string, memberKey: string, mapped: string): Promise<void> {
+  const outcome = listOutcome(
+    await getZoneMapping({ client: client(baseUrl, memberKey), path: { mappingId: DEMO_MAPPING } }),
+  );
+  if (outcome.kind !== 'listing') {
+    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 200 mapping`);
+  }
+  const mapping: ZoneMappingAnswer = outcome.listing;
+  const stored = pairs(mapping.data.regions.flatMap((region) => region.zones));
+  if (mapping.data.id !== DEMO_MAPPING || stored !== mapped) {
+    throw new WrongAnswer(`${JSON.stringify(mapping.data)}: want "${DEMO_MAPPING}" pairing ${mapped}`);
+  }
+  const count = mapping.data.regions[0]?.zones.length;
+  console.log(`step 8e ok: 200, ${DEMO_MAPPING} pairs ${count} zones as step 8c named them`);
+}
+
+/** A PUT body from a describe-availability-zones output as the AWS CLI printed it. */
+function mappingRequest(output: string): ZoneMappingRequest {
+  const parsed: ZoneMappingRequest['output'] = JSON.parse(output);
+  return { provider: 'aws', label: 'scenario account', output: parsed };
+}
+
+/**
+ * Step 8f: store a mapping from the CLI's output: 201, the same again: 200; then the identities
+ * with ?mapping= carry the output's names.
+ */
+async function stepPutMapping(baseUrl: string, adminKey: string, memberKey: string): Promise<void> {
+  const body = mappingRequest(DESCRIBE_OUTPUT);
+  const zones: Array<{ ZoneId: string; ZoneName: string; ZoneType: string }> =
+    JSON.parse(DESCRIBE_OUTPUT).AvailabilityZones;
+  const want = pairs(
+    zones
+      .filter((zone) => zone.ZoneType === 'availability-zone')
+      .map((zone) => ({ zone_id: zone.ZoneId, zone_name: zone.ZoneName })),
+  );
+  const admin = client(baseUrl, adminKey);
+  for (const status of [201, 200]) {
+    const result = await putZoneMapping({ client: admin, path: { mappingId: MAPPING }, body });
+    const got = answered(result).status;
+    if (got !== status || result.data === undefined) {
+      throw new WrongAnswer(`status ${got} (${JSON.stringify(result.error)}), want ${status}`);
+    }
+    const stored = pairs(result.data.data.regions.flatMap((region) => region.zones));
+    if (result.data.data.id !== MAPPING || stored !== want) {
+      throw new WrongAnswer(`stored ${JSON.stringify(result.data.data)}, want "${MAPPING}" with ${want}`);
+    }
+  }
+  const named = pairs((await identities(baseUrl, memberKey, zonesPath, MAPPING)).data);
+  if (named !== want) {
+    throw new WrongAnswer(`?mapping=${MAPPING} names ${named}, want ${want}`);
+  }
+  console.log(`step 8f ok: 201 then 200 for ${MAPPING} (local zone skipped); ?mapping= names as stored`);
+}
+
+/** Step 8g: an AZ ID the catalog does not know for the region: 422, nothing stored. */
+async function stepPutUnknownZone(baseUrl: string, adminKey: string): Promise<void> {
+  const result = await putZoneMapping({
+    client: client(baseUrl, adminKey),
+    path: { mappingId: MAPPING },
+    body: mappingRequest(DESCRIBE_OUTPUT.replace('"use1-az3"', '"use1-az9"')),
+  });
+  const error = expectError(answered(result).status, result.error, 422, 'invalid_zone_mapping');
+  if (!error.error.includes('use1-az9')) {
+    throw new WrongAnswer(`message ${JSON.stringify(error.error)} does not name use1-az9`);
+  }
+  console.log(`step 8g ok: 422 invalid_zone_mapping: ${error.error}`);
+}
+
+/** Step 8h: delete the mapping (204); then it is gone: 404 for a delete and a read. */
+async function stepDeleteMapping(baseUrl: string, adminKey: string): Promise<void> {
+  const admin = client(baseUrl, adminKey);
+  const path = { mappingId: MAPPING };
+  let result = await deleteZoneMapping({ client: admin, path });
+  if (answered(result).status !== 204 || result.error !== undefined) {
+    throw new WrongAnswer(`status ${result.response.status} (${JSON.stringify(result.error)}), want 204`);
+  }
+  result = await deleteZoneMapping({ client: admin, path });
+  expectError(answered(result).status, result.error, 404, 'zone_mapping_not_found');
+  const read = await getZoneMapping({ client: admin, path });
+  expectError(answered(read).status, read.error, 404, 'zone_mapping_not_found');
+  console.log('step 8h ok: 204, then 404 zone_mapping_not_found for a delete and a read');
 }
 
 async function main(): Promise<number> {
@@ -364,6 +641,7 @@ async function main(): Promise<number> {
   const memberKey = env('APPZONE_MEMBER_KEY');
   let providersEtag = '';
   let etag = '';
+  let mapped = '';
   const steps: Array<[string, () => Promise<void>]> = [
     ['0a', async () => {
       providersEtag = await stepProviders(baseUrl, memberKey);
@@ -389,6 +667,17 @@ async function main(): Promise<number> {
     ['6', () => stepDelete(baseUrl, adminKey, memberKey)],
     ['7a', () => stepUnknownCode('7a', 400)],
     ['7b', () => stepUnknownCode('7b', 409)],
+    ['7c', () => stepOpenStringSets()],
+    ['8a', () => stepIdentitiesAccount(baseUrl, memberKey)],
+    ['8b', () => stepIdentitiesGlobal(baseUrl, memberKey)],
+    ['8c', async () => {
+      mapped = await stepIdentitiesMapped(baseUrl, memberKey);
+    }],
+    ['8d', () => stepListMappings(baseUrl, memberKey)],
+    ['8e', () => stepGetMapping(baseUrl, memberKey, mapped)],
+    ['8f', () => stepPutMapping(baseUrl, adminKey, memberKey)],
+    ['8g', () => stepPutUnknownZone(baseUrl, adminKey)],
+    ['8h', () => stepDeleteMapping(baseUrl, adminKey)],
   ];
   for (const [label, step] of steps) {
     try {

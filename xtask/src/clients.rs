@@ -15,9 +15,10 @@
 //! - Postman: `clients/postman` copied to `target/clients/postman`, `npm ci` from its lock file,
 //!   `openapi-to-postmanv2` converts the document (with `clients/postman/converter-options.json`:
 //!   parameters from the document's examples) into `collection.json`, to which this task adds a
-//!   test to every request: the status is one the document lists for that operation, and it is
-//!   the operation's success status (the examples name what the demo holds). `newman` runs it
-//!   with only the variables `baseUrl` and `apiKey` (the admin key) set, as a portal reader would.
+//!   test to every request: the status is one the document lists for that operation, and one
+//!   of its 2xx (the examples name what the demo holds), with each folder's deletes moved last.
+//!   `newman` runs it with only the variables `baseUrl` and `apiKey` (the admin key) set, as a
+//!   portal reader would.
 //! - Prism: `clients/prism` copied to `target/clients/prism`, `npm ci` from its lock file;
 //!   `prism proxy --errors` in front of the server checks each answer of a list of cases against
 //!   the document, after a control run that shows it refusing an answer outside it (`prism.rs`).

@@ -23,6 +23,9 @@ use utoipa::{PartialSchema, ToSchema};
 
 use crate::{ProviderId, ZoneMappingId};
 
+/// The values an open string set may take, known or added later: lowercase letters, `_`, `-`.
+const OPEN_SET_PATTERN: &str = "^[a-z_-]{1,64}$";
+
 /// Declares an open string set: known values as variants, anything else as `Other`, the wire
 /// form in one table, and a schema that is a string whose description lists the known values.
 macro_rules! open_string_set {
@@ -83,6 +86,7 @@ macro_rules! open_string_set {
                 ObjectBuilder::new()
                     .schema_type(SchemaType::Type(Type::String))
                     .description(Some($description))
+                    .pattern(Some(OPEN_SET_PATTERN))
                     .min_length(Some(1))
                     .max_length(Some(64))
                     .examples([serde_json::json!($example)])
@@ -162,15 +166,16 @@ this caller from the catalog alone.",
     })
 )]
 pub struct ZoneIdentity {
-    /// The zone's identity, the same for every account: the AWS AZ ID (`use1-az1`), the Azure
-    /// physical zone (`eastus-az1`), the GCP zone name (`us-central1-a`).
+    /// The zone's identity, the same for every account: the AWS AZ ID (`use1-az1`), the Azure physical zone (`eastus-az1`), the GCP zone name (`us-central1-a`).
     #[schema(min_length = 1, max_length = 63, pattern = "^[a-z0-9][a-z0-9-]{0,62}$")]
     pub zone_id: String,
-    /// What the caller deploys with: the AWS zone name (`us-east-2a`), the Azure logical zone
-    /// (`1`), the GCP zone name. `null` when it is not known for this caller: in regions whose
-    /// names are per account or per subscription, until a zone mapping of the caller's is
-    /// applied (`?mapping=`), and wherever no source pairs the identity with a name.
-    #[schema(required = true, min_length = 1, max_length = 63)]
+    /// What the caller deploys with: the AWS zone name (`us-east-2a`), the Azure logical zone (`1`), the GCP zone name. `null` when it is not known for this caller: in regions whose names are per account or per subscription, until a zone mapping of the caller's is applied (`?mapping=`), and wherever no source pairs the identity with a name.
+    #[schema(
+        required = true,
+        min_length = 1,
+        max_length = 63,
+        pattern = "^[a-z0-9][a-z0-9-]{0,62}$"
+    )]
     pub zone_name: Option<String>,
     /// For whom a name in this region holds.
     pub name_scope: NameScope,
@@ -178,8 +183,7 @@ pub struct ZoneIdentity {
     pub zone_type: ZoneType,
     /// Which accounts can use the zone.
     pub visibility: Visibility,
-    /// What else is known, and how to learn the name when it is `null`. Absent when there is
-    /// nothing to add.
+    /// What else is known, and how to learn the name when it is `null`. Absent when there is nothing to add.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 1024)]
     pub note: Option<String>,
@@ -220,8 +224,8 @@ pub struct AppliedMapping {
     /// The mapping's label.
     #[schema(max_length = 200)]
     pub label: String,
-    /// When the mapping was stored (RFC 3339, UTC).
-    #[schema(format = DateTime)]
+    /// When the mapping was stored (RFC 3339, UTC, to the second).
+    #[schema(format = DateTime, max_length = 20)]
     pub imported_at: String,
 }
 
@@ -243,7 +247,7 @@ impl AppliedMapping {
 #[schema(description = "A source of the catalog's facts about this region.")]
 pub struct SourceReference {
     /// The reference's id within the catalog, such as `S1`.
-    #[schema(max_length = 64)]
+    #[schema(max_length = 64, pattern = "^[A-Za-z0-9]{1,64}$")]
     pub id: String,
     /// What the source is and what was taken from it.
     #[schema(max_length = 2048)]
@@ -253,7 +257,7 @@ pub struct SourceReference {
     #[schema(max_length = 512)]
     pub location: String,
     /// The date of the source's content, or when it was read (`YYYY-MM-DD`).
-    #[schema(max_length = 10)]
+    #[schema(max_length = 10, pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
     pub date: String,
 }
 
@@ -274,11 +278,15 @@ impl SourceReference {
 #[non_exhaustive]
 #[schema(description = "How old the catalog is and what its facts about this region rest on.")]
 pub struct CatalogSource {
-    /// When the catalog was compiled (`YYYY-MM-DD`); `null` for a catalog imported without
-    /// that date.
-    #[schema(required = true, max_length = 10)]
+    /// When the catalog was compiled (`YYYY-MM-DD`); `null` for a catalog imported without that date.
+    #[schema(
+        required = true,
+        max_length = 10,
+        pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+    )]
     pub compiled_on: Option<String>,
     /// The sources of this region's facts.
+    #[schema(max_items = 64)]
     pub references: Vec<SourceReference>,
 }
 
@@ -316,8 +324,7 @@ pub struct ZoneIdentityList {
     /// The region's zones in catalog order. Empty (still 200) for a region without zones.
     #[schema(max_items = 100)]
     pub data: Vec<ZoneIdentity>,
-    /// The request id: the same value as the `X-Request-Id` response header. Quote it when
-    /// reporting a problem.
+    /// The request id: the same value as the `X-Request-Id` response header. Quote it when reporting a problem.
     #[serde(default)]
     #[schema(
         required = true,

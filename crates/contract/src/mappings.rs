@@ -132,6 +132,46 @@ impl ToSchema for ZoneMappingId {
     }
 }
 
+/// Schema-only type: a cloud CLI's JSON output, an object (one AWS region's
+/// `describe-availability-zones`) or an array (several AWS regions' outputs, or Azure's
+/// `list-locations`).
+#[derive(Debug)]
+pub struct CloudOutput;
+
+impl utoipa::PartialSchema for CloudOutput {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{
+            AnyOfBuilder, ArrayBuilder, ObjectBuilder, SchemaType, Type,
+        };
+        AnyOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::Object))
+                    .description(Some(
+                        "One AWS region's output: an object with `AvailabilityZones`.",
+                    )),
+            )
+            .item(
+                ArrayBuilder::new()
+                    .items(ObjectBuilder::new().schema_type(SchemaType::Type(Type::Object)))
+                    .max_items(Some(1000))
+                    .description(Some("Several AWS regions' outputs, or Azure's locations.")),
+            )
+            .description(Some(
+                "The cloud CLI's JSON output, unchanged: `aws ec2 describe-availability-zones \
+                 --all-availability-zones --output json` (an object, or an array of them), or \
+                 `az account list-locations -o json` (an array).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for CloudOutput {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CloudOutput")
+    }
+}
+
 /// The body of `PUT /api/v1/zone-mappings/{mappingId}`.
 ///
 /// ```
@@ -166,12 +206,8 @@ pub struct ZoneMappingRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 200)]
     pub label: Option<String>,
-    /// The cloud CLI's JSON, unchanged. For `aws`: the output of `aws ec2
-    /// describe-availability-zones --all-availability-zones --output json` for one region (an
-    /// object with `AvailabilityZones`), or an array of such outputs for several regions. For
-    /// `azure`: the output of `az account list-locations -o json` (an array of locations with
-    /// `availabilityZoneMappings`).
-    #[schema(value_type = Object)]
+    /// The cloud CLI's JSON, unchanged. For `aws`: the output of `aws ec2 describe-availability-zones --all-availability-zones --output json` for one region (an object with `AvailabilityZones`), or an array of such outputs for several regions. For `azure`: the output of `az account list-locations -o json` (an array of locations with `availabilityZoneMappings`).
+    #[schema(value_type = CloudOutput)]
     pub output: serde_json::Value,
 }
 
@@ -192,10 +228,10 @@ impl ZoneMappingRequest {
 #[schema(description = "A zone identity and the organization's own name for it.")]
 pub struct MappedZone {
     /// The identity: the AWS AZ ID or the Azure physical zone.
-    #[schema(max_length = 63)]
+    #[schema(max_length = 63, pattern = "^[a-z0-9][a-z0-9-]{0,62}$")]
     pub zone_id: String,
     /// The organization's name: the AWS zone name or the Azure logical zone.
-    #[schema(max_length = 63)]
+    #[schema(max_length = 63, pattern = "^[a-z0-9][a-z0-9-]{0,62}$")]
     pub zone_name: String,
 }
 
@@ -241,9 +277,10 @@ pub struct ZoneMapping {
     #[schema(max_length = 200)]
     pub label: String,
     /// When it was stored (RFC 3339, UTC).
-    #[schema(format = DateTime)]
+    #[schema(format = DateTime, max_length = 20)]
     pub imported_at: String,
     /// The pairs, per region, in the order of the cloud's output.
+    #[schema(max_items = 1000)]
     pub regions: Vec<MappedRegion>,
 }
 
@@ -292,10 +329,10 @@ pub struct ZoneMappingSummary {
     #[schema(max_length = 200)]
     pub label: String,
     /// When it was stored (RFC 3339, UTC).
-    #[schema(format = DateTime)]
+    #[schema(format = DateTime, max_length = 20)]
     pub imported_at: String,
     /// The regions it pairs zones for.
-    #[schema(value_type = Vec<RegionId>)]
+    #[schema(value_type = Vec<RegionId>, max_items = 1000)]
     pub regions: Vec<RegionId>,
 }
 

@@ -59,37 +59,63 @@ struct Case {
     method: Method,
     path: String,
     headers: Vec<(&'static str, String)>,
+    body: Option<serde_json::Value>,
     status: u16,
 }
 
 impl Case {
-    fn get(name: &'static str, path: &str, key: &str, status: u16) -> Self {
+    fn new(name: &'static str, method: Method, path: &str, key: &str, status: u16) -> Self {
         Case {
             name,
-            method: Method::GET,
+            method,
             path: path.to_owned(),
             headers: vec![("X-API-KEY", key.to_owned())],
+            body: None,
             status,
         }
     }
 
+    fn get(name: &'static str, path: &str, key: &str, status: u16) -> Self {
+        Self::new(name, Method::GET, path, key, status)
+    }
+
     fn delete(name: &'static str, profile: &str, key: &str, status: u16) -> Self {
-        Case {
-            name,
-            method: Method::DELETE,
-            path: format!("/api/v1/applications/profiles/{profile}"),
-            headers: vec![("X-API-KEY", key.to_owned())],
-            status,
-        }
+        let path = format!("/api/v1/applications/profiles/{profile}");
+        Self::new(name, Method::DELETE, &path, key, status)
+    }
+
+    /// A request on `/api/v1/zone-mappings/{id}`.
+    fn mapping(name: &'static str, method: Method, id: &str, key: &str, status: u16) -> Self {
+        Self::new(name, method, &format!("{MAPPINGS}/{id}"), key, status)
     }
 
     fn with(mut self, name: &'static str, value: &str) -> Self {
         self.headers.push((name, value.to_owned()));
         self
     }
+
+    fn json(mut self, body: serde_json::Value) -> Self {
+        self.body = Some(body);
+        self
+    }
 }
 
 const ZONES: &str = "/api/v1/providers/aws/regions/us-east-1/zones";
+const IDENTITIES: &str = "/api/v1/providers/aws/regions/us-east-1/zone-identities";
+const MAPPINGS: &str = "/api/v1/zone-mappings";
+
+/// A zone mapping to store: `output` is what `aws ec2 describe-availability-zones` prints for
+/// us-east-1 with these (AZ ID, zone name) pairs.
+fn aws_mapping(zones: &[(&str, &str)]) -> serde_json::Value {
+    let zones: Vec<_> = zones
+        .iter()
+        .map(|(id, name)| {
+            serde_json::json!({"RegionName": "us-east-1", "ZoneName": name, "ZoneId": id,
+                "ZoneType": "availability-zone", "State": "available"})
+        })
+        .collect();
+    serde_json::json!({"provider": "aws", "label": "prism", "output": {"AvailabilityZones": zones}})
+}
 
 /// Runs the control, then every case through Prism in front of `server`.
 pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
@@ -112,6 +138,10 @@ pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
     let etag = send(&prism.base, &Case::get("etag", ZONES, admin, 200))?
         .etag
         .context("the zone listing has no ETag")?;
+    let identities_etag = send(&prism.base, &Case::get("etag", IDENTITIES, admin, 200))?
+        .etag
+        .context("the identity listing has no ETag")?;
+    let mapped = aws_mapping(&[("use1-az2", "us-east-1a"), ("use1-az4", "us-east-1b")]);
     let member = server.member_key.as_str();
     let (deletable, kept) = (
         server.deletable_profile.as_str(),
@@ -146,6 +176,58 @@ pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
         Case::delete("delete replayed", deletable, admin, 204).with("Idempotency-Key", "prism-1"),
         Case::delete("delete key reused", kept, admin, 422).with("Idempotency-Key", "prism-1"),
         Case::delete("delete again", deletable, admin, 404),
+        Case::get("listZoneIdentities", IDENTITIES, member, 200),
+        Case::get(
+            "listZoneIdentities gcp",
+            "/api/v1/providers/gcp/regions/us-central1/zone-identities",
+            member,
+            200,
+        ),
+        Case::get(
+            "listZoneIdentities ?mapping=prod",
+            &format!("{IDENTITIES}?mapping=prod"),
+            member,
+            200,
+        ),
+        Case::get("listZoneIdentities 304", IDENTITIES, admin, 304)
+            .with("If-None-Match", &identities_etag),
+        Case::get(
+            "listZoneIdentities unknown mapping",
+            &format!("{IDENTITIES}?mapping=nope"),
+            admin,
+            404,
+        ),
+        Case::get(
+            "listZoneIdentities mapping of another provider",
+            "/api/v1/providers/gcp/regions/us-central1/zone-identities?mapping=prod",
+            admin,
+            422,
+        ),
+        Case::get("listZoneMappings", MAPPINGS, member, 200),
+        Case::mapping("getZoneMapping", Method::GET, "prod", member, 200),
+        Case::mapping("put created", Method::PUT, "prism", admin, 201).json(mapped.clone()),
+        Case::mapping("put replaced", Method::PUT, "prism", admin, 200).json(mapped.clone()),
+        Case::mapping("put by a member", Method::PUT, "prism", member, 403).json(mapped),
+        Case::mapping("put unknown zone id", Method::PUT, "prism", admin, 422)
+            .json(aws_mapping(&[("use1-az9", "us-east-1a")])),
+        Case::mapping(
+            "put not the cloud's output",
+            Method::PUT,
+            "prism",
+            admin,
+            400,
+        )
+        .json(serde_json::json!({"provider": "aws", "output": {}})),
+        Case::mapping(
+            "delete mapping by a member",
+            Method::DELETE,
+            "prism",
+            member,
+            403,
+        ),
+        Case::mapping("delete mapping", Method::DELETE, "prism", admin, 204),
+        Case::mapping("delete mapping again", Method::DELETE, "prism", admin, 404),
+        Case::mapping("getZoneMapping deleted", Method::GET, "prism", admin, 404),
     ];
     let mut failures = Vec::new();
     for case in &cases {
@@ -173,7 +255,7 @@ pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
     }
     eprintln!(
         "clients: prism: {} answers passed Prism's validation against openapi.json",
-        cases.len() + 1
+        cases.len() + 2
     );
     Ok(())
 }
@@ -254,11 +336,50 @@ fn send(base: &str, case: &Case) -> Result<Answer> {
         .iter()
         .map(|(name, value)| (*name, value.as_str()))
         .collect();
-    http::send(
-        case.method.clone(),
-        &format!("{base}{}", case.path),
-        &headers,
-        Duration::from_secs(30),
-    )
+    let url = format!("{base}{}", case.path);
+    match &case.body {
+        None => http::send(case.method.clone(), &url, &headers, Duration::from_secs(30)),
+        Some(body) => send_json(case.method.clone(), &url, &headers, body),
+    }
     .with_context(|| case.name)
+}
+
+/// [`http::send`] with a JSON body, which that one does not send.
+fn send_json(
+    method: Method,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &serde_json::Value,
+) -> Result<Answer> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut request = reqwest::Client::builder()
+        .no_proxy()
+        .build()?
+        .request(method, url)
+        .timeout(Duration::from_secs(30))
+        .json(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    runtime.block_on(async {
+        let answer = request.send().await?;
+        let header = |name: &str| {
+            let value = answer.headers().get(name)?.to_str().ok()?;
+            Some(value.to_owned())
+        };
+        let (status, content_type, etag) = (
+            answer.status().as_u16(),
+            header("content-type"),
+            header("etag"),
+        );
+        let body = answer.bytes().await?.to_vec();
+        Ok(Answer {
+            status,
+            content_type,
+            etag,
+            body,
+        })
+    })
 }

@@ -20,6 +20,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::deprecation::Deprecation;
 use crate::error::KnownErrorCode;
+use crate::mappings::CloudOutput;
 use crate::zones::{ListingStatus, ZoneId};
 use crate::{
     AppliedMapping, CatalogSource, ErrorBody, ErrorCode, MappedRegion, MappedZone, NameScope,
@@ -207,7 +208,8 @@ https://appzone.example.com."
         MappedRegion,
         MappedZone,
         ZoneMappingList,
-        ZoneMappingSummary
+        ZoneMappingSummary,
+        CloudOutput
     )),
     modifiers(&SecurityAddon),
     security(("apiKey" = [])),

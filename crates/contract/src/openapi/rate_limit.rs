@@ -52,9 +52,8 @@ impl Announced {
     /// without the headers (or before it has counted the request against a limit).
     fn of(status: &str) -> Option<Self> {
         match status {
-            "200" | "204" | "304" | "400" | "403" | "404" | "409" | "413" | "422" | "503" => {
-                Some(Announced::PerKey)
-            }
+            "200" | "201" | "204" | "304" | "400" | "403" | "404" | "409" | "413" | "422"
+            | "503" => Some(Announced::PerKey),
             "401" => Some(Announced::AuthFailures),
             "429" => Some(Announced::Reached),
             _ => None,

@@ -366,6 +366,13 @@ fn check_identities(
         check_note(identity.note.as_deref(), &format!("zone {id} in {at}"))?;
     }
     check_note(region.note.as_deref(), &format!("region {at}"))?;
+    // The identity listing's `source.references` promises at most 64.
+    if region.sources.len() > 64 {
+        return rule(format!(
+            "region {at} cites {} references; at most 64",
+            region.sources.len()
+        ));
+    }
     for cited in &region.sources {
         if !references.contains(cited.as_str()) {
             return rule(format!(
