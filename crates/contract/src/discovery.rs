@@ -13,7 +13,7 @@ pub const MAX_PROVIDERS: usize = 1000;
 /// Most regions a provider may have: the catalog refuses more, so a listing never holds more.
 pub const MAX_REGIONS_PER_PROVIDER: usize = 1000;
 
-listing_body! {
+envelope! {
     /// The providers of the catalog, in catalog order.
     ///
     /// Decoded as tolerantly as [`crate::ZoneList`]: `id`, `message` and `status` default to
@@ -39,11 +39,11 @@ listing_body! {
         /// The provider ids in catalog order (the order of the catalog the operator imported).
         #[schema(max_items = 1000, value_type = Vec<ProviderId>)]
         pub data: Vec<String>,
-        message: "Human-readable summary such as `3 providers`. Do not parse it.",
+        message(256): "Human-readable summary such as `3 providers`. Do not parse it.",
     }
 }
 
-listing_body! {
+envelope! {
     /// The regions of one provider, in catalog order.
     ///
     /// Decoded as tolerantly as [`crate::ZoneList`]: `id`, `message` and `status` default to
@@ -70,7 +70,7 @@ listing_body! {
         /// regions.
         #[schema(max_items = 1000, value_type = Vec<RegionId>)]
         pub data: Vec<String>,
-        message: "Human-readable summary such as `4 regions in aws`. Do not parse it.",
+        message(256): "Human-readable summary such as `4 regions in aws`. Do not parse it.",
     }
 }
 

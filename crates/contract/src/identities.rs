@@ -300,55 +300,40 @@ impl CatalogSource {
     }
 }
 
-/// The zone identities of one region, in catalog order.
-///
-/// Decoded as tolerantly as [`crate::ZoneList`]: `id`, `message` and `status` default to empty
-/// strings when absent, `mapping` to `null` and `source` to an empty block.
-///
-/// ```
-/// use appzone_contract::{NameScope, ZoneIdentityList};
-/// let list: ZoneIdentityList = serde_json::from_str(
-///     r#"{"data":[{"zone_id":"use1-az1","zone_name":null,"name_scope":"account",
-///         "zone_type":"availability-zone","visibility":"all_accounts"}]}"#,
-/// ).unwrap();
-/// assert_eq!(list.data[0].name_scope, NameScope::Account);
-/// assert_eq!(list.data[0].zone_name, None);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[non_exhaustive]
-#[schema(
-    description = "The zones of one region with their identities, in catalog order, with the \
-request id, the zone mapping applied (if any) and the catalog's sources."
-)]
-pub struct ZoneIdentityList {
-    /// The region's zones in catalog order. Empty (still 200) for a region without zones.
-    #[schema(max_items = 100)]
-    pub data: Vec<ZoneIdentity>,
-    /// The request id: the same value as the `X-Request-Id` response header. Quote it when reporting a problem.
-    #[serde(default)]
+envelope! {
+    /// The zone identities of one region, in catalog order.
+    ///
+    /// Decoded as tolerantly as [`crate::ZoneList`]: `id`, `message` and `status` default to empty
+    /// strings when absent, `mapping` to `null` and `source` to an empty block.
+    ///
+    /// ```
+    /// use appzone_contract::{NameScope, ZoneIdentityList};
+    /// let list: ZoneIdentityList = serde_json::from_str(
+    ///     r#"{"data":[{"zone_id":"use1-az1","zone_name":null,"name_scope":"account",
+    ///         "zone_type":"availability-zone","visibility":"all_accounts"}]}"#,
+    /// ).unwrap();
+    /// assert_eq!(list.data[0].name_scope, NameScope::Account);
+    /// assert_eq!(list.data[0].zone_name, None);
+    /// ```
+    #[non_exhaustive]
     #[schema(
-        required = true,
-        min_length = 1,
-        max_length = 128,
-        pattern = "^[A-Za-z0-9._:-]{1,128}$"
+        description = "The zones of one region with their identities, in catalog order, with \
+    the request id, the zone mapping applied (if any) and the catalog's sources."
     )]
-    pub id: String,
-    /// The zone mapping applied (`?mapping=`), or `null`.
-    #[serde(default)]
-    #[schema(required = true)]
-    pub mapping: Option<AppliedMapping>,
-    /// Human-readable summary, saying how to learn the names that are `null`. Do not parse it.
-    #[serde(default)]
-    #[schema(required = true, max_length = 512)]
-    pub message: String,
-    /// How old the catalog is and what it rests on.
-    #[serde(default)]
-    #[schema(required = true)]
-    pub source: CatalogSource,
-    /// Always `success` on a 200 answer.
-    #[serde(default)]
-    #[schema(required = true, value_type = crate::zones::ListingStatus)]
-    pub status: String,
+    pub struct ZoneIdentityList {
+        /// The region's zones in catalog order. Empty (still 200) for a region without zones.
+        #[schema(max_items = 100)]
+        pub data: Vec<ZoneIdentity>,
+        message(512): "Human-readable summary, saying how to learn the names that are `null`. Do not parse it.",
+        /// The zone mapping applied (`?mapping=`), or `null`.
+        #[serde(default)]
+        #[schema(required = true)]
+        pub mapping: Option<AppliedMapping>,
+        /// How old the catalog is and what it rests on.
+        #[serde(default)]
+        #[schema(required = true)]
+        pub source: CatalogSource,
+    }
 }
 
 impl ZoneIdentityList {

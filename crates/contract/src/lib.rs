@@ -35,17 +35,21 @@ macro_rules! schema_named_after_type {
     )+};
 }
 
-/// Declares a listing body: its `data` (ids, with the listing's own doc and schema attributes)
-/// and the three fields every listing shares, `id`, `message` and `status`, whose serde and
-/// schema attributes are spelled here once. `message` takes the listing's own doc, which
-/// quotes an example summary.
-macro_rules! listing_body {
+/// Declares an answer's envelope: its `data` (with its own doc and schema attributes), the
+/// fields every answer shares, `id`, `message` and `status`, whose serde and schema attributes
+/// are spelled here once, and the answer's own fields after them. `message` takes the answer's
+/// own doc, which quotes an example summary, and its longest length.
+macro_rules! envelope {
     (
         $(#[$($attr:tt)*])*
         pub struct $name:ident {
             $(#[$($data_attr:tt)*])*
-            pub data: Vec<String>,
-            message: $message_doc:tt,
+            pub data: $data:ty,
+            message($max:tt): $message_doc:tt,
+            $(
+                $(#[$($extra_attr:tt)*])*
+                pub $extra:ident: $extra_ty:ty,
+            )*
         }
     ) => {
         #[derive(
@@ -54,7 +58,7 @@ macro_rules! listing_body {
         $(#[$($attr)*])*
         pub struct $name {
             $(#[$($data_attr)*])*
-            pub data: Vec<String>,
+            pub data: $data,
             // One line, so the document's description has no line break in mid-sentence.
             #[doc = "The request id: the same value as the `X-Request-Id` response header. \
                      Quote it when reporting a problem."]
@@ -68,12 +72,16 @@ macro_rules! listing_body {
             pub id: String,
             #[doc = $message_doc]
             #[serde(default)]
-            #[schema(required = true, max_length = 256)]
+            #[schema(required = true, max_length = $max)]
             pub message: String,
-            /// Always `success` on a 200 answer.
+            /// Always `success` on a 2xx answer.
             #[serde(default)]
             #[schema(required = true, value_type = crate::zones::ListingStatus)]
             pub status: String,
+            $(
+                $(#[$($extra_attr)*])*
+                pub $extra: $extra_ty,
+            )*
         }
     };
 }

@@ -349,30 +349,15 @@ impl ZoneMappingSummary {
     }
 }
 
-/// The answer of `PUT`/`GET /api/v1/zone-mappings/{mappingId}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[non_exhaustive]
-#[schema(description = "One zone mapping, with the request id.")]
-pub struct ZoneMappingAnswer {
-    /// The mapping.
-    pub data: ZoneMapping,
-    /// The request id: the same value as the `X-Request-Id` response header.
-    #[serde(default)]
-    #[schema(
-        required = true,
-        min_length = 1,
-        max_length = 128,
-        pattern = "^[A-Za-z0-9._:-]{1,128}$"
-    )]
-    pub id: String,
-    /// Human-readable summary. Do not parse it.
-    #[serde(default)]
-    #[schema(required = true, max_length = 1024)]
-    pub message: String,
-    /// Always `success` on a 2xx answer.
-    #[serde(default)]
-    #[schema(required = true, value_type = crate::zones::ListingStatus)]
-    pub status: String,
+envelope! {
+    /// The answer of `PUT`/`GET /api/v1/zone-mappings/{mappingId}`.
+    #[non_exhaustive]
+    #[schema(description = "One zone mapping, with the request id.")]
+    pub struct ZoneMappingAnswer {
+        /// The mapping.
+        pub data: ZoneMapping,
+        message(1024): "Human-readable summary (what was stored, what was skipped). Do not parse it.",
+    }
 }
 
 impl ZoneMappingAnswer {
@@ -387,31 +372,16 @@ impl ZoneMappingAnswer {
     }
 }
 
-/// The answer of `GET /api/v1/zone-mappings`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[non_exhaustive]
-#[schema(description = "The organization's zone mappings, by id, with the request id.")]
-pub struct ZoneMappingList {
-    /// The mappings, ordered by id.
-    #[schema(max_items = 100)]
-    pub data: Vec<ZoneMappingSummary>,
-    /// The request id: the same value as the `X-Request-Id` response header.
-    #[serde(default)]
-    #[schema(
-        required = true,
-        min_length = 1,
-        max_length = 128,
-        pattern = "^[A-Za-z0-9._:-]{1,128}$"
-    )]
-    pub id: String,
-    /// Human-readable summary such as `2 zone mappings`. Do not parse it.
-    #[serde(default)]
-    #[schema(required = true, max_length = 256)]
-    pub message: String,
-    /// Always `success` on a 200 answer.
-    #[serde(default)]
-    #[schema(required = true, value_type = crate::zones::ListingStatus)]
-    pub status: String,
+envelope! {
+    /// The answer of `GET /api/v1/zone-mappings`.
+    #[non_exhaustive]
+    #[schema(description = "The organization's zone mappings, by id, with the request id.")]
+    pub struct ZoneMappingList {
+        /// The mappings, ordered by id.
+        #[schema(max_items = 100)]
+        pub data: Vec<ZoneMappingSummary>,
+        message(256): "Human-readable summary such as `2 zone mappings`. Do not parse it.",
+    }
 }
 
 impl ZoneMappingList {

@@ -12,7 +12,7 @@ pub const MAX_ZONES_PER_REGION: usize = 100;
 /// Value of [`ZoneList::status`] on every successful listing.
 pub const STATUS_SUCCESS: &str = "success";
 
-listing_body! {
+envelope! {
     /// The zones of one region, in catalog order.
     ///
     /// All four fields are always present in the server's answers. Deserialization is tolerant:
@@ -36,7 +36,7 @@ listing_body! {
         /// The region's zones in catalog order. Empty (still 200) for a region without zones.
         #[schema(max_items = 100, value_type = Vec<ZoneId>)]
         pub data: Vec<String>,
-        message: "Human-readable summary such as `3 zones in aws/us-east-1`. Do not parse it.",
+        message(256): "Human-readable summary such as `3 zones in aws/us-east-1`. Do not parse it.",
     }
 }
 
