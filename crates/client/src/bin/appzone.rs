@@ -1,14 +1,11 @@
 //! `appzone`: the appzone API from a terminal. See `appzone --help`.
 
-use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use appzone_client::{
-    exit_code, Client, Error, ErrorCode, ProfileId, ProviderId, RegionId, ZoneIdentityList,
-    ZoneMappingAnswer, ZoneMappingId, ZoneMappingIdError, ZoneMappingList, ZoneMappingRequest,
-    MAX_ZONE_MAPPING_BYTES,
+    exit_code, Client, Error, ErrorCode, ProfileId, ProviderId, RegionId, ZoneMappingId,
 };
 use appzone_contract::{paths, IdError};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
@@ -17,6 +14,12 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 mod conformance;
 #[path = "appzone/duration.rs"]
 mod duration;
+#[path = "appzone/mappings.rs"]
+mod mappings;
+#[path = "appzone/output.rs"]
+mod output;
+#[path = "appzone/zones.rs"]
+mod zones;
 
 use duration::parse_duration;
 
@@ -112,49 +115,9 @@ enum Command {
         /// Provider id, such as `aws`, `gcp` or `azure` (`appzone providers` lists them).
         provider: String,
     },
-    /// List the zones of a provider's region, in catalog order; with --identities, each zone's
-    /// identity too.
-    ///
-    /// Prints one zone name per line; with `--output json`, the API's body on one line.
-    ///
-    /// A zone name is not always a place: in 8 old AWS regions `us-east-1a` is another zone in
-    /// each account, and Azure shuffles its zones 1, 2, 3 per subscription. With --identities
-    /// it prints a table: ZONE_ID (the zone's identity, the same for every account, such as
-    /// `use1-az1`), ZONE_NAME (what you deploy with; `-` where it is not known for you: never
-    /// guessed), SCOPE (for whom names hold: global, uniform, account, subscription) and
-    /// VISIBILITY, then the server's summary. With --mapping ID, ZONE_NAME shows the names of
-    /// your zone mapping ID (see `appzone mappings put`).
-    #[command(after_help = "\
-Examples:
-  appzone zones aws us-east-1
-  appzone zones aws us-east-1 --identities
-  appzone zones aws us-east-1 --identities --mapping prod
-  appzone --output json zones azure eastus --identities")]
-    Zones {
-        /// Provider id, such as `aws`, `gcp` or `azure`.
-        provider: String,
-        /// Region id, such as `us-east-1`.
-        region: String,
-        /// Print each zone's identity, name, name scope and visibility as a table.
-        #[arg(long)]
-        identities: bool,
-        /// With --identities: fill ZONE_NAME from your organization's zone mapping ID, such as
-        /// `prod` (`appzone mappings list` lists them).
-        #[arg(long, value_name = "ID", requires = "identities")]
-        mapping: Option<String>,
-    },
-    /// Manage your organization's zone mappings: your own zone names, from your cloud's CLI.
-    #[command(after_help = "\
-Examples:
-  appzone mappings put prod --provider aws --label \"production account\" --file us-east-1.json
-  appzone mappings list
-  appzone mappings show prod
-  appzone zones aws us-east-1 --identities --mapping prod
-  appzone mappings delete prod")]
-    Mappings {
-        #[command(subcommand)]
-        command: MappingsCommand,
-    },
+    // These two take their help from their `Args`' doc comments.
+    Zones(zones::Args),
+    Mappings(mappings::Args),
     /// Manage application profiles.
     Profiles {
         #[command(subcommand)]
@@ -162,7 +125,8 @@ Examples:
     },
     /// Check a server against the API's promises, one named check per promise; exit 1 on any
     /// failure. With --admin-key, --member-key, --profile and --foreign-profile it also checks
-    /// deletions, and deletes --profile.
+    /// deletions, and deletes --profile; with --admin-key it stores and deletes a zone mapping
+    /// of its own.
     Conformance(conformance::Args),
 }
 
@@ -181,65 +145,6 @@ enum ProfilesCommand {
         /// one by default. Reuse it only to repeat the same deletion, within 24 hours.
         #[arg(long, value_name = "KEY")]
         idempotency_key: Option<String>,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum MappingsCommand {
-    /// Store a zone mapping, or replace it, from your cloud CLI's output (needs an admin key).
-    ///
-    /// FILE is the JSON your cloud's CLI printed, unchanged (`-` reads stdin). For aws: the
-    /// output of `aws ec2 describe-availability-zones --region REGION --all-availability-zones
-    /// --output json` (one region; a JSON array of such outputs for several). For azure: that
-    /// of `az account list-locations -o json`.
-    ///
-    /// The server checks each pair against the catalog and stores all or nothing: a zone id it
-    /// does not know, or a name twice, exits 6 with the first offenders named. Prints whether
-    /// the mapping was created or replaced; with `--output json`, the API's body with
-    /// `"created": true|false` added.
-    #[command(after_help = "\
-Examples:
-  aws ec2 describe-availability-zones --region us-east-1 --all-availability-zones \\
-      --output json > us-east-1.json
-  appzone mappings put prod --provider aws --label \"production account\" --file us-east-1.json
-  az account list-locations -o json | appzone mappings put sub-a --provider azure --file -
-  appzone zones aws us-east-1 --identities --mapping prod")]
-    Put {
-        /// The mapping's id of your choice, such as `prod`: 1 to 64 ASCII letters, digits, `.`,
-        /// `_` or `-`, starting with a letter or digit.
-        id: String,
-        /// The cloud whose output FILE is.
-        #[arg(long, value_parser = ["aws", "azure"])]
-        provider: String,
-        /// A label of your own, at most 200 characters; the id when left out.
-        #[arg(long)]
-        label: Option<String>,
-        /// The cloud CLI's JSON output, as it printed it; `-` for stdin.
-        #[arg(long, value_name = "FILE")]
-        file: PathBuf,
-    },
-    /// List your organization's zone mappings, by id.
-    ///
-    /// Prints a table: ID, PROVIDER, REGIONS, IMPORTED_AT and LABEL, then the server's summary;
-    /// with `--output json`, the API's body on one line.
-    List,
-    /// Show one zone mapping with its pairs.
-    ///
-    /// Prints the mapping's id, provider, label and import time, then a table of REGION,
-    /// ZONE_ID and ZONE_NAME; with `--output json`, the API's body on one line. A mapping your
-    /// organization does not have exits 5.
-    Show {
-        /// The mapping's id, such as `prod`.
-        id: String,
-    },
-    /// Delete a zone mapping (needs an admin key).
-    ///
-    /// Not retried once the request may have reached the server (the operation has no
-    /// Idempotency-Key, so a retry after a lost answer would say "not found"): after a timeout
-    /// or a 502/504, check with `appzone mappings show ID` before running it again.
-    Delete {
-        /// The mapping's id, such as `prod`.
-        id: String,
     },
 }
 
@@ -334,17 +239,6 @@ impl From<IdError> for Failure {
     }
 }
 
-impl From<ZoneMappingIdError> for Failure {
-    /// The server answers a malformed mapping id with 404 `zone_mapping_not_found` (no
-    /// mapping can have it); the command line exits 6 for it, as for a malformed profile id.
-    fn from(error: ZoneMappingIdError) -> Self {
-        Failure::Refused {
-            message: format!("invalid zone mapping id: {error}"),
-            code: ErrorCode::Other(ErrorCode::ZONE_MAPPING_NOT_FOUND.to_owned()),
-        }
-    }
-}
-
 impl Failure {
     /// The row of [`exit_code::TABLE`]: local findings get the code of the server's answer to
     /// the same mistake.
@@ -372,38 +266,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Providers => Call::Providers,
         Command::Regions { provider } => Call::Regions(provider.parse()?),
-        Command::Zones {
-            provider,
-            region,
-            identities: false,
-            ..
-        } => Call::Zones(provider.parse()?, region.parse()?),
-        Command::Zones {
-            provider,
-            region,
-            identities: true,
-            mapping,
-        } => Call::Identities(
-            provider.parse()?,
-            region.parse()?,
-            mapping.as_deref().map(str::parse).transpose()?,
-        ),
-        Command::Mappings { command } => match command {
-            MappingsCommand::Put {
-                id,
-                provider,
-                label,
-                file,
-            } => {
-                let id: ZoneMappingId = id.parse()?;
-                let output = read_output(&file)?;
-                let request = ZoneMappingRequest::new(provider.parse()?, label, output);
-                Call::PutMapping(id, request)
-            }
-            MappingsCommand::List => Call::ListMappings,
-            MappingsCommand::Show { id } => Call::ShowMapping(id.parse()?),
-            MappingsCommand::Delete { id } => Call::DeleteMapping(id.parse()?),
-        },
+        Command::Zones(args) => args.call()?,
+        Command::Mappings(args) => Call::Mappings(args.call()?),
         Command::Profiles {
             command:
                 ProfilesCommand::Delete {
@@ -439,47 +303,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 print_list(&zones.data, || serde_json::to_string(&zones), output)
             }
             Call::Identities(provider, region, mapping) => {
-                let list = client
-                    .zone_identities(provider, region, mapping.as_ref())
-                    .await?;
-                print_output(
-                    output,
-                    || identities_table(&list),
-                    || serde_json::to_string(&list),
-                )
+                zones::print_identities(&client, provider, region, mapping, output).await
             }
-            Call::PutMapping(id, request) => {
-                let outcome = client.put_zone_mapping(&id, &request).await?;
-                print_output(
-                    output,
-                    || put_text(&id, outcome.created, &outcome.answer),
-                    || put_json(outcome.created, &outcome.answer),
-                )
-            }
-            Call::ListMappings => {
-                let list = client.zone_mappings().await?;
-                print_output(
-                    output,
-                    || mappings_table(&list),
-                    || serde_json::to_string(&list),
-                )
-            }
-            Call::ShowMapping(id) => {
-                let answer = client.zone_mapping(&id).await?;
-                print_output(
-                    output,
-                    || mapping_text(&answer),
-                    || serde_json::to_string(&answer),
-                )
-            }
-            Call::DeleteMapping(id) => {
-                client.delete_zone_mapping(&id).await?;
-                print_output(
-                    output,
-                    || format!("deleted zone mapping {id}\n"),
-                    || serde_json::to_string(&serde_json::json!({ "deleted": id.as_str() })),
-                )
-            }
+            Call::Mappings(call) => call.run(&client, output).await,
             Call::Delete(id, key) => {
                 // A key given on the command line is checked by the client (exit 6 when it is
                 // not one), before anything is sent.
@@ -500,186 +326,7 @@ enum Call {
     Delete(ProfileId, Option<String>),
     /// `zones --identities`, with the zone mapping to apply if any.
     Identities(ProviderId, RegionId, Option<ZoneMappingId>),
-    PutMapping(ZoneMappingId, ZoneMappingRequest),
-    ListMappings,
-    ShowMapping(ZoneMappingId),
-    DeleteMapping(ZoneMappingId),
-}
-
-/// The most bytes of FILE `mappings put` reads: the cloud CLIs indent their JSON, which the
-/// request body does not keep, so a file may be larger than the 1 MiB body it makes (the client
-/// refuses a body over 1 MiB before sending); beyond this it cannot fit.
-const MAX_OUTPUT_FILE_BYTES: u64 = 16 * 1024 * 1024;
-
-/// The JSON of `file` (`-`: stdin), as the cloud's CLI printed it. An unreadable file fails the
-/// command (exit 1); one that is not JSON, or far too large, is invalid input (exit 6), with the
-/// code the server answers such a body with.
-fn read_output(file: &Path) -> Result<serde_json::Value, Failure> {
-    let shown = file.display();
-    let mut bytes = Vec::new();
-    let read = if file.as_os_str() == "-" {
-        io::stdin()
-            .lock()
-            .take(MAX_OUTPUT_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)
-    } else {
-        std::fs::File::open(file)
-            .and_then(|f| f.take(MAX_OUTPUT_FILE_BYTES + 1).read_to_end(&mut bytes))
-    };
-    read.map_err(|e| Failure::Local(format!("cannot read {shown}: {e}")))?;
-    if bytes.len() as u64 > MAX_OUTPUT_FILE_BYTES {
-        return Err(Failure::Refused {
-            message: format!(
-                "{shown} is larger than {} MiB; a zone mapping is at most {} MiB of JSON: \
-                 store fewer regions per mapping",
-                MAX_OUTPUT_FILE_BYTES / (1024 * 1024),
-                MAX_ZONE_MAPPING_BYTES / (1024 * 1024)
-            ),
-            code: ErrorCode::PayloadTooLarge,
-        });
-    }
-    serde_json::from_slice(&bytes).map_err(|e| Failure::Refused {
-        message: format!("{shown} is not JSON ({e}): pass the cloud CLI's output as it printed it"),
-        code: ErrorCode::Other(ErrorCode::INVALID_BODY.to_owned()),
-    })
-}
-
-/// Prints `text()` or, with `--output json`, `json()` on one line.
-fn print_output(
-    output: Output,
-    text: impl FnOnce() -> String,
-    json: impl FnOnce() -> Result<String, serde_json::Error>,
-) -> Result<(), Failure> {
-    let text = match output {
-        Output::Text => text(),
-        Output::Json => json_line(json())?,
-    };
-    print(&text)
-}
-
-/// Left-aligned columns separated by two spaces, header first, each cell on one line (as the
-/// operator's `appzone-server` prints its tables).
-fn table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
-    let rows: Vec<Vec<String>> = std::iter::once(header.iter().map(|h| (*h).to_owned()).collect())
-        .chain(rows.map(|row| row.iter().map(|cell| one_line(cell)).collect()))
-        .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            rows.iter()
-                .map(|row| row.get(i).map_or(0, |cell| cell.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// The server's summary on a line of its own, when it sent one.
-fn message_line(message: &str) -> String {
-    if message.trim().is_empty() {
-        String::new()
-    } else {
-        format!("{}\n", one_line(message))
-    }
-}
-
-/// `zones --identities`: ZONE_ID, ZONE_NAME (`-` when not known), SCOPE, VISIBILITY, then the
-/// message.
-fn identities_table(list: &ZoneIdentityList) -> String {
-    let mut text = table(
-        &["ZONE_ID", "ZONE_NAME", "SCOPE", "VISIBILITY"],
-        list.data.iter().map(|zone| {
-            vec![
-                zone.zone_id.clone(),
-                zone.zone_name.clone().unwrap_or_else(|| "-".to_owned()),
-                zone.name_scope.to_string(),
-                zone.visibility.to_string(),
-            ]
-        }),
-    );
-    text.push_str(&message_line(&list.message));
-    text
-}
-
-/// `mappings list`: ID, PROVIDER, REGIONS, IMPORTED_AT, LABEL, then the message.
-fn mappings_table(list: &ZoneMappingList) -> String {
-    let mut text = table(
-        &["ID", "PROVIDER", "REGIONS", "IMPORTED_AT", "LABEL"],
-        list.data.iter().map(|mapping| {
-            let regions: Vec<&str> = mapping.regions.iter().map(|r| r.as_str()).collect();
-            vec![
-                mapping.id.clone(),
-                mapping.provider.to_string(),
-                regions.join(","),
-                mapping.imported_at.clone(),
-                mapping.label.clone(),
-            ]
-        }),
-    );
-    text.push_str(&message_line(&list.message));
-    text
-}
-
-/// `mappings show`: the mapping's fields, then its pairs as a table.
-fn mapping_text(answer: &ZoneMappingAnswer) -> String {
-    let mapping = &answer.data;
-    let mut text = format!(
-        "id:          {}\nprovider:    {}\nlabel:       {}\nimported_at: {}\n\n",
-        one_line(&mapping.id),
-        mapping.provider,
-        one_line(&mapping.label),
-        one_line(&mapping.imported_at)
-    );
-    text.push_str(&table(
-        &["REGION", "ZONE_ID", "ZONE_NAME"],
-        mapping.regions.iter().flat_map(|region| {
-            region.zones.iter().map(|zone| {
-                vec![
-                    region.region.to_string(),
-                    zone.zone_id.clone(),
-                    zone.zone_name.clone(),
-                ]
-            })
-        }),
-    ));
-    text
-}
-
-/// `mappings put`: whether the mapping was created or replaced, and what it holds.
-fn put_text(id: &ZoneMappingId, created: bool, answer: &ZoneMappingAnswer) -> String {
-    let regions = &answer.data.regions;
-    let zones: usize = regions.iter().map(|r| r.zones.len()).sum();
-    format!(
-        "{} zone mapping {id}: {zones} {} in {} {}\n",
-        if created { "created" } else { "replaced" },
-        if zones == 1 { "zone" } else { "zones" },
-        regions.len(),
-        if regions.len() == 1 {
-            "region"
-        } else {
-            "regions"
-        },
-    )
-}
-
-/// `mappings put --output json`: the API's body with `"created"` added, so a script can tell a
-/// new mapping from a replaced one without reading the message.
-fn put_json(created: bool, answer: &ZoneMappingAnswer) -> Result<String, serde_json::Error> {
-    let mut body = serde_json::to_value(answer)?;
-    if let Some(object) = body.as_object_mut() {
-        object.insert("created".to_owned(), serde_json::Value::Bool(created));
-    }
-    serde_json::to_string(&body)
+    Mappings(mappings::Call),
 }
 
 /// Prints a listing: its ids one per line, or its whole body (`json`) on one line.

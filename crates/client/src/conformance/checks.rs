@@ -6,7 +6,7 @@ use http::Method;
 use serde_json::Value;
 
 use super::wire::{fill, Exchange, Kit, Req};
-use super::{aggregate, delete, refusals, Outcome};
+use super::{aggregate, delete, identities, mappings, refusals, Outcome};
 
 /// A malformed id, for every path parameter: a space and a `!` are never part of an id.
 pub(crate) const MALFORMED_ID: &str = "Bad%20id%21";
@@ -19,9 +19,18 @@ pub(crate) const WRONG_KEY: &str = "apz_AAAAAAAAAAAA_AAAAAAAAAAAAAAAAAAAAAAAAAAA
 pub(crate) struct Walk {
     pub provider: Option<String>,
     pub region: Option<String>,
+    /// Every provider the walk listed the regions of, with those regions.
+    pub regions: Vec<(String, Vec<String>)>,
 }
 
 impl Walk {
+    /// Whether the provider and region listings named `region` of `provider`.
+    pub fn has(&self, provider: &str, region: &str) -> bool {
+        self.regions
+            .iter()
+            .any(|(p, regions)| p == provider && regions.iter().any(|r| r == region))
+    }
+
     fn values(&self) -> Vec<(&'static str, String)> {
         let mut values = Vec::new();
         if let Some(p) = &self.provider {
@@ -108,6 +117,8 @@ pub(crate) async fn run_all(kit: &mut Kit) {
     refusals::request_ids(kit).await;
     refusals::authentication(kit).await;
     refusals::errors(kit, &walk).await;
+    let zone_ids = identities::run(kit, &walk).await;
+    mappings::run(kit, zone_ids.as_deref()).await;
     delete::run(kit).await;
     aggregate::run(kit);
 }
@@ -192,6 +203,7 @@ async fn walk_catalog(kit: &mut Kit, walk: &mut Walk) -> Result<(), Outcome> {
                 walk.region = Some(region.clone());
             }
         }
+        walk.regions.push((provider.clone(), region_ids));
     }
     let (Some(provider), Some(region)) = (walk.provider.clone(), walk.region.clone()) else {
         return Err(skip("no provider of the catalog has a region"));

@@ -21,11 +21,16 @@
 //!
 //! With only an API key every read-only check runs; [`Config::admin_key`],
 //! [`Config::member_key`], [`Config::profile`] and [`Config::foreign_profile`] add the
-//! deletion matrix (which deletes `profile`), and [`Config::read_only`] forbids any `DELETE`.
+//! deletion matrix (which deletes `profile`), and [`Config::admin_key`] (with
+//! [`Config::member_key`]) the zone-mapping writes, on a mapping of the kit's own
+//! (`conformance-<uuid>`) that it deletes again; [`Config::read_only`] forbids any `PUT` or
+//! `DELETE`.
 
 mod aggregate;
 mod checks;
 mod delete;
+mod identities;
+mod mappings;
 mod refusals;
 mod render;
 mod wire;
@@ -80,7 +85,8 @@ impl Config {
         }
     }
 
-    /// An admin key of the organization owning [`Config::profile`].
+    /// An admin key of the organization owning [`Config::profile`]. With it the kit also
+    /// stores, replaces and deletes a zone mapping of its own (`conformance-<uuid>`).
     pub fn admin_key(mut self, key: impl Into<String>) -> Self {
         self.admin_key = Some(key.into());
         self
@@ -104,7 +110,7 @@ impl Config {
         self
     }
 
-    /// Never send a `DELETE`: the checks that need one are skipped.
+    /// Never send a `PUT` or a `DELETE`: the checks that need one are skipped.
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
         self

@@ -11,7 +11,7 @@ use appzone_test_support::TestApp;
 
 use crate::proxy::{self, Mutation};
 use crate::run::{appzone, assert_exit};
-use crate::support::{closed_port, Reply, Server};
+use crate::support::{client, closed_port, Reply, Server};
 
 /// The kit's configuration for `url` with every key and profile of the fixture.
 fn full_config(server: &TestApp, url: &str) -> Config {
@@ -62,6 +62,17 @@ async fn every_check_passes_against(server: TestApp) {
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), report.checks().len());
+    // The zone mapping it stored is deleted again.
+    assert_no_zone_mapping(&server).await;
+}
+
+/// Asserts the fixture's organization `acme` keeps no zone mapping.
+async fn assert_no_zone_mapping(server: &TestApp) {
+    let mappings = client(&server.base, &server.admin_key)
+        .zone_mappings()
+        .await
+        .unwrap();
+    assert!(mappings.data.is_empty(), "{mappings:?}");
 }
 
 #[tokio::test]
@@ -69,13 +80,7 @@ async fn read_only_sends_no_delete_and_skips_the_deletion_checks() {
     let server = TestApp::sqlite().await;
     let report = conformance::run(full_config(&server, &server.base).read_only(true)).await;
     assert!(report.is_success(), "{}", report.text());
-    for name in [
-        "oversized_body_is_413_payload_too_large",
-        "member_delete_is_403_forbidden",
-        "foreign_profile_delete_is_404_profile_not_found",
-        "admin_delete_is_204_then_404",
-        "idempotent_retry_replays_204",
-    ] {
+    for name in DELETION_CHECKS.iter().chain(&ZONE_MAPPING_WRITES) {
         let check = report.check(name).unwrap();
         assert!(
             matches!(&check.outcome, Outcome::Skip { why } if why.contains("read-only")),
@@ -83,20 +88,72 @@ async fn read_only_sends_no_delete_and_skips_the_deletion_checks() {
             check.line()
         );
     }
+    // The zone identities and zone mappings any key may read are checked.
+    for name in ZONE_MAPPING_READS {
+        let check = report.check(name).unwrap();
+        assert_eq!(check.outcome, Outcome::Pass, "{}", check.line());
+    }
     assert!(server.profile_is_live(&server.profile, "acme").await);
-    // The API key alone: the deletion matrix is skipped, saying what it needs.
+    assert_no_zone_mapping(&server).await;
+    // The API key alone: the deletion matrix and the zone-mapping writes are skipped, saying
+    // what they need.
     let report = conformance::run(Config::new(&server.base, &server.member_key)).await;
     assert!(report.is_success(), "{}", report.text());
     let check = report.check("admin_delete_is_204_then_404").unwrap();
     assert!(check
         .line()
         .starts_with("SKIP admin_delete_is_204_then_404: needs --admin-key"));
+    for name in ZONE_MAPPING_WRITES {
+        let line = report.check(name).unwrap().line();
+        assert!(
+            line.starts_with(&format!("SKIP {name}: needs --admin-key")),
+            "{line}"
+        );
+    }
+    for name in ZONE_MAPPING_READS {
+        let check = report.check(name).unwrap();
+        assert_eq!(check.outcome, Outcome::Pass, "{}", check.line());
+    }
     assert!(server.profile_is_live(&server.profile, "acme").await);
+    assert_no_zone_mapping(&server).await;
 }
+
+/// The checks that delete a profile (or send a body with a `DELETE`).
+const DELETION_CHECKS: [&str; 5] = [
+    "oversized_body_is_413_payload_too_large",
+    "member_delete_is_403_forbidden",
+    "foreign_profile_delete_is_404_profile_not_found",
+    "admin_delete_is_204_then_404",
+    "idempotent_retry_replays_204",
+];
+
+/// The checks of API 1.2's zone identities and zone mappings that only read.
+const ZONE_MAPPING_READS: [&str; 9] = [
+    "zone_identities_envelope_has_items_mapping_and_source",
+    "zone_identities_has_weak_etag_and_304_on_if_none_match",
+    "zone_identities_without_a_valid_key_is_401",
+    "zone_identities_unknown_provider_is_400_invalid_provider",
+    "zone_identities_malformed_region_is_400_invalid_region",
+    "zone_identities_unknown_region_is_404_region_not_found",
+    "zone_identities_unknown_mapping_is_404_zone_mapping_not_found",
+    "zone_mapping_listing_has_data_id_message_status",
+    "unknown_zone_mapping_is_404_zone_mapping_not_found",
+];
+
+/// The checks that store, replace or delete a zone mapping.
+const ZONE_MAPPING_WRITES: [&str; 7] = [
+    "non_json_zone_mapping_put_is_400_invalid_body",
+    "member_zone_mapping_put_and_delete_are_403_forbidden",
+    "zone_mapping_put_is_201_then_200",
+    "stored_zone_mapping_is_read_back_and_listed",
+    "zone_identities_with_mapping_show_its_names",
+    "unknown_zone_id_put_is_422_invalid_zone_mapping_and_changes_nothing",
+    "zone_mapping_delete_is_204_then_404",
+];
 
 /// Each mutation of the proxy and the checks named after the promise it breaks (it may fail
 /// others too). Every check of the kit is named at least once.
-const MUTATIONS: [(Mutation, &[&str]); 31] = [
+const MUTATIONS: [(Mutation, &[&str]); 46] = [
     (Mutation::Faithful, &[]),
     (
         Mutation::DocumentWithoutOperations,
@@ -155,7 +212,10 @@ const MUTATIONS: [(Mutation, &[&str]); 31] = [
     ),
     (
         Mutation::UnknownProviderIs404,
-        &["unknown_provider_is_400_invalid_provider"],
+        &[
+            "unknown_provider_is_400_invalid_provider",
+            "zone_identities_unknown_provider_is_400_invalid_provider",
+        ],
     ),
     (
         Mutation::HtmlForUnknownRoutes,
@@ -163,11 +223,17 @@ const MUTATIONS: [(Mutation, &[&str]); 31] = [
     ),
     (
         Mutation::MalformedRegionIs404,
-        &["malformed_region_is_400_invalid_region"],
+        &[
+            "malformed_region_is_400_invalid_region",
+            "zone_identities_malformed_region_is_400_invalid_region",
+        ],
     ),
     (
         Mutation::UnknownRegionIs400,
-        &["unknown_region_is_404_region_not_found"],
+        &[
+            "unknown_region_is_404_region_not_found",
+            "zone_identities_unknown_region_is_404_region_not_found",
+        ],
     ),
     (
         Mutation::DropAllow,
@@ -220,6 +286,77 @@ const MUTATIONS: [(Mutation, &[&str]); 31] = [
     (
         Mutation::MalformedRateLimit,
         &["ratelimit_headers_are_well_formed"],
+    ),
+    (
+        Mutation::IdentityNullNamesOmitted,
+        &["zone_identities_envelope_has_items_mapping_and_source"],
+    ),
+    (
+        Mutation::IdentitiesIgnoreIfNoneMatch,
+        &["zone_identities_has_weak_etag_and_304_on_if_none_match"],
+    ),
+    (
+        Mutation::IdentitiesServedWithoutKey,
+        &["zone_identities_without_a_valid_key_is_401"],
+    ),
+    (
+        Mutation::IdentityRefusalsAreNotFound,
+        &[
+            "zone_identities_unknown_provider_is_400_invalid_provider",
+            "zone_identities_malformed_region_is_400_invalid_region",
+            "zone_identities_unknown_region_is_404_region_not_found",
+            "zone_identities_unknown_mapping_is_404_zone_mapping_not_found",
+        ],
+    ),
+    (
+        Mutation::MappingQueryDropped,
+        &[
+            "zone_identities_unknown_mapping_is_404_zone_mapping_not_found",
+            "zone_identities_with_mapping_show_its_names",
+        ],
+    ),
+    (
+        Mutation::EmptyMappingListingDataNull,
+        &["zone_mapping_listing_has_data_id_message_status"],
+    ),
+    (
+        Mutation::UnknownMappingIsNotFound,
+        &[
+            "unknown_zone_mapping_is_404_zone_mapping_not_found",
+            "zone_mapping_delete_is_204_then_404",
+        ],
+    ),
+    (
+        Mutation::NonJsonMappingIs422,
+        &["non_json_zone_mapping_put_is_400_invalid_body"],
+    ),
+    (
+        Mutation::MemberMayChangeMappings,
+        &["member_zone_mapping_put_and_delete_are_403_forbidden"],
+    ),
+    (
+        Mutation::ReplacedMappingIs201,
+        &["zone_mapping_put_is_201_then_200"],
+    ),
+    (
+        Mutation::StaleMappingListing,
+        &["stored_zone_mapping_is_read_back_and_listed"],
+    ),
+    (
+        Mutation::MappingNamesNotApplied,
+        &["zone_identities_with_mapping_show_its_names"],
+    ),
+    (
+        Mutation::ContradictedMappingIs400,
+        &["unknown_zone_id_put_is_422_invalid_zone_mapping_and_changes_nothing"],
+    ),
+    (
+        Mutation::ContradictedMappingPartlyStored,
+        &["unknown_zone_id_put_is_422_invalid_zone_mapping_and_changes_nothing"],
+    ),
+    (
+        Mutation::DeletedMappingStillServed,
+        &["zone_mapping_delete_is_204_then_404"],
     ),
 ];
 

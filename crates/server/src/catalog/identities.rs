@@ -96,17 +96,12 @@ impl RegionIdentities {
         identities
     }
 
-    /// The answer's body with `mapping` applied (its names replace the catalog's where it
-    /// pairs the zone), for request id `id`, and its weak `ETag`: the one without a mapping
-    /// combined with the mapping's id and version, so a replaced mapping changes it.
-    pub fn with_mapping(
-        &self,
-        mapping: &ZoneMapping,
-        version: i64,
-        id: String,
-    ) -> (HeaderValue, Vec<u8>) {
+    /// The answer with `mapping` applied (its names replace the catalog's where it pairs the
+    /// zone), around the request id like the one without, and its weak `ETag`: the one without
+    /// a mapping combined with the mapping's id and version, so a replaced mapping changes it.
+    pub fn with_mapping(&self, mapping: &ZoneMapping, version: i64) -> Answer {
         let region = self.at.split_once('/').map_or("", |(_, r)| r);
-        let items = self
+        let items: Vec<ZoneIdentity> = self
             .items
             .iter()
             .map(|item| {
@@ -130,13 +125,10 @@ impl RegionIdentities {
             mapping.label.clone(),
             mapping.imported_at.clone(),
         );
-        let body = ZoneIdentityList::new(
-            items,
-            id,
-            Some(applied),
-            self.message(Some(mapping)),
-            self.source.clone(),
-        );
+        let message = self.message(Some(mapping));
+        let mut answer = Answer::new(&[], |id| {
+            ZoneIdentityList::new(items, id, Some(applied), message, self.source.clone())
+        });
         let mut hasher = Sha256::new();
         for part in [
             self.answer.etag.as_bytes(),
@@ -147,8 +139,10 @@ impl RegionIdentities {
             hasher.update([0]);
         }
         let etag = format!("W/\"{}\"", hex::encode(&hasher.finalize()[..12]));
-        let etag = HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("W/\"0\""));
-        (etag, serde_json::to_vec(&body).unwrap_or_default())
+        if let Ok(etag) = HeaderValue::from_str(&etag) {
+            answer.etag = etag;
+        }
+        answer
     }
 
     /// The summary: how many zones, how many names are known, and how to learn the others.

@@ -89,11 +89,12 @@ pub async fn list_zone_identities(
     };
     let not_found = || super::mappings::not_found(&mapping_id);
     let mapping_id: ZoneMappingId = mapping_id.parse().map_err(|_| not_found())?;
-    let stored = mappings
+    let cached = mappings
         .get(&key.org_id, &mapping_id)
         .await
         .map_err(ApiError::storage)?
         .ok_or_else(not_found)?;
+    let stored = &cached.stored;
     if stored.mapping.provider.as_str() != provider_id {
         return Err(ApiError::new(
             ErrorCode::Other(ErrorCode::INVALID_ZONE_MAPPING.to_owned()),
@@ -104,10 +105,11 @@ pub async fn list_zone_identities(
             ),
         ));
     }
-    // Request ids are visible ASCII (a caller's is validated, ours is a ULID).
-    let request_id = id.header_value().to_str().unwrap_or_default().to_owned();
-    let (etag, body) = identities.with_mapping(&stored.mapping, stored.version, request_id);
-    Ok(respond(&etag, &headers, || Body::from(body)))
+    let region = region.unwrap_or_default();
+    let mapped = cached.answer(snapshot.version, region, || {
+        identities.with_mapping(&stored.mapping, stored.version)
+    });
+    Ok(answer(&mapped, &headers, &id))
 }
 
 /// The value of the `mapping` query parameter, percent-decoded; `None` when absent.

@@ -121,11 +121,12 @@ pub async fn get_zone_mapping(
     params: PathParams,
 ) -> Result<Json<ZoneMappingAnswer>, ApiError> {
     let mapping_id = mapping_id(&params)?;
-    let stored = mappings
+    let cached = mappings
         .get(&key.org_id, &mapping_id)
         .await
         .map_err(ApiError::storage)?
         .ok_or_else(|| not_found(mapping_id.as_str()))?;
+    let stored = &cached.stored;
     let message = format!("zone mapping {mapping_id}: {}", extent(&stored.mapping));
     Ok(Json(ZoneMappingAnswer::new(
         stored.mapping.clone(),

@@ -12,7 +12,8 @@ use super::{print, Failure};
 /// the global ones.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// An admin key of the organization owning --profile: adds the deletion checks.
+    /// An admin key of the organization owning --profile: adds the deletion checks, and the
+    /// zone-mapping writes on a mapping of the kit's own (`conformance-<uuid>`, deleted again).
     #[arg(
         long,
         value_name = "KEY",
@@ -34,7 +35,7 @@ pub struct Args {
     /// A live profile of another organization (the admin must get 404 for it).
     #[arg(long, value_name = "ID")]
     foreign_profile: Option<String>,
-    /// Never send a DELETE: the checks that need one are skipped.
+    /// Never send a PUT or a DELETE: the checks that need one are skipped.
     #[arg(long)]
     read_only: bool,
     /// Also write the report as JUnit XML to FILE.

@@ -1,7 +1,8 @@
 //! What each [`Mutation`] does to a request on its way in and to the answer on its way out.
 
 use appzone_contract::headers::{IDEMPOTENCY_KEY, LISTING_CACHE_CONTROL, REQUEST_ID};
-use appzone_contract::{paths, ProfileId, ProviderId};
+use appzone_contract::{paths, ErrorCode, ProfileId, ProviderId};
+use http::header::IF_NONE_MATCH;
 use http::{HeaderValue, Method, StatusCode};
 
 use super::{Answer, Outgoing, Shared};
@@ -71,6 +72,41 @@ pub enum Mutation {
     IdempotencyKeyDropped,
     /// `invalid_api_key` comes with 403.
     InvalidKeyWith403,
+    /// Identity items whose `zone_name` is `null` lose the field (a serializer that skips
+    /// `None`).
+    IdentityNullNamesOmitted,
+    /// The identity listing ignores `If-None-Match` (the gateway drops it on that route).
+    IdentitiesIgnoreIfNoneMatch,
+    /// The identity listing is served without a valid key (from a cache in front of the
+    /// authentication): a 401 there is replaced with the answer to a valid key, when 200.
+    IdentitiesServedWithoutKey,
+    /// Every 400 and 404 of the identity listing comes as 404 `not_found` (its route mounted
+    /// behind a prefix that answers for it).
+    IdentityRefusalsAreNotFound,
+    /// The gateway drops the identity listing's query, so `?mapping=` is never applied.
+    MappingQueryDropped,
+    /// An empty zone-mapping listing says `"data": null`.
+    EmptyMappingListingDataNull,
+    /// A zone mapping the organization does not have gets 404 `not_found`.
+    UnknownMappingIsNotFound,
+    /// A zone-mapping body that is not JSON gets 422 `invalid_zone_mapping`.
+    NonJsonMappingIs422,
+    /// A member's `PUT` or `DELETE` of a zone mapping goes through (no role check).
+    MemberMayChangeMappings,
+    /// A zone mapping stored again answers 201, as if created.
+    ReplacedMappingIs201,
+    /// The zone-mapping listing is stale: always empty.
+    StaleMappingListing,
+    /// `?mapping=` gives the mapping's `mapping` block but not its names.
+    MappingNamesNotApplied,
+    /// A zone mapping the catalog contradicts gets 400 `invalid_body`.
+    ContradictedMappingIs400,
+    /// A zone mapping the catalog contradicts is still 422, but its first zone was stored:
+    /// the server kept what it could check before the offender.
+    ContradictedMappingPartlyStored,
+    /// A zone mapping deleted through the proxy is still served by its `GET` (a cache that
+    /// the deletion did not reach).
+    DeletedMappingStillServed,
 }
 
 const DOCUMENT: &str = "/openapi.json";
@@ -97,7 +133,12 @@ impl Mutation {
     pub(super) fn rewrites_listing_bodies(self) -> bool {
         matches!(
             self,
-            Mutation::ListsUnknownProvider | Mutation::EnvelopeWithoutMessage
+            Mutation::ListsUnknownProvider
+                | Mutation::EnvelopeWithoutMessage
+                | Mutation::IdentityNullNamesOmitted
+                | Mutation::EmptyMappingListingDataNull
+                | Mutation::StaleMappingListing
+                | Mutation::MappingNamesNotApplied
         )
     }
 
@@ -109,6 +150,14 @@ impl Mutation {
             }
             Mutation::IdempotencyKeyDropped => {
                 request.headers.remove(IDEMPOTENCY_KEY);
+            }
+            Mutation::IdentitiesIgnoreIfNoneMatch if is_identities(&request.path) => {
+                request.headers.remove(IF_NONE_MATCH);
+            }
+            Mutation::MappingQueryDropped if is_identities(&request.path) => {
+                if let Some((path, _)) = request.path.split_once('?') {
+                    request.path = path.to_owned();
+                }
             }
             Mutation::CaseInsensitiveProvider => {
                 if let Some(provider) = segment_after(&request.path, "providers") {
@@ -294,9 +343,162 @@ impl Mutation {
             {
                 answer.status = StatusCode::FORBIDDEN;
             }
+            _ => {
+                self.rewrite_mapping_answer(shared, received, answer).await;
+            }
+        }
+    }
+
+    /// The mutations of the zone identities and zone mappings (API 1.2).
+    async fn rewrite_mapping_answer(
+        self,
+        shared: &Shared,
+        received: &Outgoing,
+        answer: &mut Answer,
+    ) {
+        let method = &received.method;
+        let path = received.path.as_str();
+        let status = answer.status;
+        let mapping = is_mapping(path);
+        match self {
+            Mutation::IdentityNullNamesOmitted
+                if is_identities(path) && status == StatusCode::OK =>
+            {
+                edit_json(answer, |body| {
+                    for item in body["data"].as_array_mut().into_iter().flatten() {
+                        if let Some(item) = item.as_object_mut() {
+                            if item.get("zone_name") == Some(&serde_json::Value::Null) {
+                                item.remove("zone_name");
+                            }
+                        }
+                    }
+                });
+            }
+            Mutation::IdentitiesServedWithoutKey
+                if is_identities(path) && status == StatusCode::UNAUTHORIZED =>
+            {
+                let served = shared.send(&received.with_key(&shared.valid_key)).await;
+                if served.status == StatusCode::OK {
+                    *answer = served;
+                }
+            }
+            Mutation::IdentityRefusalsAreNotFound
+                if is_identities(path)
+                    && matches!(status, StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND) =>
+            {
+                answer.set_error(StatusCode::NOT_FOUND, "not_found");
+            }
+            Mutation::EmptyMappingListingDataNull
+                if path == paths::ZONE_MAPPINGS && status == StatusCode::OK =>
+            {
+                edit_json(answer, |body| {
+                    if body["data"].as_array().is_some_and(Vec::is_empty) {
+                        body["data"] = serde_json::Value::Null;
+                    }
+                });
+            }
+            Mutation::UnknownMappingIsNotFound
+                if answer.is_error(StatusCode::NOT_FOUND, ErrorCode::ZONE_MAPPING_NOT_FOUND) =>
+            {
+                answer.set_error(StatusCode::NOT_FOUND, "not_found");
+            }
+            Mutation::NonJsonMappingIs422
+                if mapping && answer.is_error(StatusCode::BAD_REQUEST, ErrorCode::INVALID_BODY) =>
+            {
+                answer.set_error(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    ErrorCode::INVALID_ZONE_MAPPING,
+                );
+            }
+            Mutation::MemberMayChangeMappings
+                if mapping && answer.is_error(StatusCode::FORBIDDEN, "forbidden") =>
+            {
+                // The server changes it for real, as one without the role check would.
+                *answer = shared.send(&received.with_key(&shared.admin_key)).await;
+            }
+            Mutation::ReplacedMappingIs201
+                if mapping && *method == Method::PUT && status == StatusCode::OK =>
+            {
+                answer.status = StatusCode::CREATED;
+            }
+            Mutation::StaleMappingListing
+                if path == paths::ZONE_MAPPINGS && status == StatusCode::OK =>
+            {
+                edit_json(answer, |body| {
+                    body["data"] = serde_json::json!([]);
+                    body["message"] = "0 zone mappings".into();
+                });
+            }
+            Mutation::MappingNamesNotApplied
+                if is_identities(path) && path.contains('?') && status == StatusCode::OK =>
+            {
+                edit_json(answer, |body| {
+                    for item in body["data"].as_array_mut().into_iter().flatten() {
+                        item["zone_name"] = serde_json::Value::Null;
+                    }
+                });
+            }
+            Mutation::ContradictedMappingIs400
+                if answer.is_error(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    ErrorCode::INVALID_ZONE_MAPPING,
+                ) =>
+            {
+                answer.set_error(StatusCode::BAD_REQUEST, ErrorCode::INVALID_BODY);
+            }
+            Mutation::ContradictedMappingPartlyStored
+                if mapping
+                    && *method == Method::PUT
+                    && answer.is_error(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        ErrorCode::INVALID_ZONE_MAPPING,
+                    ) =>
+            {
+                let mut body: serde_json::Value = serde_json::from_slice(&received.body).unwrap();
+                if let Some(zones) = body["output"]["AvailabilityZones"].as_array_mut() {
+                    zones.truncate(1);
+                }
+                let mut first = received.clone();
+                first.body = body.to_string().into_bytes().into();
+                shared.send(&first).await;
+            }
+            Mutation::DeletedMappingStillServed if mapping => {
+                let mut deleted = shared.deleted.lock().unwrap();
+                if *method == Method::DELETE && status == StatusCode::NO_CONTENT {
+                    deleted.insert(path.to_owned());
+                } else if *method == Method::GET
+                    && status == StatusCode::NOT_FOUND
+                    && deleted.contains(path)
+                {
+                    let id = path.rsplit('/').next().unwrap_or_default();
+                    answer.status = StatusCode::OK;
+                    answer.body = serde_json::json!({
+                        "data": {"id": id, "provider": "aws", "label": id,
+                                 "imported_at": "2026-01-01T00:00:00Z", "regions": []},
+                        "id": "cached",
+                        "message": format!("zone mapping {id}"),
+                        "status": "success",
+                    })
+                    .to_string()
+                    .into_bytes();
+                }
+            }
             _ => {}
         }
     }
+}
+
+/// Whether `path` is a zone-identity listing.
+fn is_identities(path: &str) -> bool {
+    path.split('?')
+        .next()
+        .is_some_and(|p| p.ends_with("/zone-identities"))
+}
+
+/// Whether `path` is one zone mapping's.
+fn is_mapping(path: &str) -> bool {
+    path.strip_prefix(paths::ZONE_MAPPINGS)
+        .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Validation before authentication: the server is asked again with a valid key, and a
