@@ -91,6 +91,28 @@ impl Store {
         label: &str,
         regions: &[MappedRegion],
     ) -> Result<PutMapping, StoreError> {
+        match self
+            .put_zone_mapping_once(actor, id, provider, label, regions)
+            .await
+        {
+            // Two requests created the same new id at once (PostgreSQL: both saw no row, the
+            // second's insert waited for the first's commit): the second replaces it.
+            Err(StoreError::Conflict(_)) => {
+                self.put_zone_mapping_once(actor, id, provider, label, regions)
+                    .await
+            }
+            done => done,
+        }
+    }
+
+    async fn put_zone_mapping_once(
+        &self,
+        actor: Actor<'_>,
+        id: &ZoneMappingId,
+        provider: &ProviderId,
+        label: &str,
+        regions: &[MappedRegion],
+    ) -> Result<PutMapping, StoreError> {
         // Serializing plain structs of strings cannot fail.
         let pairs = serde_json::to_string(regions).unwrap_or_default();
         let at = now_ms();

@@ -389,3 +389,31 @@ async fn sqlite_mapping_changes_reach_another_replica_within_a_second() {
 async fn postgres_mapping_changes_reach_another_replica_within_a_second() {
     mapping_changes_reach_another_replica_within_a_second(TestApp::postgres().await).await;
 }
+
+/// Concurrent first stores of one new mapping id: one creates it (201), the others replace it
+/// (200); none fails, and one mapping is stored.
+async fn concurrent_stores_of_a_new_mapping_create_it_once(app: TestApp) {
+    let body = aws_body(describe());
+    let stores = (0..8).map(|_| put(&app, "race", &app.admin_key, body.clone()));
+    let mut statuses: Vec<u16> = futures_util::future::join_all(stores)
+        .await
+        .iter()
+        .map(|r| r.status)
+        .collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 200, 200, 201]);
+    let audit = app.store.zone_mapping_audit("acme", "race").await.unwrap();
+    assert_eq!(audit.iter().filter(|(a, _, _)| a == "create").count(), 1);
+    assert_eq!(audit.len(), 8);
+}
+
+#[tokio::test]
+async fn sqlite_concurrent_stores_of_a_new_mapping_create_it_once() {
+    concurrent_stores_of_a_new_mapping_create_it_once(TestApp::sqlite().await).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+async fn postgres_concurrent_stores_of_a_new_mapping_create_it_once() {
+    concurrent_stores_of_a_new_mapping_create_it_once(TestApp::postgres().await).await;
+}
