@@ -61,12 +61,13 @@ impl DemoServer {
             .args(["serve", "--demo", "--listen", "127.0.0.1:0"])
             .env("APPZONE_DATABASE_URL", database_url)
             .env("APPZONE_LOG", "warn")
-            .stdout(Stdio::null())
-            // `serve --demo` prints its keys and curl lines on stderr, with the log.
-            .stderr(Stdio::piped())
+            // `serve --demo` prints its keys and curl lines on stdout; its log (stderr, warnings
+            // only) goes to ours.
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("cannot start {}", binary.display()))?;
-        let rx = crate::process::stderr_lines(&mut child).context("no stderr from the server")?;
+        let rx = crate::process::stdout_lines(&mut child).context("no stdout from the server")?;
         let mut server = DemoServer {
             child,
             dir: None,
@@ -110,7 +111,7 @@ impl DemoServer {
                 }
             }
         }
-        // Pass the rest of the log on (the thread ends with the process).
+        // Pass anything else it prints on (the thread ends with the process).
         std::thread::spawn(move || {
             while let Ok(line) = rx.recv() {
                 eprintln!("appzone-server: {line}");

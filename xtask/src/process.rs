@@ -34,14 +34,14 @@ pub(crate) fn skip(notice: &str) -> Result<()> {
     Ok(())
 }
 
-/// The lines `child` writes to its piped stderr, read on a thread of their own so that a silent
+/// The lines `child` writes to its piped stdout, read on a thread of their own so that a silent
 /// child cannot hang the caller (which waits on the receiver with a deadline). `None` when its
-/// stderr was not piped.
-pub(crate) fn stderr_lines(child: &mut Child) -> Option<std::sync::mpsc::Receiver<String>> {
-    let stderr = child.stderr.take()?;
+/// stdout was not piped.
+pub(crate) fn stdout_lines(child: &mut Child) -> Option<std::sync::mpsc::Receiver<String>> {
+    let stdout = child.stdout.take()?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
+        for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
             if tx.send(line).is_err() {
                 break;

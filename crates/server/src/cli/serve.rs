@@ -141,7 +141,9 @@ pub(super) async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<(
     let shutdown = shutdown_signal();
     tracing::info!(%addr, "appzone-server listening");
     if let Some(demo) = demo {
-        eprintln!("\n{}", demo.curl_lines(&format!("http://{addr}")));
+        // On stdout, what the person asked for; never on stderr, which carries the log lines
+        // a log shipper takes to a store where keys must not go.
+        println!("\n{}", demo.curl_lines(&format!("http://{addr}")));
     }
     let options = ServeOptions {
         header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),

@@ -1001,10 +1001,12 @@ fn serve_demo_prints_curl_lines_that_give_the_labelled_statuses() {
         !zones.contains('\u{1b}'),
         "no colour codes in a pipe: {zones}"
     );
+    // stderr, from the start, is the log: it never carries a key (the demo's go to stdout).
     for (_, curl) in &expectations {
         let key = Demo::key(curl);
         for line in &rest {
             assert!(!line.contains(&key[17..]), "key secret in log line: {line}");
+            assert!(!line.starts_with("curl "), "a curl line on stderr: {line}");
         }
     }
 }
@@ -1057,7 +1059,7 @@ fn a_second_demo_run_says_it_revoked_the_first_runs_keys() {
     Demo::stop(&mut second.child);
 }
 
-/// `serve --demo` running, with its stderr being read and its four labelled curl lines.
+/// `serve --demo` running: its labelled curl lines (stdout), and its log (stderr) to read.
 struct Demo {
     child: std::process::Child,
     lines: std::io::Lines<BufReader<std::process::ChildStderr>>,
@@ -1087,12 +1089,15 @@ impl Demo {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        // The demo's lines come on stdout; stderr carries only the log.
+        let stdout = child.stdout.take().unwrap();
+        let mut demo_lines = BufReader::new(stdout).lines();
         let stderr = child.stderr.take().unwrap();
-        let mut lines = BufReader::new(stderr).lines();
+        let lines = BufReader::new(stderr).lines();
         let mut expectations = Vec::new();
         let mut preamble = Vec::new();
         let mut label = None;
-        while let Some(Ok(line)) = lines.next() {
+        while let Some(Ok(line)) = demo_lines.next() {
             if expectations.is_empty() {
                 preamble.push(line.clone());
             }
