@@ -1,5 +1,6 @@
 //! `appzone-server serve`: its options, and starting the service on them.
 
+use std::io::Write;
 use std::time::Duration;
 
 use anyhow::anyhow;
@@ -142,8 +143,13 @@ pub(super) async fn run_serve(store: Store, args: ServeArgs) -> anyhow::Result<(
     tracing::info!(%addr, "appzone-server listening");
     if let Some(demo) = demo {
         // On stdout, what the person asked for; never on stderr, which carries the log lines
-        // a log shipper takes to a store where keys must not go.
-        println!("\n{}", demo.curl_lines(&format!("http://{addr}")));
+        // a log shipper takes to a store where keys must not go. One write, and its failure
+        // (a reader that closed the pipe) ignored: `println!` would panic and stop the server.
+        let text = format!("\n{}\n", demo.curl_lines(&format!("http://{addr}")));
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush());
     }
     let options = ServeOptions {
         header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),

@@ -1062,6 +1062,8 @@ fn a_second_demo_run_says_it_revoked_the_first_runs_keys() {
 /// `serve --demo` running: its labelled curl lines (stdout), and its log (stderr) to read.
 struct Demo {
     child: std::process::Child,
+    /// The demo's stdout, kept open while the server runs (as a terminal would be).
+    _stdout: std::io::Lines<BufReader<std::process::ChildStdout>>,
     lines: std::io::Lines<BufReader<std::process::ChildStderr>>,
     /// The lines before the first curl line.
     preamble: Vec<String>,
@@ -1116,6 +1118,7 @@ impl Demo {
         assert_eq!(expectations.len(), 5, "demo output: {preamble:#?}");
         Self {
             child,
+            _stdout: demo_lines,
             lines,
             preamble,
             expectations,
