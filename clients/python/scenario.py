@@ -38,8 +38,10 @@ from appzone_client.models import (
     ZoneMappingAnswer,
     ZoneMappingList,
     ZoneMappingRequest,
-    ZoneMappingRequestOutput,
 )
+# The body's `output` is an object (one AWS region's output) or an array (several, or Azure's
+# locations); the generator names the object form after the schema, `CloudOutput`.
+from appzone_client.models.cloud_output_type_0 import CloudOutputType0
 from appzone_client.types import UNSET, Unset
 
 TIMEOUT = httpx.Timeout(10.0)
@@ -461,7 +463,7 @@ def mapping_request(output: str) -> ZoneMappingRequest:
     return ZoneMappingRequest(
         provider="aws",
         label="scenario account",
-        output=ZoneMappingRequestOutput.from_dict(parsed),
+        output=CloudOutputType0.from_dict(parsed),
     )
 
 
