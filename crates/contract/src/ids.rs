@@ -333,7 +333,14 @@ identifier_schema!(
     ProfileId,
     PROFILE_PATTERN,
     128,
-    crate::openapi::EXAMPLE_PROFILE_ID,
+    EXAMPLE_PROFILE_ID,
     "Application profile identifier. Ids created by the service are `prof_` followed by a \
      26-character ULID. Case-sensitive."
 );
+
+/// The profile id the document's examples name. `appzone-server serve --demo` keeps a
+/// deletable profile of the demo organization with this id, so a request built from the
+/// document's examples (Swagger UI, a Postman collection converted from the document) deletes
+/// a profile that exists. It lives beside [`ProfileId`], not in the openapi module, because the
+/// schema above shows it and the openapi module imports this one (never the other way round).
+pub const EXAMPLE_PROFILE_ID: &str = "prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2";

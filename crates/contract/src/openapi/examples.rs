@@ -9,17 +9,9 @@
 
 use serde_json::{json, Value};
 
+use crate::ids::EXAMPLE_PROFILE_ID;
+use crate::mappings::EXAMPLE_ZONE_MAPPING_ID;
 use crate::ErrorCode;
-
-/// The profile id the document's examples name. `appzone-server serve --demo` keeps a
-/// deletable profile of the demo organization with this id, so a request built from the
-/// document's examples (Swagger UI, a Postman collection converted from the document) deletes
-/// a profile that exists.
-pub const EXAMPLE_PROFILE_ID: &str = "prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2";
-
-/// The zone-mapping id the document's examples name; `serve --demo` keeps a mapping of the
-/// demo organization with this id.
-pub const EXAMPLE_ZONE_MAPPING_ID: &str = "prod";
 
 /// Example value of each path parameter: a provider and region of the built-in catalog, the
 /// demo's deletable profile, and the demo's zone mapping.

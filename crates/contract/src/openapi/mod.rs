@@ -41,7 +41,8 @@ mod rate_limit;
 mod schemas;
 
 pub use complete::{finish, mark_deprecated};
-pub use examples::{EXAMPLE_PROFILE_ID, EXAMPLE_ZONE_MAPPING_ID};
+pub use crate::ids::EXAMPLE_PROFILE_ID;
+pub use crate::mappings::EXAMPLE_ZONE_MAPPING_ID;
 // The `__path_*` types are what utoipa generates for each description; the server's routes and
 // `ApiDoc` below find them next to the function of the same name, so they are re-exported too.
 pub use identities::{
