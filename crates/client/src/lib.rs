@@ -302,7 +302,7 @@ pub mod exit_code {
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-/// The workspace README's consumer example, compiled and checked as a doctest.
-#[doc = include_str!("../../../README.md")]
+/// The consumer example of docs/CLIENTS.md, compiled and checked as a doctest.
+#[doc = include_str!("../../../docs/CLIENTS.md")]
 #[cfg(doctest)]
 pub struct WorkspaceReadmeDoctests;

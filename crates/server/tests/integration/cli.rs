@@ -442,9 +442,9 @@ fn catalog_import_refusing_a_zone_rename_says_the_zone_is_no_longer_listed() {
 }
 
 /// `appzone-server --help` prints its rows of the exit-code table it shares with `appzone`,
-/// and the README's table is that table.
+/// and the table of docs/OPERATING.md is that table.
 #[test]
-fn the_help_and_the_readme_show_the_exit_code_table_shared_with_appzone() {
+fn the_help_and_the_operating_guide_show_the_exit_code_table_shared_with_appzone() {
     use appzone_contract::exit_code::{help_rows, TABLE};
     let help = Cli::empty().ok(&["--help"]);
     let section: String = help
@@ -456,8 +456,8 @@ fn the_help_and_the_readme_show_the_exit_code_table_shared_with_appzone() {
         .collect();
     assert_eq!(section, help_rows(true), "{help}");
 
-    let readme = include_str!("../../../../README.md");
-    let table: Vec<&str> = readme
+    let guide = include_str!("../../../../docs/OPERATING.md");
+    let table: Vec<&str> = guide
         .lines()
         .skip_while(|line| *line != "| exit code | meaning | `appzone-server` |")
         .skip(2)
@@ -470,7 +470,7 @@ fn the_help_and_the_readme_show_the_exit_code_table_shared_with_appzone() {
             format!("| {} | {} | {server} |", row.code, row.meaning)
         })
         .collect();
-    assert_eq!(table, rows, "README.md's exit code table");
+    assert_eq!(table, rows, "docs/OPERATING.md's exit code table");
 }
 
 #[test]
@@ -688,9 +688,10 @@ async fn key_last_used_is_recorded_at_most_once_a_minute(cli: &Cli, app: &TestAp
     );
 }
 
-/// The README's key-rotation procedure, step by step against a serving server: create the new
-/// key, move the client to it, watch the old key's LAST_USED stop moving, revoke the old key;
-/// the revocation step re-run twice (a script run again) succeeds and changes nothing.
+/// The key-rotation procedure of docs/OPERATING.md, step by step against a serving server:
+/// create the new key, move the client to it, watch the old key's LAST_USED stop moving, revoke
+/// the old key; the revocation step re-run twice (a script run again) succeeds and changes
+/// nothing.
 ///
 /// Multi-threaded: the operator commands run blocking on the test's thread, and the server in
 /// this process must go on meanwhile (on one thread, a transaction of its own, most likely the
@@ -963,8 +964,8 @@ fn help_lists_commands_and_examples() {
     }
 }
 
-/// The README's first-run promise: `serve --demo` prints curl lines whose labelled statuses hold,
-/// and SIGTERM stops the server cleanly.
+/// The README's first-run promise ("Two commands"): `serve --demo` prints curl lines whose
+/// labelled statuses hold, and SIGTERM stops the server cleanly.
 #[test]
 fn serve_demo_prints_curl_lines_that_give_the_labelled_statuses() {
     let cli = Cli::new();
@@ -1289,7 +1290,7 @@ fn every_request_gets_one_whole_log_line_under_concurrent_load() {
 /// `backup FILE` makes a consistent copy of the SQLite database while the server serves
 /// deletes: every profile in it is live or deleted with its audit record, the deletes answered
 /// before it started are in it, none it holds was left unanswered, its keys are the source's,
-/// SQLite finds it intact, and it is private (0600). Restored as the README says, it serves.
+/// SQLite finds it intact, and it is private (0600). Restored as docs/OPERATING.md says, it serves.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backup_copies_the_database_consistently_while_deletes_are_served() {
     use std::collections::BTreeSet;
@@ -1403,7 +1404,7 @@ async fn backup_copies_the_database_consistently_while_deletes_are_served() {
     );
     drop(copy);
 
-    // Restored as the README says, into a new directory: the CLI reads what the copy holds.
+    // Restored as docs/OPERATING.md says, into a new directory: the CLI reads what the copy holds.
     let restored = Cli::empty();
     std::fs::copy(&backup, restored.dir.path().join("appzone.db")).unwrap();
     let live = restored.ok(&["profile", "list", "--org", "acme"]);
@@ -1466,7 +1467,7 @@ fn sh(program: &str, args: &[&str]) {
     stdout_of(Command::new(program).args(args), &what);
 }
 
-/// The README's SQLite backup and restore commands, run as written.
+/// The SQLite backup and restore commands of docs/OPERATING.md, run as written.
 #[test]
 fn sqlite_backup_and_restore_as_documented() {
     let cli = Cli::new();
@@ -1495,7 +1496,7 @@ fn sqlite_backup_and_restore_as_documented() {
     );
 }
 
-/// The README's PostgreSQL backup and restore, scoped to the test's schema.
+/// The PostgreSQL backup and restore of docs/OPERATING.md, scoped to the test's schema.
 #[tokio::test]
 #[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
 async fn postgres_backup_and_restore_as_documented() {

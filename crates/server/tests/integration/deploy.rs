@@ -317,7 +317,7 @@ fn exported_names(body: &str) -> std::collections::BTreeSet<&str> {
 
 /// Every metric an alert (`deploy/prometheus/alerts.yml`) watches is one a real server exports,
 /// so that renaming a metric fails here instead of silencing an alert; and every alert has a
-/// severity, a `for:`, and a runbook in the README that names it.
+/// severity, a `for:`, and a runbook in docs/OPERATING.md that names it.
 #[tokio::test]
 async fn every_metric_the_alerts_watch_is_exported_and_every_alert_has_its_runbook() {
     let alerts = std::fs::read_to_string(root().join("deploy/prometheus/alerts.yml")).unwrap();
@@ -364,10 +364,10 @@ async fn every_metric_the_alerts_watch_is_exported_and_every_alert_has_its_runbo
     );
 
     // Each rule: an alert name, a `for:`, a severity of `page` or `ticket`, a runbook.
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let section = readme
-        .split_once("\n### Alerts\n")
-        .expect("the README has an Alerts section (#alerts)")
+    let guide = std::fs::read_to_string(root().join("docs/OPERATING.md")).unwrap();
+    let section = guide
+        .split_once("\n## Alerts\n")
+        .expect("docs/OPERATING.md has an Alerts section (#alerts)")
         .1;
     let section = section.split("\n## ").next().unwrap();
     let rules: Vec<&str> = alerts.split("- alert: ").skip(1).collect();
@@ -384,13 +384,13 @@ async fn every_metric_the_alerts_watch_is_exported_and_every_alert_has_its_runbo
         }
         assert!(
             rule.contains(
-                "runbook_url: https://github.com/appzone/appzone/blob/main/README.md#alerts\n"
+                "runbook_url: https://github.com/appzone/appzone/blob/main/docs/OPERATING.md#alerts\n"
             ),
-            "{name}: no runbook_url to the README's Alerts section"
+            "{name}: no runbook_url to the Alerts section of docs/OPERATING.md"
         );
         assert!(
             section.contains(&format!("`{name}`")),
-            "{name} is not in the README's Alerts section"
+            "{name} is not in the Alerts section of docs/OPERATING.md"
         );
     }
 }

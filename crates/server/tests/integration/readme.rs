@@ -1,17 +1,46 @@
-//! The README's commands: each one is run by a test or by a step of `cargo xtask ci`, and the
-//! operator commands are run here exactly as written.
+//! The commands of the README and of the guides in `docs/`: each one is run by a test or by a
+//! step of `cargo xtask ci`, and the operator commands (docs/OPERATING.md) are run here exactly
+//! as written.
 
 use std::path::Path;
 use std::process::Command;
 
 use crate::server_process::stdout_of;
 
-const README: &str = include_str!("../../../../README.md");
+/// The README and the guides it maps, where the commands live.
+const DOCS: &[(&str, &str)] = &[
+    ("README.md", include_str!("../../../../README.md")),
+    (
+        "docs/CLIENTS.md",
+        include_str!("../../../../docs/CLIENTS.md"),
+    ),
+    (
+        "docs/CONFORMANCE.md",
+        include_str!("../../../../docs/CONFORMANCE.md"),
+    ),
+    (
+        "docs/DEPLOYMENT.md",
+        include_str!("../../../../docs/DEPLOYMENT.md"),
+    ),
+    (
+        "docs/DEVELOPING.md",
+        include_str!("../../../../docs/DEVELOPING.md"),
+    ),
+    (
+        "docs/OPERATING.md",
+        include_str!("../../../../docs/OPERATING.md"),
+    ),
+    (
+        "docs/RELIABILITY.md",
+        include_str!("../../../../docs/RELIABILITY.md"),
+    ),
+];
+const OPERATING: &str = include_str!("../../../../docs/OPERATING.md");
 const XTASK: &str = include_str!("../../../../xtask/src/main.rs");
 
-/// Every command the README shows, and what runs it: a test of this binary (`test:`), or a
-/// task of `cargo xtask` (`xtask:`) that `cargo xtask ci` runs or that has a test of its own.
-/// Commands that only set up a machine (`rustup`, `apt-get`, `cargo install`) are run by
+/// Every command the README and the guides show, and what runs it: a test of this binary
+/// (`test:`), or a task of `cargo xtask` (`xtask:`) that `cargo xtask ci` runs or that has a
+/// test of its own. Commands that only set up a machine (`rustup`, `apt-get`, `cargo install`) are run by
 /// `.ci/run` (`ci-setup:`). Making an advisory snapshot needs github.com, which CI cannot reach:
 /// the one exception (`not-run:`), said so in the closing note of the change that added it.
 /// Matched by prefix, longest first.
@@ -21,6 +50,8 @@ const RUN_BY: &[(&str, &str)] = &[
         "xtask:clients",
     ),
     ("cargo xtask ci", "xtask:ci"),
+    ("cargo xtask check", "xtask:check"),
+    ("cargo fmt --check", "xtask:ci"),
     ("APPZONE_TEST_POSTGRES_URL=", "xtask:ci"),
     ("cargo xtask openapi --check", "xtask:ci"),
     ("cargo xtask openapi", "xtask:openapi"),
@@ -44,7 +75,7 @@ const RUN_BY: &[(&str, &str)] = &[
         "test:readme::the_filtered_test_command_is_accepted",
     ),
     ("cargo install --locked --path crates/server", "ci-setup:"),
-    ("cargo install --locked --path crates/client", "ci-setup:"),
+    ("cargo install --locked --path crates/cli", "ci-setup:"),
     ("cargo install --locked cargo-deny", "xtask:deny"),
     ("cargo install --locked cargo-semver-checks", "ci-setup:"),
     ("rustup ", "ci-setup:"),
@@ -94,12 +125,15 @@ const RUN_BY: &[(&str, &str)] = &[
     ("aws ec2 describe-availability-zones", "not-run:"),
 ];
 
-/// The commands of the README: the lines of its `sh` blocks (comments dropped) and the inline
-/// code spans that start like a command.
-fn readme_commands() -> Vec<String> {
+/// The commands of the README and the guides: the lines of their `sh` blocks (comments dropped)
+/// and the inline code spans that start like a command, each with the page that shows it.
+fn readme_commands() -> Vec<(&'static str, String)> {
     let mut commands = Vec::new();
     let mut in_sh = false;
-    for line in README.lines() {
+    let lines = DOCS
+        .iter()
+        .flat_map(|(page, text)| text.lines().map(move |line| (*page, line)));
+    for (page, line) in lines {
         let line = line.trim_start();
         if line.starts_with("```") {
             in_sh = line == "```sh";
@@ -108,7 +142,7 @@ fn readme_commands() -> Vec<String> {
         if in_sh {
             let command = line.split(" #").next().unwrap_or("").trim();
             if !command.is_empty() && !command.starts_with('#') {
-                commands.push(command.to_owned());
+                commands.push((page, command.to_owned()));
             }
             continue;
         }
@@ -126,7 +160,7 @@ fn readme_commands() -> Vec<String> {
             .any(|start| span.starts_with(start))
                 && span.contains(' ');
             if i % 2 == 1 && looks_like_a_command {
-                commands.push(span.to_owned());
+                commands.push((page, span.to_owned()));
             }
         }
     }
@@ -147,41 +181,43 @@ fn every_readme_command_is_run_by_a_test_or_a_ci_step() {
     let mut unrun = Vec::new();
     let commands = readme_commands();
     assert!(commands.len() > 25, "{commands:#?}");
-    for command in &commands {
+    for (page, command) in &commands {
         let by = RUN_BY
             .iter()
             .filter(|(prefix, _)| command.starts_with(prefix))
             .max_by_key(|(prefix, _)| prefix.len());
         let Some((_, by)) = by else {
-            unrun.push(command.clone());
+            unrun.push(format!("{page}: {command}"));
             continue;
         };
         if let Some(test) = by.strip_prefix("test:") {
             assert!(
                 tests.lines().any(|line| line.starts_with(test)),
-                "{command:?} is said to be run by the test {test}, which does not exist"
+                "{page}: {command:?} is said to be run by the test {test}, which does not exist"
             );
         } else if let Some(task) = by.strip_prefix("xtask:") {
             assert!(
                 XTASK.contains(&format!("[\"{task}\"")),
-                "{command:?} is said to be run by `cargo xtask {task}`, which does not exist"
+                "{page}: {command:?} is said to be run by `cargo xtask {task}`, which does not \
+                 exist"
             );
         }
     }
     assert!(
         unrun.is_empty(),
-        "README commands no test or CI step runs (add one, and list it in RUN_BY): {unrun:#?}"
+        "commands of the README or docs/ that no test or CI step runs (add one, and list it in \
+         RUN_BY): {unrun:#?}"
     );
 }
 
-/// The README's filtered command once failed with `unexpected argument`: its test filters
-/// must be accepted by the test harness.
+/// The filtered test command (docs/RELIABILITY.md) once failed with `unexpected argument`: its
+/// test filters must be accepted by the test harness.
 #[test]
 fn the_filtered_test_command_is_accepted() {
-    let command = readme_commands()
+    let (_, command) = readme_commands()
         .into_iter()
-        .find(|c| c.starts_with("cargo test -p appzone-server --test integration"))
-        .expect("the README shows a filtered test command");
+        .find(|(_, c)| c.starts_with("cargo test -p appzone-server --test integration"))
+        .expect("the docs show a filtered test command");
     let (cargo_part, harness_args) = command.split_once(" -- ").expect("filters after --");
     assert_eq!(
         cargo_part, "cargo test -p appzone-server --test integration",
@@ -193,14 +229,14 @@ fn the_filtered_test_command_is_accepted() {
     assert!(listed.contains("reliability::") && listed.contains("security::"));
 }
 
-/// The operator block of the README, run line by line in a fresh directory with the
+/// The operator block of docs/OPERATING.md, run line by line in a fresh directory with the
 /// `appzone-server` this build made; `# prints: X` comments are checked.
 #[test]
 fn operator_commands_run_as_written() {
-    let block: Vec<&str> = README
+    let block: Vec<&str> = OPERATING
         .split("```sh\n")
         .find(|block| block.starts_with("appzone-server migrate"))
-        .expect("the README's operator block starts with `appzone-server migrate`")
+        .expect("docs/OPERATING.md's operator block starts with `appzone-server migrate`")
         .split("```")
         .next()
         .unwrap()
