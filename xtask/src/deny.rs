@@ -84,7 +84,7 @@ fn advisories() -> Result<()> {
         .map(PathBuf::from)
         .unwrap_or_else(|| crate::root().join(SNAPSHOT));
     let missing = format!(
-        "no RustSec snapshot at {} (the README's \"Supply chain\" says how one is made)",
+        "no RustSec snapshot at {} (docs/DEVELOPING.md, \"Supply chain\", says how one is made)",
         path_arg(&snapshot)
     );
     let source = advisory_source(

@@ -309,9 +309,9 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    /// The command lines the README, BENCHMARKS.md and `.ci/run` use keep parsing.
-    /// (`crates/server/tests/integration/readme.rs` also reads this list, as `["task"`, to check
-    /// that every task the README names exists.)
+    /// The command lines the README, the guides in docs/, BENCHMARKS.md and `.ci/run` use keep
+    /// parsing. (`crates/server/tests/integration/readme.rs` also reads this list, as `["task"`,
+    /// to check that every task the README and the guides name exists.)
     #[test]
     fn the_documented_command_lines_parse() {
         let documented: &[&[&str]] = &[

@@ -72,7 +72,7 @@ impl Default for ServeOptions {
 }
 
 /// HTTP/2 streams one connection may have open at once. With the send buffer below, what one
-/// connection can make the server hold is bounded (README, sizing); 32 is more than a browser
+/// connection can make the server hold is bounded (docs/DEPLOYMENT.md, Sizing); 32 is more than a browser
 /// loading the docs page needs.
 const H2_MAX_CONCURRENT_STREAMS: u32 = 32;
 /// Bytes of answer hyper queues per HTTP/2 stream beyond what the client's window lets out

@@ -61,7 +61,7 @@ fn config() -> Arc<Config<'static>> {
 /// One asset as served: its bytes, a gzip copy when that is smaller, and validators. Both
 /// encodings are made once per process and shared by every answer (`Bytes` counts references):
 /// an answer never copies them, so a client that opens many streams and reads none holds no
-/// more than their headers (README, sizing).
+/// more than their headers (docs/DEPLOYMENT.md, Sizing).
 #[derive(Debug)]
 struct Asset {
     content_type: String,

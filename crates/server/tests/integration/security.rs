@@ -341,7 +341,7 @@ async fn api4_oversized_paths_headers_and_declared_bodies_are_refused_and_servin
         .await
         .assert_error(404, "profile_not_found");
     // Beyond the 32 KiB head limit (a 40 kB path, or 150 header lines): hyper refuses before
-    // the app (the one non-JSON answer; see the README) and the server keeps serving.
+    // the app (the one non-JSON answer; see docs/RELIABILITY.md) and the server keeps serving.
     // Its status, or none when the server closed the connection without one (a reset while
     // the request was still being written counts as that).
     let huge = TestApp::zones_path(&"a".repeat(40 * 1024), "us-east-1");

@@ -8,10 +8,11 @@ use appzone_test_support::raw::RawConnection;
 use appzone_test_support::TestApp;
 use tokio::task::JoinHandle;
 
-/// The promise (README, "header read timeout"): a connection on which nothing moved for the
-/// timeout is closed within 1.5 times it; one that sends no first byte, at the timeout. Closes
-/// are noticed by a task reading each connection from the moment it opened, so the figures
-/// below are when the server closed them, give or take this much scheduling on a busy machine.
+/// The promise (docs/OPERATING.md, "header read timeout"): a connection on which nothing moved
+/// for the timeout is closed within 1.5 times it; one that sends no first byte, at the timeout.
+/// Closes are noticed by a task reading each connection from the moment it opened, so the
+/// figures below are when the server closed them, give or take this much scheduling on a busy
+/// machine.
 const NOTICED_WITHIN: Duration = Duration::from_millis(400);
 
 /// The server starts a connection's clock when it accepts it, which can be a little before
