@@ -1,10 +1,10 @@
-//! `appzone conformance`: the contract's checks against a server (see
-//! `appzone_client::conformance`).
+//! `appzone conformance`: the contract's checks against a server (see the
+//! `appzone-conformance` crate).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use appzone_client::conformance::{self, Config};
+use appzone_conformance::{self as conformance, Config};
 
 use super::{print, Failure};
 

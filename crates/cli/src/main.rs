@@ -10,15 +10,10 @@ use appzone_client::{
 use appzone_contract::{paths, IdError};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-#[path = "appzone/conformance.rs"]
 mod conformance;
-#[path = "appzone/duration.rs"]
 mod duration;
-#[path = "appzone/mappings.rs"]
 mod mappings;
-#[path = "appzone/output.rs"]
 mod output;
-#[path = "appzone/zones.rs"]
 mod zones;
 
 use duration::parse_duration;

@@ -1,4 +1,4 @@
-//! A typed async client of the appzone API, and the `appzone` command line.
+//! A typed async client of the appzone API.
 //!
 //! The appzone API lists the catalog's cloud providers, their regions and the zones of a
 //! region, with each zone's account-independent identity; it stores an organization's zone
@@ -112,40 +112,19 @@
 //! and its message quotes the start of the body. So the client also works against other
 //! implementations of the same API.
 //!
-//! # The `appzone` command line
+//! # The `appzone` command line and the conformance kit
 //!
-//! With the `cli` feature the crate builds the `appzone` binary:
-//!
-//! ```text
-//! cargo install --path crates/client --features cli   # from a checkout; or cargo run -p appzone-client --features cli -- ...
-//! export APPZONE_URL=http://127.0.0.1:8080 APPZONE_API_KEY=apz_...
-//! appzone providers
-//! appzone regions aws
-//! appzone zones aws us-east-1
-//! appzone --output json zones aws us-east-1
-//! appzone zones aws us-east-1 --identities --mapping prod
-//! appzone mappings put prod --provider aws --label "production account" --file us-east-1.json
-//! appzone mappings list
-//! appzone profiles delete prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2
-//! appzone profiles delete prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2 --idempotency-key job-7:prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2
-//! ```
-//!
-//! Options: `--url` (`APPZONE_URL`, default `http://127.0.0.1:8080`), `--api-key`
-//! (`APPZONE_API_KEY`; prefer the variable, a command line is visible to other users),
-//! `--output text|json`, `--timeout` (such as `10s`, `500ms`). The exit codes are the rows of
-//! [`exit_code::TABLE`], which `appzone --help` prints: a class of failure has one code whether
-//! the command found it before sending anything or the server answered it.
-//!
-//! On an error the command prints nothing on stdout, and on stderr a line with the error code
-//! and the message, a line with the request id when a request was sent, and a `hint:` line when
-//! the likely cause is known (such as a base URL ending with `/api/v1`).
+//! They are crates of their own since 2.0.0: the `appzone` command is appzone-cli
+//! (`cargo install --path crates/cli` from a checkout), the API's conformance checks are
+//! appzone-conformance (formerly `appzone_client::conformance`, with the same names). This
+//! crate keeps [`exit_code`], the classes of failure the command exits with, for programs built
+//! on the client that exit the same way.
 
 #![warn(missing_docs)]
 
 mod args;
 mod client;
 mod conditional;
-pub mod conformance;
 mod deprecation;
 mod error;
 mod idempotency;
@@ -177,17 +156,18 @@ pub use idempotency::{new_idempotency_key, DeleteOutcome};
 pub use mappings::PutOutcome;
 pub use retry::RetryPolicy;
 
-/// Exit codes of the `appzone` command line: one [`TABLE`](exit_code::TABLE), shared with the
-/// operator's `appzone-server` (which uses 0, 1 and 2 of it), shown by `appzone --help` (which
-/// is generated from it) and in the crate's README (a test compares them).
+/// Exit codes of the `appzone` command line (crate appzone-cli): one
+/// [`TABLE`](exit_code::TABLE), shared with the operator's `appzone-server` (which uses 0, 1
+/// and 2 of it), shown by `appzone --help` (which is generated from it) and in appzone-cli's
+/// README (a test compares them).
 ///
 /// A class of failure has one code, whether the command line found it before sending anything
 /// or the server answered it: a malformed provider id refused locally and the server's 400
 /// `invalid_provider` both exit with [`INVALID_INPUT`](exit_code::INVALID_INPUT); a missing API
 /// key and the server's 401 both exit with [`UNAUTHORIZED`](exit_code::UNAUTHORIZED).
 ///
-/// Public so scripts written in Rust can name the codes; the binary maps [`Error`]s to them with
-/// [`exit_code::for_error`].
+/// Public so that programs built on this client can exit as `appzone` does, and scripts written
+/// in Rust can name its codes; `appzone` maps [`Error`]s to them with [`exit_code::for_error`].
 pub mod exit_code {
     use appzone_contract::ErrorCode;
     use http::StatusCode;

@@ -5,9 +5,9 @@ use appzone_contract::headers::{is_valid_request_id, RATE_LIMIT, RATE_LIMIT_POLI
 use appzone_contract::ErrorCode;
 use serde_json::Value;
 
-use super::checks::skip;
-use super::wire::{Exchange, Kit};
-use super::Outcome;
+use crate::support::skip;
+use crate::wire::{Exchange, Kit};
+use crate::Outcome;
 
 pub(crate) fn run(kit: &mut Kit) {
     let exchanges = kit.exchanges.clone();

@@ -5,9 +5,9 @@ use appzone_contract::headers::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED};
 use appzone_contract::paths;
 use http::Method;
 
-use super::checks::{done, encode, skip, MALFORMED_ID};
-use super::wire::{Kit, Req};
-use super::Outcome;
+use crate::support::{done, encode, skip, MALFORMED_ID};
+use crate::wire::{Kit, Req};
+use crate::Outcome;
 
 fn path(id: &str) -> String {
     format!("{}/applications/profiles/{}", paths::API_PREFIX, encode(id))
@@ -118,7 +118,7 @@ pub(crate) async fn run(kit: &mut Kit) {
     );
 
     // One Idempotency-Key per run: a replay of an earlier run's key would be a 404.
-    let idempotency_key = format!("conformance-{}", crate::new_idempotency_key());
+    let idempotency_key = format!("conformance-{}", appzone_client::new_idempotency_key());
     let header_name = IDEMPOTENCY_KEY;
     let header = Some((header_name.as_str(), idempotency_key.as_str()));
     let deleted = match (&admin, &profile) {

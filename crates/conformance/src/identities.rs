@@ -13,31 +13,12 @@ use appzone_contract::{paths, ErrorCode};
 use http::Method;
 use serde_json::Value;
 
-use super::checks::{done, skip, Walk, MALFORMED_ID, WRONG_KEY};
-use super::wire::{Exchange, Kit, Req};
-use super::Outcome;
-
-/// The provider and region the zone-identity and zone-mapping checks ask for.
-pub(crate) const PROVIDER: &str = "aws";
-pub(crate) const REGION: &str = "us-east-1";
-
-/// The identity listing of `region` of `provider` (ids as they go in a path).
-pub(crate) fn identities_path(provider: &str, region: &str) -> String {
-    format!(
-        "{}/providers/{provider}/regions/{region}/zone-identities",
-        paths::API_PREFIX
-    )
-}
-
-/// The path of zone mapping `id` (an id of the kit's, which needs no escaping).
-pub(crate) fn mapping_path(id: &str) -> String {
-    format!("{}/{id}", paths::ZONE_MAPPINGS)
-}
-
-/// A zone-mapping id no organization has: the kit's prefix and a fresh UUID.
-pub(crate) fn fresh_mapping_id() -> String {
-    format!("conformance-{}", crate::new_idempotency_key())
-}
+use crate::support::{
+    done, fresh_mapping_id, identities_path, mapping_path, skip, Walk, MALFORMED_ID, PROVIDER,
+    REGION, WRONG_KEY,
+};
+use crate::wire::{Exchange, Kit, Req};
+use crate::Outcome;
 
 /// Runs the read-only checks; returns the zone ids of aws/us-east-1's identity listing when it
 /// answered them, for the writes.

@@ -1,13 +1,15 @@
 //! The API's promises as an executable kit: [`run`] checks a deployment (or another
-//! implementation) of the appzone API against docs/API.md, one named check per promise.
+//! implementation) of the appzone API against docs/API.md, one named check per promise. The
+//! `appzone conformance` command (crate appzone-cli) runs it from a terminal or CI, and writes
+//! its report as text, JSON or JUnit XML.
 //!
-//! It sends raw requests with [`reqwest`] rather than the typed [`Client`](crate::Client), so
+//! It sends raw requests with [`reqwest`] rather than the typed [`appzone_client::Client`], so
 //! that it sees every header and byte of each answer, and it reads the server's own
 //! `/openapi.json` to learn the operations and the statuses each one may answer: an operation
 //! added to the document is walked without editing the kit.
 //!
 //! ```no_run
-//! use appzone_client::conformance::{self, Config};
+//! use appzone_conformance::{self as conformance, Config};
 //!
 //! # async fn check() {
 //! let report = conformance::run(Config::new("http://127.0.0.1:8080", "apz_...")).await;
@@ -26,13 +28,20 @@
 //! (`conformance-<uuid>`) that it deletes again; [`Config::read_only`] forbids any `PUT` or
 //! `DELETE`.
 
+#![warn(missing_docs)]
+
+// `checks` orders the run and imports the check modules (`listings`, `refusals`,
+// `identities`, `mappings`, `delete`, `aggregate`); they share only `support` and `wire`,
+// which import none of them.
 mod aggregate;
 mod checks;
 mod delete;
 mod identities;
+mod listings;
 mod mappings;
 mod refusals;
 mod render;
+mod support;
 mod wire;
 
 use std::fmt;
@@ -53,7 +62,7 @@ pub struct Config {
 }
 
 impl fmt::Debug for Config {
-    // The keys stay out of it, as everywhere in this crate.
+    // The keys stay out of it, as everywhere in appzone-client.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
             .field("url", &self.url)
@@ -261,3 +270,8 @@ impl CheckResult {
         }
     }
 }
+
+/// The README's example, compiled as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

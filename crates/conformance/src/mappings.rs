@@ -10,10 +10,10 @@ use appzone_contract::{paths, ErrorCode};
 use http::Method;
 use serde_json::{json, Value};
 
-use super::checks::{done, skip};
-use super::identities::{fresh_mapping_id, identities_path, mapping_path, PROVIDER, REGION};
-use super::wire::{Exchange, Kit, Req};
-use super::Outcome;
+use crate::support::{done, skip};
+use crate::support::{fresh_mapping_id, identities_path, mapping_path, PROVIDER, REGION};
+use crate::wire::{Exchange, Kit, Req};
+use crate::Outcome;
 
 /// The pairs (zone name, zone id) the kit stores, as in the document's example.
 const STORED: [(&str, &str); 2] = [("us-east-1a", "use1-az2"), ("us-east-1b", "use1-az4")];

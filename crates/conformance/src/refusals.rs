@@ -5,9 +5,9 @@ use appzone_contract::headers::{is_valid_request_id, REQUEST_ID};
 use appzone_contract::paths;
 use http::Method;
 
-use super::checks::{done, encode, skip, Walk, MALFORMED_ID, WRONG_KEY};
-use super::wire::{Kit, Req};
-use super::Outcome;
+use crate::support::{done, encode, skip, Walk, MALFORMED_ID, WRONG_KEY};
+use crate::wire::{Kit, Req};
+use crate::Outcome;
 
 pub(crate) async fn request_ids(kit: &mut Kit) {
     let key = kit.config.api_key.clone();

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::{Outcome, Report};
+use crate::{Outcome, Report};
 
 impl Report {
     /// One line per check (`PASS name`, `FAIL name: ...`, `SKIP name: why`), then the summary

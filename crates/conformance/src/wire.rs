@@ -6,7 +6,7 @@ use appzone_contract::headers::API_KEY;
 use http::{HeaderMap, Method};
 use serde_json::Value;
 
-use super::{CheckResult, Config, Outcome};
+use crate::{CheckResult, Config, Outcome};
 
 /// One request and its answer, exactly as they went over the wire.
 #[derive(Debug, Clone)]

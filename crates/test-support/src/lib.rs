@@ -1,7 +1,9 @@
 //! The test harness of the server's integration tests and the client's tests, one of each
 //! thing: [`TestApp`] (the server in process on SQLite or PostgreSQL, on a real socket, seeded
 //! with two organizations), [`raw`] (HTTP/1.1 bytes over a TCP connection, for what an HTTP
-//! client would refuse or normalize), and [`seed_profiles`] (profiles in bulk).
+//! client would refuse or normalize), [`seed_profiles`] (profiles in bulk), [`scripted`] (a
+//! server answering from a script, for the client's tests) and [`proxy`] (the real server with
+//! one promise broken, for the conformance kit's).
 //!
 //! Tests that take a [`TestApp`] run once per backend through [`both_backends!`]. PostgreSQL
 //! tests are marked ignored: a run without PostgreSQL lists them as ignored, never as passed.
@@ -13,8 +15,11 @@
 
 mod app;
 mod cluster;
+pub mod fixtures;
 mod postgres;
+pub mod proxy;
 pub mod raw;
+pub mod scripted;
 mod seed;
 
 pub use app::{eventually, fast_config, spawn_server, test_catalog, Replica, Resp, TestApp};

@@ -1,5 +1,5 @@
 //! A proxy in front of the real server that breaks one promise of the API, for the
-//! conformance kit's proof that it can fail: each [`Mutation`] must fail the check named after
+//! conformance kit's (and the `appzone conformance` command's) proof that it can fail: each [`Mutation`] must fail the check named after
 //! the promise it breaks. This file forwards; `proxy/mutation.rs` says what each mutation does.
 
 mod mutation;
@@ -7,8 +7,8 @@ mod mutation;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use crate::TestApp;
 use appzone_contract::headers::API_KEY;
-use appzone_test_support::TestApp;
 use axum::body::{to_bytes, Body, Bytes};
 use axum::extract::{Request, State};
 use axum::response::Response;

@@ -10,7 +10,7 @@ use appzone_contract::{ProviderList, RegionList, ZoneList};
 use appzone_test_support::TestApp;
 
 use crate::run::{appzone, assert_exit, Run};
-use crate::support::{closed_port, Reply, Server};
+use appzone_test_support::scripted::{closed_port, Reply, Server};
 
 const KEY: &str = "apz_AAAAAAAAAAAA_0123456789abcdefghijABCDEFGHIJklmn";
 
@@ -925,7 +925,7 @@ async fn the_help_and_the_readme_show_the_exit_code_table() {
         .iter()
         .map(|row| format!("| {} | {} |", row.code, row.meaning))
         .collect();
-    assert_eq!(table, rows, "crates/client/README.md's exit code table");
+    assert_eq!(table, rows, "crates/cli/README.md's exit code table");
 }
 
 // ---- usage lines (issue point 18) ---------------------------------------------------------------

@@ -11,11 +11,10 @@ use appzone_test_support::TestApp;
 use http::Method;
 use tokio::io::AsyncWriteExt;
 
-use crate::mappings::{
-    identities_reply, mapping_reply, mappings_reply, DESCRIBE_US_EAST_1, LIST_LOCATIONS,
-};
 use crate::run::{appzone, assert_exit, Run};
-use crate::support::{closed_port, Reply, Server};
+use appzone_test_support::fixtures::{DESCRIBE_US_EAST_1, LIST_LOCATIONS};
+use appzone_test_support::scripted::{closed_port, Reply, Server};
+use appzone_test_support::scripted::{identities_reply, mapping_reply, mappings_reply};
 
 const KEY: &str = "apz_AAAAAAAAAAAA_0123456789abcdefghijABCDEFGHIJklmn";
 

@@ -1,26 +1,22 @@
 //! The client's test suite, one binary: calls and errors (`api`), the retry matrix and timeouts
-//! (`retries`), key redaction (`secrets`) and the `appzone` command line (`cli`, run as a child
-//! process by `run`), all against a scripted server on 127.0.0.1 (`support`); and end to end
-//! against the real `appzone-server` started in-process over a fresh SQLite database by the
-//! server's own test harness, `appzone-test-support` (`real_server`, and the conditional
-//! listings in `conditional`, which also checks the wire against the scripted server). The zone
-//! identities and zone mappings of API 1.2 have their own three: `mappings` (the scripted
-//! server), `mappings_real` (the real one) and `mappings_cli` (the `appzone` commands).
+//! (`retries`) and key redaction (`secrets`), all against the scripted server on 127.0.0.1 of
+//! `appzone-test-support` (with this suite's helpers in `support`); and end to end against the
+//! real `appzone-server` started in-process over a fresh SQLite database by the server's own
+//! test harness, `appzone-test-support` (`real_server`, and the conditional listings in
+//! `conditional`, which also checks the wire against the scripted server). The zone identities
+//! and zone mappings of API 1.2 have their own two: `mappings` (the scripted server) and
+//! `mappings_real` (the real one). The `appzone` command's tests are appzone-cli's, the
+//! conformance kit's appzone-conformance's.
 
 // Tests may panic on anything unexpected; that is how they fail.
 #![allow(clippy::unwrap_used)]
 
 mod api;
-mod cli;
 mod conditional;
-mod conformance;
 mod deprecation;
 mod mappings;
-mod mappings_cli;
 mod mappings_real;
-mod proxy;
 mod real_server;
 mod retries;
-mod run;
 mod secrets;
 mod support;

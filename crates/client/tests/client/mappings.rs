@@ -15,11 +15,8 @@ use tokio::net::TcpListener;
 
 use crate::support::{assert_invalid_id, client, closed_port, key, Reply, Server};
 
-/// The AWS fixture: `aws ec2 describe-availability-zones` output of one (made-up) account.
-pub const DESCRIBE_US_EAST_1: &str = include_str!("../fixtures/describe-us-east-1.json");
-
-/// The Azure fixture: `az account list-locations -o json` of one (made-up) subscription.
-pub const LIST_LOCATIONS: &str = include_str!("../fixtures/list-locations-sample.json");
+pub use appzone_test_support::fixtures::{DESCRIBE_US_EAST_1, LIST_LOCATIONS};
+pub use appzone_test_support::scripted::{identities_reply, mapping_reply, mappings_reply};
 
 pub fn prod() -> ZoneMappingId {
     "prod".parse().unwrap()
@@ -31,77 +28,6 @@ pub fn aws_request() -> ZoneMappingRequest {
         "aws".parse().unwrap(),
         Some("production account".into()),
         serde_json::from_str(DESCRIBE_US_EAST_1).unwrap(),
-    )
-}
-
-/// The contract's zone-identity list of aws/us-east-1, with mapping `prod` applied when
-/// `mapped` (the names of the AWS fixture), else with null names.
-pub fn identities_reply(mapped: bool) -> Reply {
-    let name = |n: &str| {
-        if mapped {
-            serde_json::json!(n)
-        } else {
-            serde_json::Value::Null
-        }
-    };
-    Reply::json(
-        200,
-        serde_json::json!({
-            "data": [
-                {"zone_id": "use1-az1", "zone_name": name("us-east-1d"), "name_scope": "account",
-                 "zone_type": "availability-zone", "visibility": "all_accounts",
-                 "note": "name mapped per account"},
-                {"zone_id": "use1-az2", "zone_name": name("us-east-1a"), "name_scope": "account",
-                 "zone_type": "availability-zone", "visibility": "all_accounts"}
-            ],
-            "id": "srv-id",
-            "mapping": if mapped {
-                serde_json::json!({"id": "prod", "provider": "aws", "label": "production account",
-                                   "imported_at": "2026-11-27T10:00:00Z"})
-            } else {
-                serde_json::Value::Null
-            },
-            "message": "2 zones in aws/us-east-1",
-            "source": {"compiled_on": "2026-11-27", "references": [
-                {"id": "S1", "what": "AWS AZ IDs", "where": "https://docs.aws.amazon.com/", "date": "2026-11-27"}
-            ]},
-            "status": "success",
-        }),
-    )
-    .header("etag", "W/\"ids-1\"")
-}
-
-/// The contract's answer of a zone mapping's `GET` or `PUT`, with `status`.
-pub fn mapping_reply(status: u16, message: &str) -> Reply {
-    Reply::json(
-        status,
-        serde_json::json!({
-            "data": {
-                "id": "prod", "provider": "aws", "label": "production account",
-                "imported_at": "2026-11-27T10:00:00Z",
-                "regions": [{"region": "us-east-1", "zones": [
-                    {"zone_id": "use1-az2", "zone_name": "us-east-1a"},
-                    {"zone_id": "use1-az4", "zone_name": "us-east-1b"}
-                ]}]
-            },
-            "id": "srv-id",
-            "message": message,
-            "status": "success",
-        }),
-    )
-}
-
-/// The contract's zone-mapping list with `prod`.
-pub fn mappings_reply() -> Reply {
-    Reply::json(
-        200,
-        serde_json::json!({
-            "data": [{"id": "prod", "provider": "aws", "label": "production account",
-                      "imported_at": "2026-11-27T10:00:00Z", "regions": ["us-east-1"]}],
-            "id": "srv-id",
-            "message": "1 zone mapping",
-            "status": "success",
-        }),
     )
 }
 
