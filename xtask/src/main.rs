@@ -268,6 +268,10 @@ fn ci() -> Result<()> {
             "appzone-server",
             "-p",
             "appzone-client",
+            "-p",
+            "appzone-conformance",
+            "-p",
+            "appzone-cli",
         ])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
     openapi(true)?;

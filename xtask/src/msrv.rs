@@ -1,7 +1,7 @@
 //! `cargo xtask msrv`: builds each published crate with the oldest Rust it declares.
 //!
 //! The declared minimums live in the manifests (`rust-version`): the workspace's for the
-//! library crates (contract, client with its `cli` feature), the server's own for the server.
+//! published crates (contract, client, conformance, cli), the server's own for the server.
 //! Each group is checked (`cargo +<version> check --locked`) in its own target directory, so the
 //! older compilers never invalidate the main build.
 //!
@@ -23,8 +23,10 @@ const GROUPS: &[(&str, &[&str])] = &[
             "appzone-contract",
             "-p",
             "appzone-client",
-            "--features",
-            "appzone-client/cli",
+            "-p",
+            "appzone-conformance",
+            "-p",
+            "appzone-cli",
         ],
     ),
     ("crates/server/Cargo.toml", &["-p", "appzone-server"]),

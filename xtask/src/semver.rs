@@ -58,7 +58,29 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
         workspace_version(&current_toml),
     );
     if let (Some(baseline), Some(current)) = versions {
-        eprintln!("semver-checks: {}", version_note(baseline, current));
+        eprintln!(
+            "semver-checks: appzone-contract: {}",
+            version_note(baseline, current)
+        );
+    }
+    // appzone-client has a version of its own since 2.0.0 (the conformance kit and the CLI
+    // left it); a tree without one gives it the workspace's.
+    const CLIENT: &str = "crates/client/Cargo.toml";
+    let baseline_client = stdout_of(
+        git(&root).args(["show", &format!("{commit}:{CLIENT}")]),
+        GIT_TIMEOUT,
+    )?;
+    let current_client = std::fs::read_to_string(root.join(CLIENT))
+        .with_context(|| format!("cannot read {CLIENT}"))?;
+    let client_versions = (
+        package_version(&baseline_client).or(versions.0),
+        package_version(&current_client).or(versions.1),
+    );
+    if let (Some(baseline), Some(current)) = client_versions {
+        eprintln!(
+            "semver-checks: appzone-client: {}",
+            version_note(baseline, current)
+        );
     }
     run_bounded(
         cargo().args([
@@ -79,11 +101,21 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
 
 /// The `version` of `[workspace.package]` in a workspace's Cargo.toml (the crates inherit it).
 fn workspace_version(manifest: &str) -> Option<&str> {
-    let mut in_package = false;
+    section_version(manifest, "[workspace.package]")
+}
+
+/// The `version = "..."` of a crate's own `[package]` (none when it inherits the workspace's).
+fn package_version(manifest: &str) -> Option<&str> {
+    section_version(manifest, "[package]")
+}
+
+/// The literal `version = "..."` of `section` in a manifest.
+fn section_version<'a>(manifest: &'a str, section: &str) -> Option<&'a str> {
+    let mut in_section = false;
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
-            in_package = line == "[workspace.package]";
-        } else if let Some(value) = line.strip_prefix("version").filter(|_| in_package) {
+            in_section = line == section;
+        } else if let Some(value) = line.strip_prefix("version").filter(|_| in_section) {
             let value = value.trim_start().strip_prefix('=')?.trim();
             return value.strip_prefix('"')?.split('"').next();
         }
@@ -135,6 +167,11 @@ mod tests {
                         edition = \"2021\"\n[package]\nversion = \"9.9.9\"\n";
         assert_eq!(workspace_version(manifest), Some("1.2.3"));
         assert_eq!(workspace_version("[package]\nversion = \"1.0.0\"\n"), None);
+        assert_eq!(package_version(manifest), Some("9.9.9"));
+        assert_eq!(
+            package_version("[package]\nversion.workspace = true\n"),
+            None
+        );
         assert!(version_note("1.0.0", "1.0.0").contains("patch release"));
         assert!(version_note("0.1.0", "1.0.0").contains("checks nothing"));
         assert!(version_note("0.1.0", "0.2.0").contains("checks nothing"));

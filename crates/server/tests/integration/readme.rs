@@ -121,7 +121,7 @@ const RUN_BY: &[(&str, &str)] = &[
     ),
     ("cd advisory-db && echo", "not-run:"),
     // The clouds' own CLIs need a cloud account; what they print is the shape of the fixtures
-    // the zone-mapping tests store (tests/integration/fixtures/, crates/client/tests/fixtures/).
+    // the zone-mapping tests store (tests/integration/fixtures/, crates/test-support/fixtures/).
     ("aws ec2 describe-availability-zones", "not-run:"),
 ];
 
