@@ -9,15 +9,11 @@ use sqlx::{AnyConnection, AnyPool, Connection, Executor, Row};
 
 use super::errors::ResultExt;
 use super::sqlite_file::SqliteFile;
+use super::sqlite_pragmas::SQLITE_PRAGMAS;
 use super::{deletes, group_commit, Store, StoreError};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
-
-/// Set on every SQLite connection. `journal_mode=WAL` is persistent but cheap to restate;
-/// `synchronous=FULL` makes every commit durable before we answer 204.
-pub(super) const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
-                              PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;";
 
 /// Which database a [`Store`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,11 +52,19 @@ pub struct PoolSettings {
     pub statement_timeout: Option<Duration>,
 }
 
+/// The defaults, in the units of the `serve` options that set them (their `default_value_t`).
+impl PoolSettings {
+    /// Default of [`PoolSettings::max_connections`].
+    pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
+    /// Default of [`PoolSettings::acquire_timeout`], in milliseconds.
+    pub const DEFAULT_ACQUIRE_TIMEOUT_MS: u64 = 1000;
+}
+
 impl Default for PoolSettings {
     fn default() -> Self {
         Self {
-            max_connections: 8,
-            acquire_timeout: Duration::from_secs(1),
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            acquire_timeout: Duration::from_millis(Self::DEFAULT_ACQUIRE_TIMEOUT_MS),
             statement_timeout: None,
         }
     }

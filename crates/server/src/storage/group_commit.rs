@@ -29,9 +29,9 @@ use appzone_contract::ProfileId;
 use sqlx::{AnyConnection, Connection as _, Executor};
 use tokio::sync::{mpsc, oneshot};
 
-use super::connection::SQLITE_PRAGMAS;
-use super::deletes::{apply_in_transaction, DeleteAnswer, DeleteRequest};
+use super::delete_one::{apply_in_transaction, DeleteAnswer, DeleteRequest};
 use super::errors::ResultExt;
+use super::sqlite_pragmas::{SQLITE_PRAGMAS, SQLITE_PRAGMAS_BUSY_MS};
 use super::StoreError;
 
 /// Most deletes applied in one transaction.
@@ -163,8 +163,7 @@ impl Connection {
         conn.execute(SQLITE_PRAGMAS).await.classify()?;
         Ok(Self {
             conn,
-            // SQLITE_PRAGMAS' own.
-            busy_ms: 5000,
+            busy_ms: SQLITE_PRAGMAS_BUSY_MS,
         })
     }
 

@@ -27,8 +27,10 @@
 //! - `organizations.rs`: tenants;
 //! - `api_keys.rs`: keys and the digest stored for each ([`digest_hex`]);
 //! - `profiles.rs`: create, list, restore, purge, and the audit record of each change;
+//! - `sqlite_pragmas.rs`: the settings every SQLite connection starts with;
 //! - `deletes.rs`: profile deletes and their `Idempotency-Key` outcomes; `group_commit.rs`:
-//!   SQLite's one writer that applies them in shared transactions;
+//!   SQLite's one writer that applies them in shared transactions; `delete_one.rs`, below
+//!   both: one delete's request, answer, kept outcome and statements;
 //! - `catalog.rs`: the zone catalog's tables, read, imported and seeded;
 //! - `zone_mappings.rs`: organizations' zone mappings and the audit record of each change;
 //! - `changes.rs`: the change log other server processes follow (keys, the catalog, zone
@@ -40,12 +42,14 @@ mod backup;
 mod catalog;
 mod changes;
 mod connection;
+mod delete_one;
 mod deletes;
 mod errors;
 mod group_commit;
 mod organizations;
 mod profiles;
 mod sqlite_file;
+mod sqlite_pragmas;
 mod zone_mappings;
 
 use sqlx::AnyPool;
@@ -54,7 +58,7 @@ pub use api_keys::{digest_hex, Revocation};
 pub use catalog::{CatalogImport, REGIONS_PER_PAUSE};
 pub use changes::{Change, ChangeListener, Wake, CHANNEL};
 pub use connection::{redact_url, sqlite_file, Backend, PoolSettings};
-pub use deletes::{DeleteAnswer, DeleteOutcome, DeleteRequest, IDEMPOTENCY_TTL};
+pub use delete_one::{DeleteAnswer, DeleteOutcome, DeleteRequest, IDEMPOTENCY_TTL};
 pub use errors::StoreError;
 pub use sqlite_file::explain_open_error;
 pub use zone_mappings::{change_subject, Actor, PutMapping, StoredMapping};
