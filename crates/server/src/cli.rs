@@ -23,7 +23,7 @@ use crate::storage::{
 
 mod serve;
 pub use serve::ServeArgs;
-use serve::{parse_listen, run_serve};
+use serve::{parse_listen, run_serve, DEFAULT_LISTEN};
 
 /// How long closing the database may take at exit.
 const CLOSE_TIMEOUT: Duration = Duration::from_millis(50);
@@ -124,7 +124,7 @@ pub enum Command {
 pub struct HealthcheckArgs {
     /// The address the server listens on, as given to `serve`; a wildcard host (`0.0.0.0`,
     /// `[::]`) is probed on loopback.
-    #[arg(long, env = "APPZONE_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
+    #[arg(long, env = "APPZONE_LISTEN", default_value = DEFAULT_LISTEN, value_parser = parse_listen)]
     pub listen: String,
     /// Probe /readyz (the database answers) instead of /healthz (the process serves).
     #[arg(long)]

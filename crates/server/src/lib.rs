@@ -79,16 +79,33 @@ pub struct ServiceConfig {
 /// The default [`ServiceConfig::redis_key_prefix`].
 pub const REDIS_KEY_PREFIX: &str = "appzone:rl:";
 
+/// The defaults, in the units of the `serve` options that set them: the options'
+/// `default_value_t` is these constants, so the library and the CLI cannot disagree.
+impl ServiceConfig {
+    /// Default of [`ServiceConfig::key_cache_ttl`], in seconds.
+    pub const DEFAULT_KEY_CACHE_TTL_SECS: u64 = 10;
+    /// Default of [`ServiceConfig::catalog_refresh`], in seconds.
+    pub const DEFAULT_CATALOG_REFRESH_SECS: u64 = 2;
+    /// Default of [`ServiceConfig::tombstone_retention`], in days.
+    pub const DEFAULT_TOMBSTONE_RETENTION_DAYS: u64 = 30;
+    /// Default of [`ServiceConfig::rate_limit_per_key`].
+    pub const DEFAULT_RATE_LIMIT_PER_KEY: u32 = 1000;
+    /// Default of [`ServiceConfig::auth_failures_per_minute`].
+    pub const DEFAULT_AUTH_FAILURES_PER_MINUTE: u32 = 600;
+}
+
 impl Default for ServiceConfig {
     fn default() -> Self {
         Self {
-            key_cache_ttl: Duration::from_secs(10),
-            catalog_refresh: Duration::from_secs(2),
+            key_cache_ttl: Duration::from_secs(Self::DEFAULT_KEY_CACHE_TTL_SECS),
+            catalog_refresh: Duration::from_secs(Self::DEFAULT_CATALOG_REFRESH_SECS),
             change_poll: changes::POLL,
-            tombstone_retention: Duration::from_secs(30 * 24 * 3600),
+            tombstone_retention: Duration::from_secs(
+                Self::DEFAULT_TOMBSTONE_RETENTION_DAYS * 24 * 3600,
+            ),
             purge_interval: Duration::from_secs(3600),
-            rate_limit_per_key: 1000,
-            auth_failures_per_minute: 600,
+            rate_limit_per_key: Self::DEFAULT_RATE_LIMIT_PER_KEY,
+            auth_failures_per_minute: Self::DEFAULT_AUTH_FAILURES_PER_MINUTE,
             redis_url: None,
             redis_key_prefix: REDIS_KEY_PREFIX.to_owned(),
             redis_timeout: limits::shared::CALL_TIMEOUT,

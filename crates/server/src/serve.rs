@@ -58,15 +58,31 @@ pub struct ServeOptions {
     pub max_connections: usize,
 }
 
+/// The defaults, in the units of the `serve` options that set them (their `default_value_t`).
+impl ServeOptions {
+    /// Default of [`ServeOptions::header_read_timeout`], in seconds.
+    pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
+    /// Default of [`ServeOptions::drain_timeout`], in seconds.
+    pub const DEFAULT_DRAIN_TIMEOUT_SECS: u64 = 20;
+    /// Default of [`ServeOptions::shutdown_delay`], in seconds.
+    pub const DEFAULT_SHUTDOWN_DELAY_SECS: u64 = 0;
+    /// Default of [`ServeOptions::max_header_bytes`].
+    pub const DEFAULT_MAX_HEADER_BYTES: usize = 32 * 1024;
+    /// Default of [`ServeOptions::max_connections_per_address`].
+    pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 256;
+    /// Default of [`ServeOptions::max_connections`].
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+}
+
 impl Default for ServeOptions {
     fn default() -> Self {
         Self {
-            header_read_timeout: Duration::from_secs(10),
-            drain_timeout: Duration::from_secs(20),
-            shutdown_delay: Duration::ZERO,
-            max_header_bytes: 32 * 1024,
-            max_connections_per_address: 256,
-            max_connections: 10_000,
+            header_read_timeout: Duration::from_secs(Self::DEFAULT_HEADER_READ_TIMEOUT_SECS),
+            drain_timeout: Duration::from_secs(Self::DEFAULT_DRAIN_TIMEOUT_SECS),
+            shutdown_delay: Duration::from_secs(Self::DEFAULT_SHUTDOWN_DELAY_SECS),
+            max_header_bytes: Self::DEFAULT_MAX_HEADER_BYTES,
+            max_connections_per_address: Self::DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
         }
     }
 }

@@ -91,12 +91,22 @@ pub struct HttpConfig {
     pub deprecations: Vec<appzone_contract::Deprecation>,
 }
 
+/// The defaults, in the units of the `serve` options that set them (their `default_value_t`).
+impl HttpConfig {
+    /// Default of [`HttpConfig::request_timeout`], in seconds.
+    pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 30;
+    /// Default of [`HttpConfig::max_in_flight`].
+    pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+    /// Default of [`HttpConfig::max_body_bytes`].
+    pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
+}
+
 impl Default for HttpConfig {
     fn default() -> Self {
         Self {
-            request_timeout: Duration::from_secs(30),
-            max_in_flight: 1024,
-            max_body_bytes: 64 * 1024,
+            request_timeout: Duration::from_secs(Self::DEFAULT_REQUEST_TIMEOUT_SECS),
+            max_in_flight: Self::DEFAULT_MAX_IN_FLIGHT,
+            max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
             cors_origins: Vec::new(),
             deprecations: appzone_contract::DEPRECATIONS.to_vec(),
         }
