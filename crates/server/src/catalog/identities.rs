@@ -9,10 +9,8 @@ use appzone_contract::{
     AppliedMapping, CatalogSource, NameScope, SourceReference, Visibility, ZoneIdentity,
     ZoneIdentityList, ZoneMapping, ZoneType,
 };
-use http::HeaderValue;
-use sha2::{Digest, Sha256};
 
-use super::Answer;
+use super::{weak_etag, Answer};
 use crate::model::catalog_file::{CatalogFile, RegionEntry};
 
 /// Longest message of an identity listing, as the document promises (characters).
@@ -129,19 +127,11 @@ impl RegionIdentities {
         let mut answer = Answer::new(&[], |id| {
             ZoneIdentityList::new(items, id, Some(applied), message, self.source.clone())
         });
-        let mut hasher = Sha256::new();
-        for part in [
+        answer.etag = weak_etag([
             self.answer.etag.as_bytes(),
             mapping.id.as_bytes(),
-            &version.to_be_bytes(),
-        ] {
-            hasher.update(part);
-            hasher.update([0]);
-        }
-        let etag = format!("W/\"{}\"", hex::encode(&hasher.finalize()[..12]));
-        if let Ok(etag) = HeaderValue::from_str(&etag) {
-            answer.etag = etag;
-        }
+            &version.to_be_bytes()[..],
+        ]);
         answer
     }
 

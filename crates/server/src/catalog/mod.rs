@@ -30,6 +30,20 @@ pub use identities::RegionIdentities;
 use crate::model::catalog_file::{CatalogFile, ProviderEntry, RegionEntry};
 use crate::storage::{Store, StoreError};
 
+/// The weak `ETag` over `parts`: the first 12 bytes of the SHA-256 of the parts, each followed
+/// by a 0 byte (so `["ab", "c"]` and `["a", "bc"]` differ), in hex. Every listing's validator
+/// is made here, so all have one form.
+fn weak_etag<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> HeaderValue {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part);
+        hasher.update([0]);
+    }
+    let etag = format!("W/\"{}\"", hex::encode(&hasher.finalize()[..12]));
+    // Hex digits in quotes are always a valid header value; the fallback is never used.
+    HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("W/\"0\""))
+}
+
 /// A listing's precomputed answer: its weak `ETag` and its body around the request id.
 #[derive(Debug)]
 pub struct Answer {
@@ -45,13 +59,7 @@ impl Answer {
     /// The answer whose `ETag` covers `content` (the listing's kind first, then the ids it
     /// depends on) and whose body is `body(id)`, a contract listing type with request id `id`.
     fn new<B: Serialize>(content: &[&str], body: impl FnOnce(String) -> B) -> Self {
-        let mut hasher = Sha256::new();
-        for part in content {
-            hasher.update(part.as_bytes());
-            hasher.update([0]);
-        }
-        let digest = hasher.finalize();
-        let etag = format!("W/\"{}\"", hex::encode(&digest[..12]));
+        let etag = weak_etag(content.iter().map(|part| part.as_bytes()));
         // Serialize with a placeholder id and split around it, so the field order and escaping
         // come from the contract type itself. Request ids never need escaping.
         const MARK: &str = "\u{1}request-id\u{1}";
@@ -60,7 +68,7 @@ impl Answer {
         let mark = &mark[1..mark.len() - 1];
         let (head, tail) = json.split_once(mark).unwrap_or((&json, ""));
         Self {
-            etag: HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("W/\"0\"")),
+            etag,
             head: Bytes::copy_from_slice(head.as_bytes()),
             tail: Bytes::copy_from_slice(tail.as_bytes()),
         }
@@ -79,15 +87,7 @@ impl Answer {
     /// but the request id: for a body too rich to list its content as ids.
     fn over_body<B: Serialize>(kind: &str, body: impl Fn(String) -> B) -> Self {
         let mut answer = Self::new(&[], &body);
-        let mut hasher = Sha256::new();
-        for part in [kind.as_bytes(), &answer.head, &answer.tail] {
-            hasher.update(part);
-            hasher.update([0]);
-        }
-        let etag = format!("W/\"{}\"", hex::encode(&hasher.finalize()[..12]));
-        if let Ok(etag) = HeaderValue::from_str(&etag) {
-            answer.etag = etag;
-        }
+        answer.etag = weak_etag([kind.as_bytes(), &answer.head, &answer.tail]);
         answer
     }
 
