@@ -221,7 +221,9 @@ proptest! {
     }
 }
 
-/// The checked-in `openapi.json` must equal the document generated from this crate.
+/// The checked-in `openapi.json` must equal the document generated from this crate. This is the
+/// one test that pins the file (a review sees each change to the contract in its diff); other
+/// tests compare against the generated document, not the file.
 #[test]
 fn openapi_json_is_up_to_date() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../openapi.json");
@@ -233,12 +235,6 @@ fn openapi_json_is_up_to_date() {
              Run `cargo xtask openapi` and commit openapi.json."
         );
     }
-}
-
-/// A snapshot of the document, so a review shows each change to the published contract.
-#[test]
-fn openapi_document_snapshot() {
-    insta::assert_json_snapshot!(appzone_contract::openapi::document());
 }
 
 #[test]

@@ -1,7 +1,10 @@
 //! The `#[utoipa::path]` descriptions of the 1.2 operations: the zone-identity listing and the
 //! zone mappings. What all operations share is added by [`super::finish`].
 
-use super::schemas::{CallerRequestId, EntityTag, ListingCacheControl};
+use super::schemas::{
+    if_none_match_parameter, request_id_parameter, CallerRequestId, EntityTag, IfNoneMatch,
+    ListingCacheControl, ECHOED_IN_AUDIT_LOG, ECHOED_IN_BODY,
+};
 use crate::{
     ErrorBody, ProviderId, RegionId, ZoneIdentityList, ZoneMappingAnswer, ZoneMappingId,
     ZoneMappingList, ZoneMappingRequest,
@@ -42,8 +45,8 @@ applied, and `Cache-Control: private, max-age=60`.",
         ("providerId" = ProviderId, Path, description = "Provider identifier, for example `aws`, `gcp` or `azure`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("regionId" = RegionId, Path, description = "Region identifier within the provider, for example `us-east-1`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("mapping" = Option<ZoneMappingId>, Query, nullable = false, description = "Optional id of a zone mapping of your organization, for example `prod`, whose names fill `zone_name`. Leave it out to see the catalog's names only."),
-        ("If-None-Match" = Option<EntityTag>, Header, nullable = false, description = "An `ETag` from an earlier answer, for example `W/\"0a1b2c3d4e5f60718293a4b5\"`; a match gives 304. Leave it out to get the identities."),
-        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `zones-7f3a`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and the body's `id`; any other value is not refused but replaced by a new id. Leave it out to get a fresh one.")
+        ("If-None-Match" = Option<IfNoneMatch>, Header, nullable = false, description = if_none_match_parameter("W/\"0a1b2c3d4e5f60718293a4b5\"", "identities")),
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("zones-7f3a", ECHOED_IN_BODY))
     ),
     responses(
         (status = 200, description = "The region's zones with their identities. `id` equals the `X-Request-Id` header.", body = ZoneIdentityList,
@@ -130,7 +133,7 @@ pub fn list_zone_identities() {}
 without their pairs. Both admin and member keys may call it; other organizations' mappings are \
 never shown.",
     params(
-        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `mappings-1`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and the body's `id`; any other value is not refused but replaced by a new id.")
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("mappings-1", ECHOED_IN_BODY))
     ),
     responses(
         (status = 200, description = "The organization's zone mappings.", body = ZoneMappingList,
@@ -157,7 +160,7 @@ admin and member keys may call it. A mapping of another organization answers 404
 a missing one.",
     params(
         ("mappingId" = ZoneMappingId, Path, description = "The mapping's id, for example `prod`. Pattern `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`; a value outside it answers 404."),
-        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `mappings-2`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and the body's `id`; any other value is not refused but replaced by a new id.")
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("mappings-2", ECHOED_IN_BODY))
     ),
     responses(
         (status = 200, description = "The mapping.", body = ZoneMappingAnswer,
@@ -203,7 +206,7 @@ recorded in the audit log with the key id and request id. Every replica applies 
 mapping within a second.",
     params(
         ("mappingId" = ZoneMappingId, Path, description = "The mapping's id, for example `prod`. Pattern `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`; a value outside it answers 404."),
-        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `mappings-3`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and recorded in the audit log; any other value is not refused but replaced by a new id.")
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("mappings-3", ECHOED_IN_AUDIT_LOG))
     ),
     request_body(content = ZoneMappingRequest, description = "The provider, an optional label, and the cloud CLI's output unchanged.", content_type = "application/json"),
     responses(
@@ -251,7 +254,7 @@ it is recorded in the audit log, and every replica stops applying the mapping wi
 second.",
     params(
         ("mappingId" = ZoneMappingId, Path, description = "The mapping's id, for example `prod`. Pattern `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`; a value outside it answers 404."),
-        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `mappings-4`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and recorded in the audit log; any other value is not refused but replaced by a new id.")
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("mappings-4", ECHOED_IN_AUDIT_LOG))
     ),
     responses(
         (status = 204, description = "Deleted and committed. No body."),

@@ -40,9 +40,9 @@ mod operations;
 mod rate_limit;
 mod schemas;
 
-pub use complete::{finish, mark_deprecated};
 pub use crate::ids::EXAMPLE_PROFILE_ID;
 pub use crate::mappings::EXAMPLE_ZONE_MAPPING_ID;
+pub use complete::{finish, mark_deprecated};
 // The `__path_*` types are what utoipa generates for each description; the server's routes and
 // `ApiDoc` below find them next to the function of the same name, so they are re-exported too.
 pub use identities::{
@@ -55,8 +55,8 @@ pub use operations::{
     __path_list_zones, delete_application_profile, list_providers, list_regions, list_zones,
 };
 pub use schemas::{
-    CallerRequestId, EntityTag, IdempotencyKey, IdempotentReplayed, ListingCacheControl, RequestId,
-    ENTITY_TAG_MAX_LEN,
+    CallerRequestId, EntityTag, IdempotencyKey, IdempotentReplayed, IfNoneMatch,
+    ListingCacheControl, RequestId, ENTITY_TAG_MAX_LEN,
 };
 
 /// Name of the security scheme in the document.
@@ -189,6 +189,7 @@ https://appzone.example.com."
         RequestId,
         CallerRequestId,
         EntityTag,
+        IfNoneMatch,
         ZoneId,
         ListingStatus,
         ListingCacheControl,

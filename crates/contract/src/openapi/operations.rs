@@ -2,7 +2,8 @@
 //! each operation declares for itself. What all operations share is added by [`super::finish`].
 
 use super::schemas::{
-    CallerRequestId, EntityTag, IdempotencyKey, IdempotentReplayed, ListingCacheControl,
+    if_none_match_parameter, request_id_parameter, CallerRequestId, EntityTag, IdempotencyKey,
+    IdempotentReplayed, IfNoneMatch, ListingCacheControl, ECHOED_IN_AUDIT_LOG, ECHOED_IN_BODY,
 };
 use crate::{ErrorBody, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList};
 
@@ -24,8 +25,8 @@ The answer carries a weak `ETag` computed over the provider ids (not over the pe
 and `Cache-Control: private, max-age=60`. Send the ETag back in `If-None-Match` to get 304 with \
 no body while the providers are unchanged.",
     params(
-        ("If-None-Match" = Option<EntityTag>, Header, nullable = false, description = "An `ETag` from an earlier answer, for example `W/\"0a1b2c3d4e5f60718293a4b5\"`; a match gives 304. Leave it out to get the providers."),
-        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `setup-3c9d`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and the body's `id`; any other value is not refused but replaced by a new id. Leave it out to get a fresh one.")
+        ("If-None-Match" = Option<IfNoneMatch>, Header, nullable = false, description = if_none_match_parameter("W/\"0a1b2c3d4e5f60718293a4b5\"", "providers")),
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("setup-3c9d", ECHOED_IN_BODY))
     ),
     responses(
         (status = 200, description = "The providers. `id` equals the `X-Request-Id` header.", body = ProviderList,
@@ -60,8 +61,8 @@ per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back 
 `If-None-Match` to get 304 with no body while the regions are unchanged.",
     params(
         ("providerId" = ProviderId, Path, description = "Provider identifier, for example `aws`, `gcp` or `azure`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
-        ("If-None-Match" = Option<EntityTag>, Header, nullable = false, description = "An `ETag` from an earlier answer, for example `W/\"0a1b2c3d4e5f60718293a4b5\"`; a match gives 304. Leave it out to get the regions."),
-        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `setup-3c9d`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and the body's `id`; any other value is not refused but replaced by a new id. Leave it out to get a fresh one.")
+        ("If-None-Match" = Option<IfNoneMatch>, Header, nullable = false, description = if_none_match_parameter("W/\"0a1b2c3d4e5f60718293a4b5\"", "regions")),
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("setup-3c9d", ECHOED_IN_BODY))
     ),
     responses(
         (status = 200, description = "The provider's regions. `id` equals the `X-Request-Id` header.", body = RegionList,
@@ -100,8 +101,8 @@ per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back 
     params(
         ("providerId" = ProviderId, Path, description = "Provider identifier, for example `aws`, `gcp` or `azure`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("regionId" = RegionId, Path, description = "Region identifier within the provider, for example `us-east-1`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
-        ("If-None-Match" = Option<EntityTag>, Header, nullable = false, description = "An `ETag` from an earlier answer, for example `W/\"6c1e0f7a2b9d4e11\"`; a match gives 304. Leave it out to get the zones."),
-        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `checkout-7f3a`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and the body's `id`; any other value is not refused but replaced by a new id. Leave it out to get a fresh one.")
+        ("If-None-Match" = Option<IfNoneMatch>, Header, nullable = false, description = if_none_match_parameter("W/\"6c1e0f7a2b9d4e11\"", "zones")),
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("checkout-7f3a", ECHOED_IN_BODY))
     ),
     responses(
         (status = 200, description = "The region's zones. `id` equals the `X-Request-Id` header.", body = ZoneList,
@@ -161,7 +162,7 @@ characters or not visible ASCII answers 400 `invalid_idempotency_key`, checked a
 key. Without the header a deletion works as before, and a repeated one answers 404.",
     params(
         ("profileId" = ProfileId, Path, description = "Application profile identifier, for example `prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2`. Pattern `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`; a value outside it answers 404."),
-        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = "Optional request id of your own, for example `cleanup-job-42`. A value of 1 to 128 characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` response header and recorded in the audit log; any other value is not refused but replaced by a new id. Leave it out to get a fresh one."),
+        ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("cleanup-job-42", ECHOED_IN_AUDIT_LOG)),
         ("Idempotency-Key" = Option<IdempotencyKey>, Header, nullable = false, description = "Optional key of your own, for example `8e03978e-40d5-43e8-bc93-6894a57f9324`, the same on every retry of one deletion: a retry then gets the first attempt's outcome (204 or 404) again, marked `Idempotent-Replayed: true`. Kept 24 hours per organization.")
     ),
     responses(

@@ -74,7 +74,9 @@ impl PartialSchema for CallerRequestId {
                 "A request id of the caller's choosing. Any value is accepted: one of 1 to \
                  {REQUEST_ID_MAX_LEN} letters, digits, '.', '_', ':' or '-' is echoed in the \
                  `X-Request-Id` response header (and the listing's `id`); any other value is \
-                 replaced by a new id (26 characters), as a missing header is."
+                 replaced by a new id (26 characters), as a missing header is. Its length is \
+                 bounded only by the request head's limit (32 KiB by default, set by the \
+                 operator), beyond which the HTTP layer answers 431."
             )))
             .examples([serde_json::json!("checkout-7f3a")])
             .into()
@@ -109,6 +111,55 @@ impl PartialSchema for EntityTag {
     }
 }
 
+/// Schema of the `If-None-Match` request header of the listings: what the server accepts,
+/// which is any value (the server never refuses one; see [`IfNoneMatch`]'s description). Only
+/// the response's `ETag` ([`EntityTag`]) promises the entity-tag grammar.
+#[derive(Debug)]
+pub struct IfNoneMatch;
+
+impl PartialSchema for IfNoneMatch {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some(
+                "Entity tags from earlier answers, for example W/\"6c1e0f7a2b9d4e11\" (several \
+                 may be listed, separated by commas), or *. A listed tag equal to the current \
+                 ETag (weak comparison) or * gives 304. Any other value is accepted, not \
+                 refused: an empty, malformed or unmatched value gets the listing (200), as a \
+                 missing header does.",
+            ))
+            .max_length(Some(ENTITY_TAG_MAX_LEN))
+            .examples([serde_json::json!("W/\"0a1b2c3d4e5f60718293a4b5\"")])
+            .into()
+    }
+}
+
+/// Where a caller's kept request id shows besides the response header: the answer's body.
+pub(super) const ECHOED_IN_BODY: &str = "the body's `id`";
+/// Where a caller's kept request id shows besides the response header: the audit record.
+pub(super) const ECHOED_IN_AUDIT_LOG: &str = "recorded in the audit log";
+
+/// The description of an operation's `X-Request-Id` parameter, the same rule worded once:
+/// `example` a request id, `echoed_in` where else a kept id shows.
+pub(super) fn request_id_parameter(example: &str, echoed_in: &str) -> String {
+    format!(
+        "Optional request id of your own, for example `{example}`. A value of 1 to \
+         {REQUEST_ID_MAX_LEN} characters of `[A-Za-z0-9._:-]` is echoed in the `X-Request-Id` \
+         response header and {echoed_in}; any other value is not refused but replaced by a new \
+         id. Leave it out to get a fresh one."
+    )
+}
+
+/// The description of a listing's `If-None-Match` parameter: `example` an `ETag` of that
+/// listing, `what` what the listing returns.
+pub(super) fn if_none_match_parameter(example: &str, what: &str) -> String {
+    format!(
+        "An `ETag` from an earlier answer, for example `{example}`; a match (or `*`) gives 304. \
+         Leave it out to get the {what}. Any other value, empty or malformed included, is not \
+         refused: it gets the {what} (200)."
+    )
+}
+
 /// Schema-only type: the `Cache-Control` of the zone listing.
 #[derive(Debug)]
 pub struct ListingCacheControl;
@@ -126,6 +177,7 @@ schema_named_after_type!(
     RequestId,
     CallerRequestId,
     EntityTag,
+    IfNoneMatch,
     ListingCacheControl,
     IdempotencyKey,
     IdempotentReplayed

@@ -417,12 +417,9 @@ fn policy(operation: &str, caller: &str) -> Option<u16> {
     })
 }
 
+/// The contract crate's document (the contract's own test pins `openapi.json` to it).
 fn openapi_document() -> serde_json::Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../openapi.json"))
-            .unwrap(),
-    )
-    .unwrap()
+    appzone_contract::openapi::document()
 }
 
 #[tokio::test]
