@@ -285,4 +285,25 @@ mod tests {
         let off = RateLimits::new(0, 0, Metrics::new());
         assert!(off.check_key(&key).await.headers.is_none());
     }
+
+    /// A limit of 0 is off: no request is ever refused, however many come at once, and none
+    /// gets the headers of a limit. 100,000 requests in one instant are a hundred times the
+    /// default quota's burst; a limit of 1 refuses the second.
+    #[tokio::test]
+    async fn a_limit_of_zero_never_refuses() {
+        let key = "k".to_owned();
+        let addr = IpAddr::from([127, 0, 0, 1]);
+        let off = RateLimits::new(0, 0, Metrics::new());
+        for _ in 0..100_000 {
+            let verdict = off.check_key(&key).await;
+            assert!(verdict.retry_after.is_none() && verdict.headers.is_none());
+            let verdict = off.auth_failed(addr).await;
+            assert!(verdict.retry_after.is_none() && verdict.headers.is_none());
+        }
+        let one = RateLimits::new(1, 1, Metrics::new());
+        assert!(one.check_key(&key).await.retry_after.is_none());
+        assert!(one.check_key(&key).await.retry_after.is_some());
+        assert!(one.auth_failed(addr).await.retry_after.is_none());
+        assert!(one.auth_failed(addr).await.retry_after.is_some());
+    }
 }

@@ -144,6 +144,9 @@ async fn head_errors_state_the_content_length_of_their_get() {
     }
 }
 
+/// The limiter's unit test (`limits::tests::a_limit_of_zero_never_refuses`) proves a limit of 0
+/// never refuses, however many requests; this proves the setting reaches it: a burst of
+/// concurrent requests on one key, none refused, none carrying the headers of a limit.
 #[tokio::test]
 async fn rate_limit_zero_disables_it() {
     let app = TestApp::sqlite_with(appzone_server::ServiceConfig {
@@ -151,37 +154,17 @@ async fn rate_limit_zero_disables_it() {
         ..fast_config()
     })
     .await;
-    // Enough requests, fast enough, that the default limit (1,000 a second, with a burst of
-    // 1,000) would have refused some: more than 1,000 plus one per millisecond elapsed.
-    // Alone this takes about 2 s. Beside the rest of the suite on two cores the client can fall
-    // below 1,000 a second until the other tests end, so it has up to a minute to get ahead.
-    let default_limit = appzone_server::ServiceConfig::default().rate_limit_per_key;
     let path = zones();
-    let started = Instant::now();
-    let (mut sent, mut refused) = (0_u64, Vec::new());
-    let exceeds_default = |sent: u64| {
-        let refilled = u128::from(default_limit) * started.elapsed().as_millis() / 1000;
-        u128::from(sent) > u128::from(default_limit) + refilled + 200
-    };
-    while !exceeds_default(sent) && started.elapsed() < Duration::from_secs(60) {
-        let batch = (0..32).map(|_| app.get(&path, Some(&app.member_key)));
-        for resp in futures_util::future::join_all(batch).await {
-            sent += 1;
-            if resp.status != 200 {
-                refused.push(resp.status);
-            }
-        }
+    let burst = (0..48).map(|_| app.get(&path, Some(&app.member_key)));
+    let answers = futures_util::future::join_all(burst).await;
+    let statuses: Vec<u16> = answers.iter().map(|resp| resp.status).collect();
+    assert_eq!(statuses, [200; 48]);
+    for resp in &answers {
+        assert!(
+            resp.header("ratelimit").is_none() && resp.header("ratelimit-policy").is_none(),
+            "{resp:?}"
+        );
     }
-    let elapsed = started.elapsed();
-    assert!(
-        refused.is_empty(),
-        "{} of {sent} refused: {refused:?}",
-        refused.len()
-    );
-    assert!(
-        exceeds_default(sent),
-        "only {sent} requests in {elapsed:?}: too slow to tell a disabled limit from the default"
-    );
 }
 
 /// A server that allows three failed authentications a minute per address, and a key it will
