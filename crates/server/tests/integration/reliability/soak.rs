@@ -1,6 +1,6 @@
-//! Sustained load against the real binary: a fixed rate of mixed listing and deleting for 30 s
-//! gives only the expected statuses, bounded memory (RSS sampled from `/proc`), one log line per
-//! request and a clean exit on SIGTERM.
+//! Sustained load against the real binary: a fixed rate of mixed listing and deleting for 10 s
+//! (`APPZONE_SOAK_SECS` for longer) gives only the expected statuses, bounded memory (RSS
+//! sampled from `/proc`), one log line per request and a clean exit on SIGTERM.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,12 +11,12 @@ use appzone_test_support::{seed_profiles, TestApp};
 
 use crate::server_process::{acme_database, acme_key, rss_kib, ServerProcess};
 
-/// Soak length in seconds (`APPZONE_SOAK_SECS` to run longer by hand).
+/// Soak length in seconds: 10 by default, `APPZONE_SOAK_SECS` to run longer by hand.
 fn soak_secs() -> u64 {
     std::env::var("APPZONE_SOAK_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(30)
+        .unwrap_or(10)
 }
 
 /// Requests per second the soak sends, whatever the answers take (open loop).
@@ -145,11 +145,11 @@ async fn soak_of_mixed_listing_and_deleting_at_a_fixed_rate_keeps_statuses_and_m
                 .header("x-api-key", &admin)
             }
             SoakKind::DeleteAgain => {
-                // A profile whose delete was sent 100 deletes (about 7 s) ago, so its 204 is
+                // A profile whose delete was sent 45 deletes (about 3 s) ago, so its 204 is
                 // long back, or one never created.
                 let done = next_delete.load(Ordering::SeqCst) as usize;
-                let id = if done > 100 {
-                    deletable[done - 100].clone()
+                let id = if done > 45 {
+                    deletable[done - 45].clone()
                 } else {
                     "prof_never_created".to_owned()
                 };
