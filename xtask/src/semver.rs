@@ -63,8 +63,8 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
             version_note(baseline, current)
         );
     }
-    // appzone-client has a version of its own since 2.0.0 (the conformance kit and the CLI
-    // left it); a tree without one gives it the workspace's.
+    // appzone-client has a version of its own since 2.0.0 (the conformance kit left
+    // its library); a tree without one gives it the workspace's.
     const CLIENT: &str = "crates/client/Cargo.toml";
     let baseline_client = stdout_of(
         git(&root).args(["show", &format!("{commit}:{CLIENT}")]),

@@ -114,11 +114,12 @@
 //!
 //! # The `appzone` command line and the conformance kit
 //!
-//! They are crates of their own since 2.0.0: the `appzone` command is appzone-cli
-//! (`cargo install --path crates/cli` from a checkout), the API's conformance checks are
-//! appzone-conformance (formerly `appzone_client::conformance`, with the same names). This
-//! crate keeps [`exit_code`], the classes of failure the command exits with, for programs built
-//! on the client that exit the same way.
+//! The `appzone` command is this crate's binary behind the feature `cli` (`cargo install --path
+//! crates/client --features cli` from a checkout); the library does not depend on it. The
+//! API's conformance checks it runs are the crate appzone-conformance since 2.0.0 (formerly
+//! `appzone_client::conformance`, with the same names). [`exit_code`], the classes of failure
+//! the command exits with, is the library's, for programs built on the client that exit the
+//! same way.
 
 #![warn(missing_docs)]
 
@@ -156,9 +157,9 @@ pub use idempotency::{new_idempotency_key, DeleteOutcome};
 pub use mappings::PutOutcome;
 pub use retry::RetryPolicy;
 
-/// Exit codes of the `appzone` command line (crate appzone-cli): one
+/// Exit codes of the `appzone` command line (feature `cli`): one
 /// [`TABLE`](exit_code::TABLE), shared with the operator's `appzone-server` (which uses 0, 1
-/// and 2 of it), shown by `appzone --help` (which is generated from it) and in appzone-cli's
+/// and 2 of it), shown by `appzone --help` (which is generated from it) and in this crate's
 /// README (a test compares them).
 ///
 /// A class of failure has one code, whether the command line found it before sending anything

@@ -118,7 +118,7 @@ pub(crate) async fn run(kit: &mut Kit) {
     );
 
     // One Idempotency-Key per run: a replay of an earlier run's key would be a 404.
-    let idempotency_key = format!("conformance-{}", appzone_client::new_idempotency_key());
+    let idempotency_key = crate::support::idempotency_key();
     let header_name = IDEMPOTENCY_KEY;
     let header = Some((header_name.as_str(), idempotency_key.as_str()));
     let deleted = match (&admin, &profile) {

@@ -1,9 +1,9 @@
 //! The API's promises as an executable kit: [`run`] checks a deployment (or another
 //! implementation) of the appzone API against docs/API.md, one named check per promise. The
-//! `appzone conformance` command (crate appzone-cli) runs it from a terminal or CI, and writes
+//! `appzone conformance` command (appzone-client's binary, feature `cli`) runs it from a terminal or CI, and writes
 //! its report as text, JSON or JUnit XML.
 //!
-//! It sends raw requests with [`reqwest`] rather than the typed [`appzone_client::Client`], so
+//! It sends raw requests with [`reqwest`] rather than the typed client of appzone-client, so
 //! that it sees every header and byte of each answer, and it reads the server's own
 //! `/openapi.json` to learn the operations and the statuses each one may answer: an operation
 //! added to the document is walked without editing the kit.

@@ -82,7 +82,18 @@ pub(crate) fn mapping_path(id: &str) -> String {
     format!("{}/{id}", paths::ZONE_MAPPINGS)
 }
 
-/// A zone-mapping id no organization has: the kit's prefix and a fresh UUID.
+/// A zone-mapping id no organization has: the kit's prefix and 128 random bits.
 pub(crate) fn fresh_mapping_id() -> String {
-    format!("conformance-{}", appzone_client::new_idempotency_key())
+    format!("conformance-{}", random_hex())
+}
+
+/// An `Idempotency-Key` of the kit's own: its prefix and 128 random bits.
+pub(crate) fn idempotency_key() -> String {
+    format!("conformance-{}", random_hex())
+}
+
+/// 128 random bits as 32 hex digits.
+fn random_hex() -> String {
+    use rand::RngExt;
+    format!("{:032x}", rand::rng().random::<u128>())
 }

@@ -5,8 +5,8 @@
 //! test harness, `appzone-test-support` (`real_server`, and the conditional listings in
 //! `conditional`, which also checks the wire against the scripted server). The zone identities
 //! and zone mappings of API 1.2 have their own two: `mappings` (the scripted server) and
-//! `mappings_real` (the real one). The `appzone` command's tests are appzone-cli's, the
-//! conformance kit's appzone-conformance's.
+//! `mappings_real` (the real one). The `appzone` command's tests are the `cli` binary
+//! (tests/cli), the conformance kit's appzone-conformance's.
 
 // Tests may panic on anything unexpected; that is how they fail.
 #![allow(clippy::unwrap_used)]

@@ -1,6 +1,6 @@
 //! The conformance kit as a library: every check passes against the real server, and each
 //! promise broken by the mutating proxy fails the check named after it. The `appzone
-//! conformance` command's tests are appzone-cli's.
+//! conformance` command's tests are appzone-client's (its `cli` binary).
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

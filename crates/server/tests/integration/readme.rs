@@ -75,7 +75,7 @@ const RUN_BY: &[(&str, &str)] = &[
         "test:readme::the_filtered_test_command_is_accepted",
     ),
     ("cargo install --locked --path crates/server", "ci-setup:"),
-    ("cargo install --locked --path crates/cli", "ci-setup:"),
+    ("cargo install --locked --path crates/client --features cli", "ci-setup:"),
     ("cargo install --locked cargo-deny", "xtask:deny"),
     ("cargo install --locked cargo-semver-checks", "ci-setup:"),
     ("rustup ", "ci-setup:"),

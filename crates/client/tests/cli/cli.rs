@@ -925,7 +925,7 @@ async fn the_help_and_the_readme_show_the_exit_code_table() {
         .iter()
         .map(|row| format!("| {} | {} |", row.code, row.meaning))
         .collect();
-    assert_eq!(table, rows, "crates/cli/README.md's exit code table");
+    assert_eq!(table, rows, "crates/client/README.md's exit code table");
 }
 
 // ---- usage lines (issue point 18) ---------------------------------------------------------------
