@@ -1,164 +1,188 @@
 //! `cargo xtask bench`: load benchmarks of a release build over 127.0.0.1, driven by wrk; see
-//! `BENCHMARKS.md` for the method and the latest figures. [`phases`] says what one run does:
-//! appzone (production defaults but the per-key rate limit, and again with `APPZONE_LOG=warn`)
-//! against the bare-axum baseline answering appzone's bytes, A B A B over the rounds; then
-//! deletes, a mixed load, a long run for memory and the client benchmark, on SQLite, and the
-//! deletes again on PostgreSQL when one answers. `--scale` runs [`scale`] instead, and
-//! `--replicas` [`replicas`] (three replicas on PostgreSQL, with and without Redis).
-//!
-//! The parts: [`options`] (the command line), [`seed`] (databases and keys, by the operator CLI
-//! and sqlite3/psql), [`servers`] (starting the servers, waiting until they answer), [`load`]
-//! (wrk runs and their results), [`procfs`] (CPU and memory of a process), [`instructions`]
-//! (callgrind), [`report`] (the Markdown).
+//! `BENCHMARKS.md` for the method and the figures. wrk reports each run itself (the `done` hook
+//! of `wrk.lua` prints one JSON line, read in [`wrk`]); the server's CPU and memory come from
+//! /proc ([`servers`]). The modes: [`lab`] (appzone against the bare axum route, A B A B, and
+//! appzone alone) and `--replicas` ([`replicas`]); each prints its figures as Markdown rows.
+//! The CI guard `cargo xtask instructions` is [`instructions`].
 
-mod catalog;
 mod instructions;
-mod load;
-mod options;
-mod phases;
-mod procfs;
+mod lab;
 mod replicas;
-mod report;
-mod scale;
-mod seed;
 mod servers;
+mod wrk;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::time::Instant;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
+use clap::builder::RangedU64ValueParser;
 
 pub(crate) use instructions::instruction_guard;
-pub(crate) use options::BenchArgs;
 
-use report::Report;
-
-/// Request id sent when capturing the answer the baseline replays: 26 characters, like the ULID
-/// appzone generates, so both bodies have the same length.
-const CAPTURE_REQUEST_ID: &str = "01JBENCH000000000000000000";
-const ZONES_PATH: &str = "/api/v1/providers/aws/regions/us-east-1/zones";
-/// The zone listing's route template and the path the runs ask for.
+/// The zone listing: its route template and the path the runs ask for.
 const ZONES: (&str, &str) = (
     "/api/v1/providers/{providerId}/regions/{regionId}/zones",
-    ZONES_PATH,
+    "/api/v1/providers/aws/regions/us-east-1/zones",
 );
-/// The discovery listings, benchmarked like the zone listing against a baseline of their own.
-const PROVIDERS_PATH: &str = "/api/v1/providers";
-const REGIONS_PATH: &str = "/api/v1/providers/aws/regions";
+/// The operator CLI and the database shells; inserting the profiles is the longest.
+const CLI_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// Runs the benchmarks.
+/// The flags of `cargo xtask bench`. The presets (`--quick`, `--listing-only`) give the
+/// defaults of the values they change; a value given explicitly wins over a preset.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct BenchArgs {
+    /// Smoke test: 1 round of 2 s, no long run, short client benchmark
+    #[arg(long)]
+    quick: bool,
+    /// Only the listings at 64 connections: the zone listing A/B (appzone, log=warn, baseline)
+    /// and the zone identities, the quick loop while working on the hot path
+    #[arg(long)]
+    listing_only: bool,
+    /// Rounds of every scenario [default: 5; 1 with --quick]
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    rounds: Option<usize>,
+    /// Length of each wrk run, in seconds [default: 5; 2 with --quick]
+    #[arg(long, value_name = "SECS", value_parser = RangedU64ValueParser::<u64>::new().range(1..))]
+    duration: Option<u64>,
+    /// Listings of the long memory run, 0 to skip it [default: 1000000; 0 with --quick]
+    #[arg(long, value_name = "N")]
+    long_requests: Option<u64>,
+    /// PostgreSQL for the delete scenario (run when it answers psql) and --replicas
+    #[arg(long, value_name = "URL", env = "APPZONE_BENCH_POSTGRES_URL")]
+    #[arg(default_value = "postgres://postgres@127.0.0.1:5432/test")]
+    postgres: String,
+    /// Skip the PostgreSQL delete scenario
+    #[arg(long)]
+    no_postgres: bool,
+    /// Skip the client benchmark
+    #[arg(long)]
+    no_client: bool,
+    /// Keep the temporary directory (databases, server logs, callgrind files)
+    #[arg(long)]
+    keep: bool,
+    /// Also count user-space instructions per zone listing of appzone and the baseline under
+    /// callgrind, as `cargo xtask instructions` does (needs valgrind)
+    #[arg(long)]
+    callgrind: bool,
+    /// Instead, three replicas on PostgreSQL: the listing with per-replica limits and with
+    /// limits in Redis, and how long a revoked key keeps working on the slowest replica
+    #[arg(long)]
+    replicas: bool,
+    /// Redis for `--replicas`' Redis-backed limits, used when it answers
+    #[arg(long, value_name = "URL", env = "APPZONE_BENCH_REDIS_URL")]
+    #[arg(default_value = "redis://127.0.0.1:6379")]
+    redis_url: String,
+    /// Skip `--replicas`' Redis-backed limits
+    #[arg(long)]
+    no_redis: bool,
+}
+
+impl BenchArgs {
+    fn rounds(&self) -> usize {
+        self.rounds.unwrap_or(if self.quick { 1 } else { 5 })
+    }
+
+    fn duration(&self) -> u64 {
+        self.duration.unwrap_or(if self.quick { 2 } else { 5 })
+    }
+
+    /// Seconds of warm-up per server before the measured runs.
+    fn warmup(&self) -> u64 {
+        self.duration().min(2)
+    }
+
+    fn long_requests(&self) -> u64 {
+        let skip = self.quick || self.listing_only;
+        self.long_requests
+            .unwrap_or(if skip { 0 } else { 1_000_000 })
+    }
+}
+
+/// Runs the benchmarks `args` ask for.
 pub(crate) fn run(args: BenchArgs) -> Result<()> {
-    let opts = args.resolve();
-    if opts.scale {
-        return scale::run(&opts);
+    eprintln!("bench: {}", wrk::version()?);
+    if args.replicas {
+        return replicas::run(&args);
     }
-    if opts.replicas {
-        return replicas::run(&opts);
-    }
-    let wrk_version = load::wrk_version()?;
-    seed::require_sqlite3()?;
-    let bins = Binaries::build()?;
-    let work = WorkDir::create(opts.keep)?;
-    let mut report = Report::new(&opts, wrk_version);
-    eprintln!("bench: working in {}", work.path.display());
-    let started = Instant::now();
-
-    phases::sqlite(&opts, &bins, &work, &mut report)?;
-    if let Some(url) = &opts.postgres {
-        if seed::postgres_reachable(url) {
-            phases::postgres(&opts, &bins, &work, url, &mut report)?;
-        } else {
-            eprintln!(
-                "bench: PostgreSQL at {url} is not reachable (or psql is missing); skipping it"
-            );
-            report.notes.push(
-                "PostgreSQL delete scenario skipped: no reachable server (set \
-                 APPZONE_BENCH_POSTGRES_URL)."
-                    .to_owned(),
-            );
-        }
-    }
-
-    report.elapsed = started.elapsed();
-    report.load_after = report::load_average();
-    write_report(&opts.output, &report.render())
+    let sqlite3 = Command::new("sqlite3").arg("--version").output();
+    sqlite3.context("the sqlite3 CLI seeds the databases: `sudo apt-get install -y sqlite3`")?;
+    lab::run(&args, &Binaries::build()?, &WorkDir::create(args.keep)?)
 }
 
-/// Prints the report and writes it to `output`.
-fn write_report(output: &Path, text: &str) -> Result<()> {
-    println!("\n{text}");
-    if let Some(parent) = output.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-    }
-    std::fs::write(output, text).with_context(|| format!("cannot write {}", output.display()))?;
-    eprintln!("bench: report written to {}", output.display());
-    Ok(())
-}
-
-/// The release binaries a run starts, and how.
+/// The release binaries a run starts (in `dir`), and how.
 #[derive(Clone)]
 struct Binaries {
-    server: PathBuf,
-    baseline: PathBuf,
-    client: PathBuf,
-    /// A command line the servers' own is appended to (valgrind's), empty to run them as they
-    /// are.
+    dir: PathBuf,
+    /// A command line the servers' own is appended to (valgrind's, env's), empty to run them
+    /// as they are.
     wrapper: Vec<String>,
 }
 
 impl Binaries {
-    /// Builds the server and the bench binaries in release mode.
+    /// Builds the server's and the bench crate's binaries in release mode, by the command CI's
+    /// shared build step runs, so that a build CI made is fresh here and costs nothing.
     fn build() -> Result<Self> {
-        crate::process::run(crate::process::cargo().args([
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            "appzone-server",
-            "-p",
-            "appzone-bench",
-        ]))?;
-        let bin = crate::target_dir().join("release");
+        let build = "build --release --locked -p appzone-server -p appzone-bench --bins";
+        crate::process::run(crate::process::cargo().args(build.split(' ')))?;
+        let dir = crate::target_dir().join("release");
         Ok(Self {
-            server: bin.join("appzone-server"),
-            baseline: bin.join("appzone-bench-baseline"),
-            client: bin.join("appzone-bench-client"),
+            dir,
             wrapper: Vec::new(),
         })
     }
 
     /// The same binaries, the servers and operator commands run by `wrapper`.
-    fn under(&self, wrapper: Vec<String>) -> Self {
+    fn under(&self, wrapper: &[&str]) -> Self {
+        let wrapper = wrapper.iter().map(|s| (*s).to_owned()).collect();
         Self {
             wrapper,
             ..self.clone()
         }
     }
 
-    /// A command running `program` (a server), by the wrapper if there is one.
-    fn command(&self, program: &Path) -> Command {
-        match self.wrapper.split_first() {
-            Some((first, rest)) => {
-                let mut command = Command::new(first);
-                command.args(rest).arg(program);
-                command
-            }
-            None => Command::new(program),
-        }
+    /// A command running the binary `name`, by the wrapper if there is one.
+    fn command(&self, name: &str) -> Command {
+        let program = self.dir.join(name);
+        let Some((first, rest)) = self.wrapper.split_first() else {
+            return Command::new(program);
+        };
+        let mut command = Command::new(first);
+        command.args(rest).arg(program);
+        command
     }
 
-    /// The operator CLI of the server on `url`, without a server running.
-    fn server_cli(&self, url: &str) -> Command {
-        let mut command = servers::clean_env(self.command(&self.server));
+    /// The server's command line on the database at `url`, its settings from its flags only:
+    /// no `APPZONE_*` or `RUST_LOG` of the caller's shell leaks in.
+    fn cli(&self, url: &str) -> Command {
+        let mut command = self.command("appzone-server");
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if name.starts_with("APPZONE_") || name == "RUST_LOG" {
+                command.env_remove(&*name);
+            }
+        }
         command.arg("--database-url").arg(url);
         command
     }
+
+    /// What the operator command `args` (words between single spaces) on `url` prints; Err
+    /// when it fails.
+    fn run_cli(&self, url: &str, args: &str) -> Result<String> {
+        crate::process::stdout_of(self.cli(url).args(args.split(' ')), CLI_TIMEOUT)
+    }
+
+    /// Creates organization `bench` and an admin key with the operator CLI; returns the key.
+    fn org_and_key(&self, url: &str) -> Result<String> {
+        // Only `migrate` and `serve` create a database; the other commands need one.
+        self.run_cli(url, "migrate")?;
+        self.run_cli(url, "org create bench --name Bench")?;
+        let key = self.run_cli(url, "key create --org bench --role admin --name bench")?;
+        Ok(key.trim().to_owned())
+    }
 }
 
-/// The run's temporary directory, with the wrk scripts in it; removed when dropped unless
-/// `--keep`.
+/// The run's temporary directory, with `wrk.lua` in it; removed when dropped unless `--keep`.
 struct WorkDir {
     path: PathBuf,
     keep: bool,
@@ -166,16 +190,16 @@ struct WorkDir {
 
 impl WorkDir {
     fn create(keep: bool) -> Result<Self> {
-        let path = std::env::temp_dir().join(format!(
-            "appzone-bench-{}-{}",
-            std::process::id(),
-            unix_secs()
-        ));
-        std::fs::create_dir_all(&path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
-        let dir = Self { path, keep };
-        load::write_scripts(&dir.path)?;
-        Ok(dir)
+        let path = std::env::temp_dir().join(format!("appzone-bench-{}", unique()));
+        std::fs::create_dir_all(&path).context("cannot create the work directory")?;
+        std::fs::write(path.join("wrk.lua"), wrk::SCRIPT).context("cannot write wrk.lua")?;
+        eprintln!("bench: working in {}", path.display());
+        Ok(Self { path, keep })
+    }
+
+    /// The URL of SQLite database `name` in the directory.
+    fn sqlite_url(&self, name: &str) -> String {
+        format!("sqlite://{}", self.path.join(name).display())
     }
 }
 
@@ -189,8 +213,84 @@ impl Drop for WorkDir {
     }
 }
 
-fn unix_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+/// `<pid>_<unix seconds>`: names no other run uses.
+fn unique() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    format!("{}_{}", std::process::id(), now.map_or(0, |d| d.as_secs()))
+}
+
+/// What `sql` prints, run by the sqlite3 CLI on the database of `url`.
+fn sqlite(url: &str, sql: &str) -> Result<String> {
+    let mut sqlite3 = Command::new("sqlite3");
+    let db = url.trim_start_matches("sqlite://");
+    crate::process::stdout_of(sqlite3.arg(db).arg(sql), CLI_TIMEOUT)
+}
+
+/// Inserts profiles `bench-1` to `bench-<count>` of organization `bench`: into SQLite at `url`,
+/// or with `schema` into that schema of the PostgreSQL at `url`.
+fn insert_profiles(url: &str, schema: Option<&str>, count: u64) -> Result<()> {
+    let insert = "INSERT INTO profiles (id, org_id, name, created_at) \
+                  SELECT 'bench-' || i, 'bench', 'profile ' || i, 0";
+    let Some(schema) = schema else {
+        let n = format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {count})"
+        );
+        return sqlite(url, &format!("{n} {insert} FROM n;")).map(drop);
+    };
+    let insert = insert.replace("INTO ", &format!("INTO {schema}."));
+    let sql = format!("{insert} FROM generate_series(1, {count}) AS i; ANALYZE {schema}.profiles");
+    crate::process::psql(url, &sql).map(drop)
+}
+
+/// Runs `measure` in a fresh schema of the PostgreSQL at `admin_url`, given a URL whose
+/// search_path is that schema and the schema's name; drops the schema afterwards whatever
+/// happened (`measure` has stopped its servers by then).
+fn in_fresh_schema(admin_url: &str, measure: impl FnOnce(&str, &str) -> Result<()>) -> Result<()> {
+    let schema = format!("bench_{}", unique());
+    crate::process::psql(admin_url, &format!("CREATE SCHEMA {schema}"))?;
+    let sep = if admin_url.contains('?') { '&' } else { '?' };
+    let result = measure(
+        &format!("{admin_url}{sep}options=-c%20search_path%3D{schema}"),
+        &schema,
+    );
+    let dropped = crate::process::psql(
+        admin_url,
+        &format!("DROP SCHEMA IF EXISTS {schema} CASCADE"),
+    );
+    if let Err(err) = dropped {
+        eprintln!("bench: warning: could not drop schema {schema}: {err:#}");
+    }
+    result
+}
+
+/// Whether `psql` reaches the PostgreSQL of `url`.
+fn postgres_reachable(url: &str) -> bool {
+    crate::process::succeeds(Command::new("psql").args([url, "-X", "-q", "-t", "-c", "SELECT 1"]))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Bench {
+        #[command(flatten)]
+        args: super::BenchArgs,
+    }
+
+    #[test]
+    fn presets_and_explicit_values() {
+        let parse = |line: &str| {
+            let args = Bench::try_parse_from(format!("bench {line}").split_whitespace());
+            args.map(|b| (b.args.rounds(), b.args.duration(), b.args.long_requests()))
+        };
+        assert_eq!(parse("").ok(), Some((5, 5, 1_000_000)));
+        assert_eq!(parse("--quick").ok(), Some((1, 2, 0)));
+        assert_eq!(parse("--listing-only --rounds 3").ok(), Some((3, 5, 0)));
+        let explicit = parse("--quick --duration 4 --long-requests 9");
+        assert_eq!(explicit.ok(), Some((1, 4, 9)));
+        for bad in ["--rounds 0", "--duration 0", "--output x", "--scale"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! The servers a run measures: appzone and the bare-axum baseline, each a child process on a
-//! free port of 127.0.0.1, ready once it answers, stopped when dropped.
+//! free port of 127.0.0.1, ready once it answers, stopped when dropped; and what /proc says
+//! about them.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -8,11 +9,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::{procfs, Binaries, WorkDir, CAPTURE_REQUEST_ID};
-use crate::http::{self, free_port};
+use super::{Binaries, WorkDir};
+use crate::http;
 
-/// How long a server may take to answer its readiness path.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// Request id sent when capturing the answer a baseline replays: 26 characters, like the ULID
+/// appzone generates, so that both bodies have the same length.
+const CAPTURE_REQUEST_ID: &str = "01JBENCH000000000000000000";
 
 /// A child server process, stopped (SIGTERM, then SIGKILL) when dropped.
 pub(super) struct Server {
@@ -22,30 +24,34 @@ pub(super) struct Server {
 }
 
 impl Server {
-    /// appzone on the database at `url`, ready once `/readyz` answers 200.
-    pub(super) fn appzone(bins: &Binaries, work: &WorkDir, name: &str, url: &str) -> Result<Self> {
-        Self::appzone_with(bins, work, name, url, &[], &[], "/readyz")
-    }
-
-    /// appzone on `url` with `extra` flags of `serve` and `env`, ready once `ready_path`
-    /// answers 200 (`--scale` times start-up to `/healthz`).
-    pub(super) fn appzone_with(
+    /// appzone on the database at `url` with `extra` flags of `serve`.
+    pub(super) fn appzone(
         bins: &Binaries,
         work: &WorkDir,
         name: &str,
         url: &str,
         extra: &[&str],
-        env: &[(&str, &str)],
-        ready_path: &str,
     ) -> Result<Self> {
-        let addr = free_port()?;
-        let mut command = appzone_command(bins, url, addr, extra);
-        command.envs(env.iter().copied());
-        Self::start(command, work, name, addr, ready_path)
+        let addr = http::free_port()?;
+        let mut command = bins.cli(url);
+        command.args(["serve", "--listen", &addr.to_string()]);
+        // One key sends everything: the default 1000/s per key would answer 429, and `0` would
+        // take the limiter out of the measured path. A limit no run reaches keeps it in.
+        command.args(["--rate-limit-per-key", "1000000000"]);
+        // All of wrk's connections (5,000 in the scale run) come from 127.0.0.1: above the
+        // per-address limit, which would otherwise close them.
+        command.args([
+            "--max-connections-per-address",
+            "100000",
+            "--max-connections",
+            "100000",
+        ]);
+        Self::start(command.args(extra), work, name, addr, "/healthz")
     }
 
-    /// The baseline answering the captured body on `route` (an axum template, so a
-    /// parameterized route costs the baseline what routing costs), ready when `path` answers.
+    /// The baseline answering `captured` on `route` (an axum template, so that a parameterized
+    /// route costs the baseline what routing costs), checked to answer `path` with exactly the
+    /// bytes appzone answered (else the comparison would be of different work).
     pub(super) fn baseline(
         bins: &Binaries,
         work: &WorkDir,
@@ -53,55 +59,54 @@ impl Server {
         (route, path): (&str, &str),
         captured: &Captured,
     ) -> Result<Self> {
-        let addr = free_port()?;
-        let mut command = bins.command(&bins.baseline);
+        let addr = http::free_port()?;
+        let mut command = bins.command("appzone-bench-baseline");
         command
             .args(["--listen", &addr.to_string(), "--body-file"])
-            .arg(&captured.file)
-            .args(["--etag", &captured.etag, "--request-id", CAPTURE_REQUEST_ID])
-            .args(["--path", route]);
-        Self::start(command, work, name, addr, path)
+            .arg(&captured.file);
+        command.args(["--etag", &captured.etag, "--request-id", CAPTURE_REQUEST_ID]);
+        let server = Self::start(command.args(["--path", route]), work, name, addr, path)?;
+        if http::get(addr, path, &[])?.body != captured.bytes {
+            bail!("the baseline {name} does not answer appzone's bytes for {path}");
+        }
+        Ok(server)
     }
 
     /// Starts `command`, its stderr to `<name>.log` in the work directory, and waits until
-    /// `ready_path` answers 200.
+    /// `ready` answers 200.
     fn start(
-        mut command: Command,
+        command: &mut Command,
         work: &WorkDir,
         name: &str,
         addr: SocketAddr,
-        ready_path: &str,
+        ready: &str,
     ) -> Result<Self> {
         let log_path = work.path.join(format!("{name}.log"));
-        let log = std::fs::File::create(&log_path)
-            .with_context(|| format!("cannot create {}", log_path.display()))?;
+        let log = std::fs::File::create(&log_path).context("cannot create a server's log")?;
         let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
-            .spawn()
-            .with_context(|| format!("cannot start {name}"))?;
-        let mut server = Server {
-            name: name.to_owned(),
-            child,
-            addr,
-        };
-        let deadline = Instant::now() + START_TIMEOUT;
+            .spawn();
+        let child = child.with_context(|| format!("cannot start {name}"))?;
+        let name = name.to_owned();
+        let mut server = Server { name, child, addr };
+        let deadline = Instant::now() + Duration::from_secs(30);
         let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
         loop {
             if let Ok(Some(status)) = server.child.try_wait() {
-                bail!("{name} exited at start ({status}):\n{}", log());
+                bail!("{} exited at start ({status}):\n{}", server.name, log());
             }
-            if http::get(addr, ready_path, &[]).is_ok_and(|r| r.status == 200) {
-                eprintln!("bench: {name} (pid {}) ready on {addr}", server.pid());
+            if http::get(addr, ready, &[]).is_ok_and(|r| r.status == 200) {
+                eprintln!(
+                    "bench: {} (pid {}) ready on {addr}",
+                    server.name,
+                    server.pid()
+                );
                 return Ok(server);
             }
             if Instant::now() > deadline {
-                bail!(
-                    "{name} not ready in {} s:\n{}",
-                    START_TIMEOUT.as_secs(),
-                    log()
-                );
+                bail!("{} not ready in 30 s:\n{}", server.name, log());
             }
             // Short: `--scale` times start-ups of a few tens of milliseconds by this loop.
             std::thread::sleep(Duration::from_millis(5));
@@ -113,24 +118,57 @@ impl Server {
     }
 
     pub(super) fn rss_kb(&self) -> u64 {
-        procfs::status_kb(self.pid(), "VmRSS:")
+        self.status_kb("VmRSS:")
     }
 
-    pub(super) fn peak_rss_kb(&self) -> u64 {
-        procfs::status_kb(self.pid(), "VmHWM:")
+    /// A `kB` field of `/proc/PID/status` (`VmRSS:`, `VmHWM:`), 0 when the process is gone.
+    pub(super) fn status_kb(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()));
+        let value = |s: String| {
+            let value = s.lines().find_map(|line| line.strip_prefix(field))?;
+            value.trim().trim_end_matches("kB").trim().parse().ok()
+        };
+        status.ok().and_then(value).unwrap_or(0)
     }
 
-    /// utime + stime of the whole process, in clock ticks.
+    /// `utime + stime` of the whole process, in clock ticks.
     pub(super) fn cpu_ticks(&self) -> u64 {
-        procfs::cpu_ticks(self.pid())
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid()));
+        stat.ok().and_then(|s| stat_cpu_ticks(&s)).unwrap_or(0)
     }
+
+    /// The highest RSS seen every 250 ms while `during` runs, and what `during` returned.
+    pub(super) fn peak_rss_during<T>(&self, during: impl FnOnce() -> T) -> (u64, T) {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let sampler = scope.spawn(|| {
+                let mut peak = 0;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    peak = peak.max(self.rss_kb());
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+                peak
+            });
+            let value = during();
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            (sampler.join().unwrap_or(0), value)
+        })
+    }
+}
+
+/// `utime + stime` (fields 14 and 15) of a `/proc/PID/stat` line.
+fn stat_cpu_ticks(stat: &str) -> Option<u64> {
+    // The command name (field 2) may contain spaces; the fields after it start past its ')'.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        // SIGTERM first, so the server shuts down as in production (and callgrind dumps).
+        // SIGTERM first, so that the server shuts down as in production (and callgrind dumps).
+        let mut kill = Command::new("kill");
         let _ = crate::process::output(
-            Command::new("kill").args(["-TERM", &self.pid().to_string()]),
+            kill.args(["-TERM", &self.pid().to_string()]),
             crate::process::PROBE_TIMEOUT,
         );
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -145,85 +183,35 @@ impl Drop for Server {
     }
 }
 
-/// `appzone-server serve` on `url` and `addr`, with the bench's settings and `extra`.
-fn appzone_command(bins: &Binaries, url: &str, addr: SocketAddr, extra: &[&str]) -> Command {
-    let mut command = bins.server_cli(url);
-    command
-        .args(["serve", "--listen", &addr.to_string()])
-        // One key sends everything: the default 1000/s per key would answer 429, and `0`
-        // would take the limiter out of the measured path. A limit no run reaches keeps it in.
-        .args(["--rate-limit-per-key", "1000000000"])
-        // Every connection of wrk (5,000 in the scale run's idle ones) comes from 127.0.0.1:
-        // above the per-address limit, which would otherwise close them.
-        .args(["--max-connections-per-address", "100000"])
-        .args(["--max-connections", "100000"])
-        .args(extra);
-    command
-}
-
-/// The server's settings come from its flags only: no `APPZONE_*` or `RUST_LOG` of the caller's
-/// shell leaks in.
-pub(super) fn clean_env(mut command: Command) -> Command {
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy().into_owned();
-        if name.starts_with("APPZONE_") || name == "RUST_LOG" {
-            command.env_remove(name);
-        }
-    }
-    command
-}
-
-/// A listing's answer captured from appzone, for a baseline to replay.
+/// A listing's answer captured from appzone, for a baseline to replay: the file it reads the
+/// body from, the ETag, the body.
 pub(super) struct Captured {
-    /// The file the baseline reads the body from.
-    pub(super) file: PathBuf,
+    file: PathBuf,
     pub(super) etag: String,
-    pub(super) bytes: Vec<u8>,
+    bytes: Vec<u8>,
 }
 
-/// appzone's answer to `path` (sent with the fixed request id the baselines answer with),
-/// written to `<name>.json` in the work directory.
-pub(super) fn capture(
-    appzone: &Server,
-    path: &str,
-    name: &str,
-    key: &str,
-    work: &WorkDir,
-) -> Result<Captured> {
+/// appzone's answer to `path`, with the request id the baselines answer with.
+pub(super) fn capture(appzone: &Server, path: &str, key: &str, work: &WorkDir) -> Result<Captured> {
     let headers = [("X-API-KEY", key), ("X-Request-Id", CAPTURE_REQUEST_ID)];
     let answer = http::get(appzone.addr, path, &headers)?;
     if answer.status != 200 {
         let body = String::from_utf8_lossy(&answer.body);
         bail!("appzone answered {} to {path}: {body}", answer.status);
     }
-    let etag = answer
-        .etag
-        .with_context(|| format!("appzone's answer to {path} has no ETag"))?;
-    let file = work.path.join(format!("{name}.json"));
-    std::fs::write(&file, &answer.body)
-        .with_context(|| format!("cannot write {}", file.display()))?;
-    Ok(Captured {
-        file,
-        etag,
-        bytes: answer.body,
-    })
+    let etag = answer.etag.context("appzone's answer has no ETag")?;
+    let file = work.path.join(format!("{}.json", path.replace('/', "_")));
+    std::fs::write(&file, &answer.body).context("cannot write a captured answer")?;
+    let bytes = answer.body;
+    Ok(Captured { file, etag, bytes })
 }
 
-/// A baseline replaying `captured` on `route`, checked to answer `path` with exactly the bytes
-/// appzone answered (else the comparison would be of different work).
-pub(super) fn replaying_baseline(
-    bins: &Binaries,
-    work: &WorkDir,
-    name: &str,
-    route: (&str, &str),
-    captured: &Captured,
-) -> Result<Server> {
-    let server = Server::baseline(bins, work, name, route, captured)?;
-    if http::get(server.addr, route.1, &[])?.body != captured.bytes {
-        bail!(
-            "the baseline {name} does not answer appzone's bytes for {}",
-            route.1
-        );
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_cpu_ticks_past_a_command_name_with_spaces() {
+        let stat = "1234 (appzone server) S 1 1234 1234 0 -1 4194560 500 0 0 0 250 75 0 0 20";
+        assert_eq!(super::stat_cpu_ticks(stat), Some(325));
+        assert_eq!(super::stat_cpu_ticks("garbage"), None);
     }
-    Ok(server)
 }
