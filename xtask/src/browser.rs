@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::demo_server::{build_server, DemoServer};
+use crate::demo_server::DemoServer;
 use crate::process::{run_bounded, skip, version};
 
 /// The test bounds itself to 2 minutes; this is the backstop if Node or Chromium hangs.
@@ -58,7 +58,7 @@ pub fn run() -> Result<()> {
     let playwright = installed_version(&dir.join("node_modules/playwright-core/package.json"))?;
     eprintln!("browser: {chromium_version}; playwright-core {playwright}");
 
-    let binary = build_server()?;
+    let binary = crate::build::release()?.server();
     let server = DemoServer::sqlite(&binary, "browser")?;
     eprintln!("browser: demo server at {}", server.base_url);
     let out_dir = crate::target_dir().join("browser");

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::demo_server::{build_server, DemoServer, ScratchPostgres};
+use crate::demo_server::{DemoServer, ScratchPostgres};
 
 mod postman;
 mod prism;
@@ -108,7 +108,7 @@ pub fn run() -> Result<()> {
 
     let mut results = Vec::new();
     if !ready.is_empty() {
-        let binary = build_server()?;
+        let binary = crate::build::release()?.server();
         let mut backends = vec![Backend::Sqlite];
         if let Some(url) = postgres {
             backends.push(Backend::Postgres(url));

@@ -1,8 +1,8 @@
 //! A real `appzone-server serve --demo` on a random port, for the tasks that test the server
 //! from outside (generated clients, the browser): what a stranger would run.
 //!
-//! [`DemoServer::start`] builds nothing: call [`build_server`] first (a debug build, shared
-//! with `cargo test`). The server is killed when the value is dropped, whatever happened.
+//! [`DemoServer::start`] builds nothing: it runs the binary it is given (the shared release
+//! build, build.rs). The server is killed when the value is dropped, whatever happened.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -10,18 +10,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::process::{cargo, output_with, psql, show};
+use crate::process::{output_with, psql, show};
 
 /// How long the server may take to print its demo lines.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// One scenario run (each scenario program also gives up by itself after 60 s).
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Builds the server binary (debug profile, locked) and returns its path.
-pub fn build_server() -> Result<PathBuf> {
-    crate::process::run(cargo().args(["build", "--locked", "-p", "appzone-server"]))?;
-    Ok(crate::target_dir().join("debug").join("appzone-server"))
-}
 
 /// A running demo server and what its demo run seeded.
 #[derive(Debug)]

@@ -1,9 +1,8 @@
 //! `cargo xtask image`: the container image, and with `--check` the proof that it works.
 //!
-//! The image is `deploy/container/Containerfile` over a static, stripped `appzone-server`:
-//! built for the musl target when it is installed (`rustup target add
-//! x86_64-unknown-linux-musl` and Debian's `musl-tools`), else as a static-pie glibc binary
-//! (`-C target-feature=+crt-static`). The build context is `target/image/context`.
+//! The image is `deploy/container/Containerfile` over the static `appzone-server` of the shared
+//! release build (build.rs: musl where installed, else static-pie glibc), stripped into the
+//! build context `target/image/context`.
 //!
 //! `--check` runs what a platform team would, with podman, against the image just built:
 //!
@@ -32,7 +31,7 @@ use appzone_client::Client;
 
 use crate::demo_server::ScratchPostgres;
 use crate::http::free_port;
-use crate::process::{cargo, output, run, skip, stdout_of, succeeds, PROBE_TIMEOUT};
+use crate::process::{output, run, skip, stdout_of, succeeds, PROBE_TIMEOUT};
 
 /// Options of `cargo xtask image`.
 #[derive(Debug, clap::Args)]
@@ -71,52 +70,21 @@ pub fn run_task(args: ImageArgs) -> Result<()> {
         bail!("podman is needed to build the image (Debian/Ubuntu: `apt-get install podman runc`)");
     }
     let work = crate::target_dir().join("image");
-    let binary = build_static_server()?;
+    let release = crate::build::release()?;
+    let binary = release.server();
+    let size = std::fs::metadata(&binary)
+        .with_context(|| format!("no binary at {}", binary.display()))?
+        .len();
+    eprintln!(
+        "image: static server for {}: {} before stripping",
+        release.target,
+        megabytes(size)
+    );
     let image = build_image(&work, &binary, &args.name)?;
     if args.check {
         check(&work, &image)?;
     }
     Ok(())
-}
-
-/// Builds the static, stripped server; returns its path.
-fn build_static_server() -> Result<PathBuf> {
-    let musl = format!("{}-unknown-linux-musl", std::env::consts::ARCH);
-    let installed = stdout_of(
-        Command::new("rustup").args(["target", "list", "--installed"]),
-        PROBE_TIMEOUT,
-    )
-    .unwrap_or_default();
-    let has_musl = installed.lines().any(|t| t.trim() == musl)
-        && succeeds(Command::new("musl-gcc").arg("--version"));
-    let mut build = cargo();
-    build
-        .args(["build", "--release", "--locked", "-p", "appzone-server"])
-        .args(["--bin", "appzone-server"])
-        .env("CARGO_PROFILE_RELEASE_STRIP", "symbols")
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "0");
-    let target = if has_musl {
-        build.env(format!("CC_{}", musl.replace('-', "_")), "musl-gcc");
-        musl
-    } else {
-        eprintln!(
-            "image: the {musl} target or musl-gcc is missing; building a static glibc binary \
-             instead (`rustup target add {musl}` and `apt-get install musl-tools` for musl)"
-        );
-        build.env("RUSTFLAGS", "-C target-feature=+crt-static");
-        format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
-    };
-    // An explicit target keeps build scripts and proc macros dynamic (and their builds shared).
-    run(build.args(["--target", &target]))?;
-    let binary = crate::target_dir()
-        .join(&target)
-        .join("release")
-        .join("appzone-server");
-    let size = std::fs::metadata(&binary)
-        .with_context(|| format!("no binary at {}", binary.display()))?
-        .len();
-    eprintln!("image: static server for {target}: {}", megabytes(size));
-    Ok(binary)
 }
 
 /// Builds the image from `deploy/container` and `binary`; returns `name:version`.
@@ -138,7 +106,13 @@ fn build_image(work: &Path, binary: &Path, name: &str) -> Result<String> {
         std::fs::copy(source.join(file), &to)
             .with_context(|| format!("cannot copy deploy/container/{file}"))?;
     }
-    std::fs::copy(binary, context.join("appzone-server")).context("cannot copy the binary")?;
+    // Stripped into the context rather than built stripped: the build stays the one the
+    // other tasks share (a changed profile would rebuild every crate).
+    run(Command::new("strip")
+        .arg("--strip-all")
+        .arg("-o")
+        .arg(context.join("appzone-server"))
+        .arg(binary))?;
     let version = stdout_of(Command::new(binary).arg("--version"), PROBE_TIMEOUT)?;
     let version = version.split_whitespace().last().context("no version")?;
     let image = format!("{name}:{version}");

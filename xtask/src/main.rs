@@ -5,6 +5,7 @@
 
 mod bench;
 mod browser;
+mod build;
 mod clients;
 mod compat;
 mod demo_server;
@@ -44,11 +45,10 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Task {
     /// Regenerate openapi.json from the contract crate
-    Openapi {
-        /// Only check: fail if openapi.json differs from the contract crate
-        #[arg(long)]
-        check: bool,
-    },
+    ///
+    /// A test (`openapi_json_is_up_to_date`, run by `check` and `ci`) fails when the file
+    /// drifts from the crate.
+    Openapi,
     /// Fail when openapi.json breaks a released v1 document (release/*/openapi.json): the
     /// compatibility rules of docs/API.md
     ApiCompat,
@@ -100,10 +100,20 @@ enum Task {
     /// The baseline is the release commit of the newest release/<version>/openapi.json (the
     /// commit that added it; APPZONE_RELEASE_COMMIT_<VERSION> overrides it).
     SemverChecks(semver::SemverArgs),
-    /// Everything CI runs: fmt, clippy, tests, docs, openapi --check, api-compat,
-    /// semver-checks, old-client, instructions, lint-spec, clients, browser, image --check,
-    /// deploy-check, deny, msrv
+    /// The inner loop (about 2 minutes on a warm tree): fmt, clippy, and the tests on SQLite
+    /// (contract, server, client side); a subset of `ci`
+    Check,
+    /// Everything CI runs: fmt, clippy, tests (PostgreSQL too), docs, the shared release build,
+    /// old-client, instructions, clients, browser, image --check; beside them api-compat,
+    /// lint-spec, deploy-check, deny, then semver-checks and msrv; a table of step times at
+    /// the end
     Ci,
+    /// One side lane of `ci` (`checks` or `toolchains`), which `ci` starts itself
+    #[command(hide = true)]
+    CiLane {
+        /// `checks` or `toolchains`
+        lane: String,
+    },
 }
 
 /// Redocly CLI version used by `lint-spec`; pinned so the lint result does not change under us.
@@ -125,7 +135,7 @@ fn main() -> ExitCode {
 
 fn run_task(task: Task) -> Result<()> {
     match task {
-        Task::Openapi { check } => openapi(check),
+        Task::Openapi => openapi(),
         Task::ApiCompat => compat::run(),
         Task::LintSpec => lint_spec(),
         Task::Deny => deny::run(),
@@ -138,7 +148,9 @@ fn run_task(task: Task) -> Result<()> {
         Task::DeployCheck => deploy::check(),
         Task::OldClient(args) => release::old_client(args),
         Task::SemverChecks(args) => semver::semver_checks(args),
+        Task::Check => check(),
         Task::Ci => ci(),
+        Task::CiLane { lane } => ci_lane(&lane),
     }
 }
 
@@ -149,19 +161,12 @@ pub(crate) fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-fn openapi(check: bool) -> Result<()> {
+fn openapi() -> Result<()> {
     let path = root().join("openapi.json");
     let fresh = appzone_contract::openapi::document_json();
-    let current = std::fs::read_to_string(&path).unwrap_or_default();
-    if current == fresh {
+    if std::fs::read_to_string(&path).is_ok_and(|current| current == fresh) {
         println!("openapi.json is up to date");
         return Ok(());
-    }
-    if check {
-        bail!(
-            "openapi.json is stale: the contract crate changed. Run `cargo xtask openapi` and \
-             commit openapi.json."
-        );
     }
     std::fs::write(&path, fresh).with_context(|| format!("cannot write {}", path.display()))?;
     println!("wrote {}", path.display());
@@ -245,8 +250,119 @@ fn lint_spec() -> Result<()> {
         ]))
 }
 
+/// Everything CI runs, in two lanes. The main lane holds what needs both cores (compiling,
+/// the test suite, the instruction guard) and, once those are done, the tasks that mostly wait
+/// (generated clients, the browser, the image); a side process runs the checks that need no
+/// build of their own (spec linters, deploy files, supply chain) from the start, and the
+/// toolchain checks (semver-checks, MSRV) next to the waiting tasks. Each side lane writes a log
+/// under `target/ci/`, printed when it is joined.
 fn ci() -> Result<()> {
-    run(cargo().args(["fmt", "--all", "--check"]))?;
+    let mut steps = Steps::default();
+    let checks = Lane::start("checks")?;
+    steps.run("fmt", fmt_check)?;
+    steps.run("clippy", clippy)?;
+    steps.run("test", || test(true))?;
+    // The published crates' docs with warnings denied: broken links fail CI.
+    steps.run("doc", || {
+        run(cargo()
+            .args(["doc", "--no-deps", "--locked", "--all-features"])
+            .args([
+                "-p",
+                "appzone-contract",
+                "-p",
+                "appzone-server",
+                "-p",
+                "appzone-client",
+                "-p",
+                "appzone-conformance",
+            ])
+            .env("RUSTDOCFLAGS", "-D warnings"))
+    })?;
+    // The one release build the following steps share (build.rs).
+    steps.run("release build", || build::release().map(drop))?;
+    steps.run("old-client", || {
+        release::old_client(release::OldClientArgs::default())
+    })?;
+    // Alone on the machine: a compiler next to it would change how requests batch, and so the
+    // instructions per request.
+    steps.run("instructions", bench::instruction_guard)?;
+    let toolchains = Lane::start("toolchains")?;
+    steps.run("clients", clients::run)?;
+    steps.run("browser", browser::run)?;
+    steps.run("image --check", || {
+        image::run_task(image::ImageArgs::check())
+    })?;
+    steps.join(checks)?;
+    steps.join(toolchains)?;
+    steps.report();
+    println!("ci: all checks passed");
+    Ok(())
+}
+
+/// The steps of a side lane (`cargo xtask ci-lane <name>`).
+fn ci_lane(name: &str) -> Result<()> {
+    let mut steps = Steps::default();
+    match name {
+        "checks" => {
+            steps.run("api-compat", compat::run)?;
+            steps.run("lint-spec", lint_spec)?;
+            steps.run("deploy-check", deploy::check)?;
+            steps.run("deny", deny::run)?;
+        }
+        "toolchains" => {
+            steps.run("semver-checks", || {
+                semver::semver_checks(semver::SemverArgs::default())
+            })?;
+            steps.run("msrv", msrv::run)?;
+        }
+        _ => bail!("no CI lane {name:?}"),
+    }
+    steps.report();
+    Ok(())
+}
+
+/// A side lane: this program again, as `ci-lane <name>`, its output in `target/ci/<name>.log`.
+struct Lane {
+    name: &'static str,
+    log: PathBuf,
+    child: std::process::Child,
+    started: std::time::Instant,
+}
+
+impl Lane {
+    fn start(name: &'static str) -> Result<Self> {
+        let dir = target_dir().join("ci");
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let log = dir.join(format!("{name}.log"));
+        let file = std::fs::File::create(&log)
+            .with_context(|| format!("cannot create {}", log.display()))?;
+        let err = file.try_clone().context("cannot share the lane's log")?;
+        let exe = std::env::current_exe().context("cannot find this program")?;
+        let child = Command::new(exe)
+            .args(["ci-lane", name])
+            .stdin(std::process::Stdio::null())
+            .stdout(file)
+            .stderr(err)
+            .spawn()
+            .with_context(|| format!("cannot start the CI lane {name}"))?;
+        eprintln!("ci: lane `{name}` started, its output in {}", log.display());
+        Ok(Self {
+            name,
+            log,
+            child,
+            started: std::time::Instant::now(),
+        })
+    }
+}
+
+/// `cargo fmt --check` over the workspace.
+fn fmt_check() -> Result<()> {
+    run(cargo().args(["fmt", "--all", "--check"]))
+}
+
+/// Clippy on every target of every crate, warnings denied.
+fn clippy() -> Result<()> {
     run(cargo().args([
         "clippy",
         "--workspace",
@@ -255,52 +371,90 @@ fn ci() -> Result<()> {
         "--",
         "-D",
         "warnings",
-    ]))?;
-    test()?;
-    // The published crates' docs with warnings denied: broken links fail CI. All features, so
-    // the `appzone` command line's docs (feature `cli`) are checked too.
-    run(cargo()
-        .args(["doc", "--no-deps", "--locked", "--all-features"])
-        .args([
-            "-p",
-            "appzone-contract",
-            "-p",
-            "appzone-server",
-            "-p",
-            "appzone-client",
-            "-p",
-            "appzone-conformance",
-            "-p",
-            "appzone-cli",
-        ])
-        .env("RUSTDOCFLAGS", "-D warnings"))?;
-    openapi(true)?;
-    compat::run()?;
-    semver::semver_checks(semver::SemverArgs::default())?;
-    release::old_client(release::OldClientArgs::default())?;
-    bench::instruction_guard()?;
-    lint_spec()?;
-    clients::run()?;
-    browser::run()?;
-    image::run_task(image::ImageArgs::check())?;
-    deploy::check()?;
-    deny::run()?;
-    msrv::run()?;
-    println!("ci: all checks passed");
+    ]))
+}
+
+/// The inner loop: formatting, clippy, and the tests of the contract, the server (on SQLite;
+/// the PostgreSQL tests are reported as ignored) and the client side. A subset of `ci`.
+fn check() -> Result<()> {
+    let mut steps = Steps::default();
+    steps.run("fmt", fmt_check)?;
+    steps.run("clippy", clippy)?;
+    steps.run("test", || test(false))?;
+    steps.report();
+    eprintln!(
+        "check: passed; `cargo xtask ci` adds PostgreSQL, the docs, the spec and compatibility \
+         checks, the release build and what runs against it"
+    );
     Ok(())
 }
 
+/// The wall-clock time of each CI step, printed as a table at the end (and, for the steps run
+/// so far, when one fails), so a slow step is seen where it happens.
+struct Steps(Vec<(&'static str, std::time::Duration)>, std::time::Instant);
+
+impl Default for Steps {
+    fn default() -> Self {
+        Self(Vec::new(), std::time::Instant::now())
+    }
+}
+
+impl Steps {
+    fn run(&mut self, name: &'static str, step: impl FnOnce() -> Result<()>) -> Result<()> {
+        let started = std::time::Instant::now();
+        let result = step();
+        self.0.push((name, started.elapsed()));
+        if result.is_err() {
+            self.report();
+        }
+        result.with_context(|| format!("ci step `{name}`"))
+    }
+
+    /// Waits for a side lane, prints its log, and fails when it failed.
+    fn join(&mut self, mut lane: Lane) -> Result<()> {
+        let status = lane.child.wait().context("cannot wait for a CI lane")?;
+        let log = std::fs::read_to_string(&lane.log).unwrap_or_default();
+        eprintln!(
+            "ci: ---- lane `{}` ----\n{log}ci: ---- end of lane `{}` ----",
+            lane.name, lane.name
+        );
+        self.0.push((lane.name, lane.started.elapsed()));
+        if !status.success() {
+            self.report();
+            bail!(
+                "ci lane `{}` failed ({status}); its log is above and in {}",
+                lane.name,
+                lane.log.display()
+            );
+        }
+        Ok(())
+    }
+
+    fn report(&self) {
+        eprintln!("ci: step times (wall clock; a lane is the time from its start to its join)");
+        for (name, took) in &self.0 {
+            eprintln!("ci:   {name:<16} {:>7.1} s", took.as_secs_f64());
+        }
+        eprintln!(
+            "ci:   {:<16} {:>7.1} s",
+            "total",
+            self.1.elapsed().as_secs_f64()
+        );
+    }
+}
+
 /// The workspace's tests. PostgreSQL tests are marked ignored, so a run without PostgreSQL
-/// reports them as ignored rather than as passed; with `APPZONE_TEST_POSTGRES_URL` set they
-/// are selected (`--include-ignored`), and under CI it must be set.
-fn test() -> Result<()> {
-    let postgres = std::env::var("APPZONE_TEST_POSTGRES_URL").is_ok_and(|url| !url.is_empty());
-    if postgres {
+/// reports them as ignored rather than as passed. With `postgres` (CI) and
+/// `APPZONE_TEST_POSTGRES_URL` set they are selected (`--include-ignored`); under CI it must
+/// be set. The inner loop (`postgres` false) runs SQLite only.
+fn test(postgres: bool) -> Result<()> {
+    let url = std::env::var("APPZONE_TEST_POSTGRES_URL").is_ok_and(|url| !url.is_empty());
+    if postgres && url {
         return run(cargo().args(["test", "--workspace", "--locked", "--", "--include-ignored"]));
     }
     let how = "set APPZONE_TEST_POSTGRES_URL to a database the tests may create schemas in, \
-               e.g. postgres://postgres@127.0.0.1:5432/test";
-    if process::under_ci() {
+               e.g. postgres://postgres@127.0.0.1:5432/test, and run `cargo xtask ci`";
+    if postgres && process::under_ci() {
         bail!("test: the PostgreSQL tests are required under CI: {how}");
     }
     run(cargo().args(["test", "--workspace", "--locked"]))?;
@@ -320,8 +474,8 @@ mod tests {
     fn the_documented_command_lines_parse() {
         let documented: &[&[&str]] = &[
             &["ci"],
+            &["check"],
             &["openapi"],
-            &["openapi", "--check"],
             &["lint-spec"],
             &["clients"],
             &["browser"],

@@ -8,11 +8,11 @@
 //! oldest commit "adds" every file), so it is refused.
 //!
 //! - `old-client` extracts each release commit's tree (`git archive`) under
-//!   `target/compat/<version>/`, builds that tree's `compat_scenario` example of
-//!   `appzone-client` (in `target/compat-target/<commit>/`, kept for the next run; not in the
-//!   main target directory, see [`build_scenario`]), then runs it against the **current**
-//!   `appzone-server serve --demo` on a fresh SQLite database (demo_server.rs): the released
-//!   client must keep working against today's server.
+//!   `target/compat/<version>/`, builds that tree's `compat_scenario` example against that
+//!   tree's `appzone-client` alone (in `target/compat-target/`, see [`build_scenario`]), then
+//!   runs it against the **current** `appzone-server serve --demo` (the shared release build)
+//!   on a fresh SQLite database (demo_server.rs): the released client must keep working against
+//!   today's server.
 //! - `semver-checks` (semver.rs) runs `cargo semver-checks check-release` on `appzone-contract` and
 //!   `appzone-client` with the newest release commit as the baseline.
 //!
@@ -34,10 +34,10 @@ use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
 
-use crate::demo_server::{build_server, DemoServer};
+use crate::demo_server::DemoServer;
 use crate::process::{cargo, run_bounded, stdout_of};
 
-/// A build of a whole tree (the old one compiles its server too, as a dev-dependency).
+/// A build of an old client and its dependencies.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(45 * 60);
 /// `git` questions, `git archive` and `tar`.
 pub(crate) const GIT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -80,7 +80,7 @@ pub fn old_client(args: OldClientArgs) -> Result<()> {
             build_scenario(&root, label, commit).with_context(|| format!("old-client {label}"))?;
         scenarios.push((label, scenario));
     }
-    let binary = build_server()?;
+    let binary = crate::build::release()?.server();
     for (label, scenario) in &scenarios {
         eprintln!("old-client: --- the scenario of {label} ---");
         let server = DemoServer::sqlite(&binary, "old-client")?;
@@ -98,41 +98,57 @@ pub fn old_client(args: OldClientArgs) -> Result<()> {
 
 /// Extracts (for a commit) and builds the old tree's scenario; the path of its executable.
 ///
-/// Each old tree builds in a target directory of its own, not in the main one: cargo names the
-/// artifacts of the workspace's own crates after their path *relative to the workspace root*
-/// and version, which an old tree shares with the current one, and judges them fresh by the
-/// sources' modification times, which `git archive` sets to the (older) commit time. In a
-/// shared target directory the "old" client would silently be the current one (tried: a
-/// changed old tree was not rebuilt), and an old build would overwrite the current tree's
-/// artifacts. So the dependencies are built once per release commit, and later runs reuse
-/// them: the directory is named after the commit, whose tree never changes.
+/// The scenario is built as the one binary of a scratch package beside the old tree, which
+/// depends on nothing but the old tree's `appzone-client` (by path) and tokio, with the old
+/// tree's `Cargo.lock`: the released client with the dependency versions its release fixed,
+/// and none of the old workspace's dev-dependencies (its server, sqlx, Criterion), which
+/// building the example inside the old workspace compiled every time.
+///
+/// Every release shares one target directory, `target/compat-target/`, apart from the main
+/// one: cargo judges path crates fresh by their sources' modification times, which `git
+/// archive` sets to the (older) commit time, so in the main directory an old `appzone-client`
+/// could pass for the current one. Within it each release's crates have their own version and
+/// path, so their artifacts never collide, and the dependencies are built once for all.
 fn build_scenario(root: &Path, label: &str, commit: &str) -> Result<PathBuf> {
-    let tree = crate::target_dir().join("compat").join(path_safe(label));
-    let target = crate::target_dir().join("compat-target").join(commit);
+    let safe = path_safe(label);
+    let compat = crate::target_dir().join("compat");
+    let tree = compat.join(&safe);
     extract(root, commit, &tree)?;
     ensure!(
         tree.join(SCENARIO).is_file(),
         "{label} (commit {commit}) has no {SCENARIO}: the old-client scenario was added after \
          it, so this version cannot be checked"
     );
+    let package = compat.join(format!("{safe}-scenario"));
+    crate::fresh_dir(&package)?;
+    // Named after the release, so two releases' binaries do not overwrite each other.
+    let name = format!("compat_scenario_{}", safe.replace(['.', '-'], "_"));
+    let manifest = format!(
+        "# Written by `cargo xtask old-client`: the released client's scenario, alone.\n\
+         [package]\nname = \"{}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+         [[bin]]\nname = \"{name}\"\npath = {:?}\n\n\
+         [dependencies]\nappzone-client = {{ path = {:?} }}\n\
+         tokio = {{ version = \"1\", features = [\"macros\", \"rt\", \"time\"] }}\n\n\
+         [workspace]\n",
+        name.replace('_', "-"),
+        tree.join(SCENARIO),
+        tree.join("crates/client"),
+    );
+    std::fs::write(package.join("Cargo.toml"), manifest)
+        .with_context(|| format!("cannot write {}", package.display()))?;
+    std::fs::copy(tree.join("Cargo.lock"), package.join("Cargo.lock"))
+        .with_context(|| format!("{label} has no Cargo.lock"))?;
+    let target = crate::target_dir().join("compat-target");
+    // Not --locked: cargo drops from the copied lock file what the scratch package does not
+    // use and adds the package itself; the versions it keeps are the release's.
     run_bounded(
         cargo()
-            .args([
-                "build",
-                "--locked",
-                "-p",
-                "appzone-client",
-                "--example",
-                "compat_scenario",
-            ])
-            .current_dir(&tree)
+            .args(["build", "--manifest-path"])
+            .arg(package.join("Cargo.toml"))
             .env("CARGO_TARGET_DIR", &target),
         BUILD_TIMEOUT,
     )?;
-    let executable = target
-        .join("debug")
-        .join("examples")
-        .join("compat_scenario");
+    let executable = target.join("debug").join(&name);
     ensure!(
         executable.is_file(),
         "the build made no {}",

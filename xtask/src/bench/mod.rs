@@ -120,14 +120,11 @@ struct Binaries {
 }
 
 impl Binaries {
-    /// Builds the server's and the bench crate's binaries in release mode, by the command CI's
-    /// shared build step runs, so that a build CI made is fresh here and costs nothing.
+    /// The server's and the bench crate's binaries of the release build CI's other steps share
+    /// (build.rs: static, as the image ships it), so a build CI made is fresh here.
     fn build() -> Result<Self> {
-        let build = "build --release --locked -p appzone-server -p appzone-bench --bins";
-        crate::process::run(crate::process::cargo().args(build.split(' ')))?;
-        let dir = crate::target_dir().join("release");
         Ok(Self {
-            dir,
+            dir: crate::build::release()?.dir,
             wrapper: Vec::new(),
         })
     }

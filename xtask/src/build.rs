@@ -1,0 +1,78 @@
+//! The one release build every task that runs the server from outside shares: the instruction
+//! guard and the benchmark lab, the generated clients, the browser, the old clients and the
+//! container image.
+//!
+//! It is a static binary (musl where the target and `musl-gcc` are installed, glibc with
+//! `crt-static` otherwise), because the image runs it `FROM scratch`; the other tasks take the
+//! same file rather than build a second, dynamic one. The server and the bare-axum baseline
+//! allocate through mimalloc, so the C library's allocator does not enter what the instruction
+//! guard compares. One command line, so cargo finds it fresh for every task after the first.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{ensure, Result};
+
+use crate::process::{cargo, run, stdout_of, succeeds};
+
+/// The release binaries of the server and the benchmark crate.
+#[derive(Debug, Clone)]
+pub(crate) struct Release {
+    /// The target triple they were built for.
+    pub(crate) target: String,
+    /// `target/<triple>/release/`.
+    pub(crate) dir: PathBuf,
+}
+
+impl Release {
+    /// `appzone-server`.
+    pub(crate) fn server(&self) -> PathBuf {
+        self.dir.join("appzone-server")
+    }
+}
+
+/// Builds (or finds fresh) the static release binaries of `appzone-server` and `appzone-bench`.
+pub(crate) fn release() -> Result<Release> {
+    let musl = format!("{}-unknown-linux-musl", std::env::consts::ARCH);
+    let installed = stdout_of(
+        Command::new("rustup").args(["target", "list", "--installed"]),
+        Duration::from_secs(30),
+    )
+    .unwrap_or_default();
+    let has_musl = installed.lines().any(|t| t.trim() == musl)
+        && succeeds(Command::new("musl-gcc").arg("--version"));
+    let mut build = cargo();
+    build.args([
+        "build",
+        "--release",
+        "--locked",
+        "-p",
+        "appzone-server",
+        "-p",
+        "appzone-bench",
+        "--bins",
+    ]);
+    let target = if has_musl {
+        build.env(format!("CC_{}", musl.replace('-', "_")), "musl-gcc");
+        musl
+    } else {
+        eprintln!(
+            "build: the {musl} target or musl-gcc is missing; building static glibc binaries \
+             instead (`rustup target add {musl}` and `apt-get install musl-tools` for musl)"
+        );
+        build.env("RUSTFLAGS", "-C target-feature=+crt-static");
+        format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
+    };
+    // An explicit target keeps build scripts and proc macros dynamic (and their builds shared
+    // with the debug tree).
+    run(build.args(["--target", &target]))?;
+    let dir = crate::target_dir().join(&target).join("release");
+    let release = Release { target, dir };
+    ensure!(
+        release.server().is_file(),
+        "the build made no {}",
+        release.server().display()
+    );
+    Ok(release)
+}
