@@ -7,9 +7,11 @@
 //! timeout misses), disables Nagle's algorithm, hands the router the client's address
 //! (`ConnectInfo<SocketAddr>`), closes a connection at once when its address or the server has
 //! as many open as allowed (so no client can take every descriptor), and on shutdown reports
-//! not ready, keeps serving for a delay while load balancers take the replica out, then stops
-//! accepting, lets in-flight requests finish, and drops stragglers at a deadline ([`serve`]).
+//! not ready, keeps serving for a delay while load balancers take the replica out (every answer
+//! then moves its client to another connection: `serve/drain.rs`), then stops accepting, lets
+//! in-flight requests finish, and drops stragglers at a deadline ([`serve`]).
 
+mod drain;
 mod idle;
 
 use std::collections::hash_map::Entry;
@@ -25,11 +27,12 @@ use axum::extract::{ConnectInfo, Request};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+use self::drain::Leave;
 use self::idle::Idle;
 use crate::http::App;
 use crate::metrics::ConnectionLimit;
@@ -99,7 +102,8 @@ const H2_MAX_SEND_BUF: usize = 64 * 1024;
 /// Serves `app` on `listener` until `shutdown` completes, then shuts down in three steps:
 ///
 /// 1. at once, `app`'s health starts draining (`/readyz` answers 503) while the server goes
-///    on accepting and serving for `options.shutdown_delay`;
+///    on accepting and serving for `options.shutdown_delay`; each answer given then tells its
+///    client to leave the connection (HTTP/1 `Connection: close`, HTTP/2 GOAWAY);
 /// 2. then the listener closes, and hyper tells each connection to finish: an HTTP/1 answer in
 ///    progress goes out with `Connection: close`, an idle keep-alive connection is closed, an
 ///    HTTP/2 connection gets GOAWAY;
@@ -127,9 +131,10 @@ pub async fn serve(
         .max_header_list_size(
             u32::try_from(options.max_header_bytes.max(8192)).unwrap_or(u32::MAX),
         );
+    let (drain, connections) = watch::channel(());
     let accept = Accept {
         builder: Arc::new(builder),
-        graceful: GracefulShutdown::new(),
+        connections,
         limits: Arc::new(Limits::new(&options)),
         header_read_timeout: options.header_read_timeout,
         abort: CancellationToken::new(),
@@ -162,10 +167,13 @@ pub async fn serve(
     drop(listener);
     tracing::info!("shutting down: no new connections, draining in-flight requests");
     let Accept {
-        graceful, abort, ..
+        connections, abort, ..
     } = accept;
+    // Only the connections' receivers are left: `closed` completes when the last one ends.
+    drop(connections);
+    let _ = drain.send(());
     tokio::select! {
-        () = graceful.shutdown() => tracing::info!("all connections drained"),
+        () = drain.closed() => tracing::info!("all connections drained"),
         () = tokio::time::sleep(options.drain_timeout) => {
             tracing::warn!(timeout = ?options.drain_timeout, "drain deadline passed; closing remaining connections");
         }
@@ -178,7 +186,8 @@ pub async fn serve(
 /// What the accept loop needs to start a connection.
 struct Accept {
     builder: Arc<Builder<TokioExecutor>>,
-    graceful: GracefulShutdown,
+    /// Cloned into every connection, which shuts down gracefully when it changes (the drain).
+    connections: watch::Receiver<()>,
     limits: Arc<Limits>,
     header_read_timeout: Duration,
     /// Cancelled at the drain deadline: every connection task still running ends.
@@ -214,23 +223,44 @@ impl Accept {
         let idle = Arc::new(Idle::new());
         let router = app.router.clone();
         let counted = Arc::clone(&idle);
+        let mut leave = Leave::new(self.connections.clone());
+        let (health, goaway) = (app.health.clone(), leave.asker());
         let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo(peer));
+            let version = request.version();
             let busy = Idle::begin(&counted);
             let served = router.clone().oneshot(request.map(Body::new));
+            let (health, goaway) = (health.clone(), Arc::clone(&goaway));
             async move {
-                let response = served.await?;
+                let mut response = served.await?;
+                if health.is_draining() {
+                    drain::leave(&mut response, version, &goaway);
+                }
                 Ok::<_, Infallible>(busy.until_sent(response))
             }
         });
-        let (builder, watcher) = (Arc::clone(&self.builder), self.graceful.watcher());
+        let builder = Arc::clone(&self.builder);
         let timeout = self.header_read_timeout;
         let abort = self.abort.clone();
         let serving = async move {
-            let serving = builder
+            let mut serving = std::pin::pin!(builder
                 .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                .into_owned();
-            match idle::close_when_idle(watcher.watch(serving), &idle, timeout).await {
+                .into_owned());
+            // hyper's graceful shutdown once told (drain, or an HTTP/2 answer while draining):
+            // GOAWAY on HTTP/2, HTTP/1 closed after the answer in progress or at once if idle.
+            let until_done = async {
+                let mut told = false;
+                loop {
+                    tokio::select! {
+                        output = serving.as_mut() => return output,
+                        () = leave.told(), if !told => {
+                            serving.as_mut().graceful_shutdown();
+                            told = true;
+                        }
+                    }
+                }
+            };
+            match idle::close_when_idle(until_done, &idle, timeout).await {
                 Some(Ok(())) => {}
                 Some(Err(err)) => {
                     tracing::debug!(error = %err, %peer, "connection ended with an error");

@@ -15,5 +15,5 @@ mod faults;
 mod hostile_clients;
 mod hostile_input;
 mod idle_connections;
-mod shutdown;
+pub(crate) mod shutdown;
 mod soak;

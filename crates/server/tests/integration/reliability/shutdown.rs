@@ -19,15 +19,15 @@ use crate::server_process::{acme_database, acme_key, operator, sigterm, ServerPr
 
 /// One answer read off a connection.
 #[derive(Debug)]
-pub(super) struct Answer {
-    pub(super) status: u16,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
     /// `Connection: close`: the server closes the connection after this answer.
     close: bool,
 }
 
-pub(super) type Conn = BufReader<TcpStream>;
+pub(crate) type Conn = BufReader<TcpStream>;
 
-pub(super) async fn open(addr: &str) -> Result<Conn, String> {
+pub(crate) async fn open(addr: &str) -> Result<Conn, String> {
     TcpStream::connect(addr)
         .await
         .map(BufReader::new)
@@ -35,7 +35,7 @@ pub(super) async fn open(addr: &str) -> Result<Conn, String> {
 }
 
 /// Writes `request` and reads one answer (head, then its `Content-Length` body).
-pub(super) async fn exchange(conn: &mut Conn, request: &str) -> Result<Answer, String> {
+pub(crate) async fn exchange(conn: &mut Conn, request: &str) -> Result<Answer, String> {
     conn.get_mut()
         .write_all(request.as_bytes())
         .await
@@ -81,7 +81,7 @@ pub(super) async fn exchange(conn: &mut Conn, request: &str) -> Result<Answer, S
     })
 }
 
-pub(super) fn get(path: &str) -> String {
+pub(crate) fn get(path: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nHost: appzone\r\n\r\n")
 }
 
@@ -235,13 +235,27 @@ async fn sigterm_keeps_serving_through_the_shutdown_delay_then_drains() {
         "the server closes the connection after that answer"
     );
 
-    // Every request of the load was answered 200, none told to close, before and during the
-    // delay: no refused connection, no reset.
+    // Every request of the load was answered 200, before and during the delay: no refused
+    // connection, no reset. A kept-alive connection is kept before SIGTERM, and each answer
+    // once draining was seen tells its client to close it (the client reconnects: behind a
+    // load balancer, to another replica).
+    let draining_seen = signalled + readyz_after;
     let mut during_delay = (0, 0);
     for (kind, log) in &logs {
         for (started, outcome) in log {
+            let expected_close = if *kind != "keep-alive" {
+                None
+            } else if *started < signalled {
+                Some(false)
+            } else if *started > draining_seen {
+                Some(true)
+            } else {
+                None
+            };
             match outcome {
-                Ok(answer) if answer.status == 200 && (!answer.close || *kind != "keep-alive") => {}
+                Ok(answer)
+                    if answer.status == 200
+                        && expected_close.is_none_or(|close| close == answer.close) => {}
                 outcome => panic!(
                     "{kind} request {:?} after SIGTERM: {outcome:?}",
                     started.checked_duration_since(signalled)
@@ -336,4 +350,115 @@ async fn the_drain_deadline_is_kept_even_when_a_request_is_stuck_past_it() {
     assert_eq!(answer.status, 204, "the retry after the restart");
     let live = operator(&url, &["profile", "list", "--org", "acme"]);
     assert!(!live.contains(&profile), "{live}");
+}
+
+/// `GET path` on an HTTP/2 connection: the answer's status.
+async fn h2_get(
+    client: &h2::client::SendRequest<axum::body::Bytes>,
+    path: &str,
+) -> Result<u16, String> {
+    let mut client = client
+        .clone()
+        .ready()
+        .await
+        .map_err(|e| format!("ready: {e}"))?;
+    let request = http::Request::get(format!("http://appzone{path}"))
+        .body(())
+        .map_err(|e| e.to_string())?;
+    let (response, _) = client
+        .send_request(request, true)
+        .map_err(|e| format!("send: {e}"))?;
+    let response = response.await.map_err(|e| format!("answer: {e}"))?;
+    Ok(response.status().as_u16())
+}
+
+/// Issue 44, point 2: during the shutdown delay a kept-alive client is told to go elsewhere by
+/// the answer it gets (HTTP/1 `Connection: close`, HTTP/2 GOAWAY), while the listener still
+/// accepts: it reconnects, to another replica behind a load balancer, before this one stops
+/// listening, instead of failing on a connection closed under it after the delay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_during_the_shutdown_delay_move_kept_alive_clients_with_close_and_goaway() {
+    const DELAY: Duration = Duration::from_secs(3);
+    let dir = tempfile::tempdir().unwrap();
+    let url = acme_database(dir.path());
+    let mut server = ServerProcess::start(
+        &url,
+        &["--shutdown-delay-secs", "3", "--drain-timeout-secs", "5"],
+        "info",
+    )
+    .await;
+    let addr = server.addr().to_owned();
+
+    let mut kept = open(&addr).await.unwrap();
+    let before = exchange(&mut kept, &get("/healthz")).await.unwrap();
+    assert!(
+        before.status == 200 && !before.close,
+        "before SIGTERM: {before:?}"
+    );
+    let tcp = TcpStream::connect(&addr).await.unwrap();
+    let (h2, connection) = h2::client::handshake(tcp).await.unwrap();
+    let h2_ended = tokio::spawn(async move {
+        let outcome = connection.await;
+        (Instant::now(), outcome.map_err(|e| e.to_string()))
+    });
+    assert_eq!(
+        h2_get(&h2, "/healthz").await,
+        Ok(200),
+        "HTTP/2 before SIGTERM"
+    );
+
+    let signalled = Instant::now();
+    sigterm(server.pid());
+    let (readyz, readyz_after) = readyz_until_503(&addr, Duration::from_millis(500)).await;
+    assert_eq!(readyz, Some(503), "/readyz {readyz_after:?} after SIGTERM");
+
+    // HTTP/1: the answer is the same 200, with `Connection: close`, and the server closes the
+    // connection after it, well before the delay ends.
+    let during = exchange(&mut kept, &get("/healthz")).await.unwrap();
+    assert_eq!(during.status, 200);
+    assert!(
+        during.close,
+        "an answer during the shutdown delay on a kept-alive HTTP/1 connection: {during:?}"
+    );
+    let closed = tokio::time::timeout(Duration::from_secs(1), kept.read(&mut [0u8; 1])).await;
+    assert!(
+        matches!(closed, Ok(Ok(0)) | Ok(Err(_))),
+        "the server closes the connection after that answer: {closed:?}"
+    );
+    // A new connection during the delay is still served.
+    let mut fresh = open(&addr).await.unwrap();
+    assert_eq!(
+        exchange(&mut fresh, &get("/healthz")).await.unwrap().status,
+        200
+    );
+
+    // HTTP/2: the answer goes out, then GOAWAY ends the connection before the delay does.
+    assert_eq!(
+        h2_get(&h2, "/healthz").await,
+        Ok(200),
+        "HTTP/2 during the delay"
+    );
+    let (ended, outcome) = tokio::time::timeout(DELAY + Duration::from_secs(2), h2_ended)
+        .await
+        .expect("the HTTP/2 connection ends")
+        .unwrap();
+    let ended_after = ended - signalled;
+    assert!(
+        ended_after < DELAY - Duration::from_millis(500),
+        "the HTTP/2 connection ended {ended_after:?} after SIGTERM ({outcome:?}), the delay is \
+         {DELAY:?}"
+    );
+    assert!(
+        h2_get(&h2, "/healthz").await.is_err(),
+        "no new stream after GOAWAY"
+    );
+    let (status, _) = server
+        .exit_within(Duration::from_secs(10))
+        .await
+        .expect("the server exits once drained");
+    assert!(status.success(), "{status:?}");
+    eprintln!(
+        "shutdown delay {DELAY:?}: HTTP/1 answer with Connection: close, HTTP/2 connection \
+         ended by GOAWAY {ended_after:?} after SIGTERM"
+    );
 }
