@@ -5,8 +5,10 @@
 //! that never finishes its request head would hold a connection forever. This loop gives hyper
 //! its timer and timeout (HTTP/1), closes connections that stay idle (`serve/idle.rs`: what hyper's
 //! timeout misses), disables Nagle's algorithm, hands the router the client's address
-//! (`ConnectInfo<SocketAddr>`), closes a connection at once when its address or the server has
-//! as many open as allowed (so no client can take every descriptor), and on shutdown reports
+//! (`ConnectInfo<SocketAddr>`) and the request's log record (`http/observe.rs`: started here, so
+//! that a request dropped before the router runs still gets its 499 line), closes a connection
+//! at once when its address or the server has as many open as allowed (so no client can take
+//! every descriptor), and on shutdown reports
 //! not ready, keeps serving for a delay while load balancers take the replica out (every answer
 //! then moves its client to another connection: `serve/drain.rs`), then stops accepting, lets
 //! in-flight requests finish, and drops stragglers at a deadline ([`serve`]).
@@ -34,6 +36,7 @@ use tower::ServiceExt;
 
 use self::drain::Leave;
 use self::idle::Idle;
+use crate::http::observe::RequestRecord;
 use crate::http::App;
 use crate::metrics::ConnectionLimit;
 
@@ -225,7 +228,13 @@ impl Accept {
         let counted = Arc::clone(&idle);
         let mut leave = Leave::new(self.connections.clone());
         let (health, goaway) = (app.health.clone(), leave.asker());
+        let metrics = app.metrics.clone();
         let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+            // Started here, where hyper hands the request over: a request whose connection is
+            // closed as it arrives is dropped before the router ever runs, and is logged too.
+            let (record, unanswered) =
+                RequestRecord::begin(&request, Some(peer.ip()), metrics.clone());
+            request.extensions_mut().insert(record);
             request.extensions_mut().insert(ConnectInfo(peer));
             let version = request.version();
             let busy = Idle::begin(&counted);
@@ -233,6 +242,7 @@ impl Accept {
             let (health, goaway) = (health.clone(), Arc::clone(&goaway));
             async move {
                 let mut response = served.await?;
+                unanswered.answered();
                 if health.is_draining() {
                     drain::leave(&mut response, version, &goaway);
                 }

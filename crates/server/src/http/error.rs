@@ -148,9 +148,9 @@ pub(super) fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
     ApiError::internal(format!("handler panicked: {detail}")).into_response()
 }
 
-/// Whether `path` has the shape of one of the routes' templates (a `{parameter}` stands for one
-/// non-empty segment; `/docs` is itself, not its assets).
-fn is_route(path: &str) -> bool {
+/// The route template whose shape `path` has (a `{parameter}` stands for one non-empty
+/// segment; `/docs` is itself, not its assets).
+pub(super) fn matching_route(path: &str) -> Option<&'static str> {
     let shaped = |template: &&str| {
         let (mut t, mut p) = (template.split('/'), path.split('/'));
         loop {
@@ -161,7 +161,7 @@ fn is_route(path: &str) -> bool {
             }
         }
     };
-    super::ROUTES.iter().any(shaped)
+    super::ROUTES.into_iter().find(|template| shaped(template))
 }
 
 /// Longest path a 404 message names: with its words, well within the message's 1024
@@ -171,7 +171,10 @@ const MAX_SUGGESTED_PATH_CHARS: usize = 512;
 /// "no such route", naming the route `path` would be without its trailing slash when there
 /// is one.
 fn not_found_message(path: &str) -> Cow<'static, str> {
-    let Some(without) = path.strip_suffix('/').filter(|p| is_route(p)) else {
+    let Some(without) = path
+        .strip_suffix('/')
+        .filter(|p| matching_route(p).is_some())
+    else {
         return Cow::Borrowed("no such route");
     };
     if without.chars().count() > MAX_SUGGESTED_PATH_CHARS {

@@ -8,8 +8,8 @@
 //!    and it is echoed on the answer (tower-http `SetRequestId` / `PropagateRequestId`);
 //! 2. `X-Content-Type-Options: nosniff` on every answer, and `X-API-KEY` marked sensitive;
 //! 3. [`observe`]: the contract's JSON body for any error a framework layer answered in plain
-//!    text ([`error::json_errors`]), metrics under the route template, one log line,
-//!    deprecation headers;
+//!    text ([`error::json_errors`]), metrics under the route template, one log line (status 499
+//!    when the client left before the answer), deprecation headers;
 //! 4. panics answer 500 (tower-http `CatchPanic`);
 //! 5. load shedding beyond [`HttpConfig::max_in_flight`] requests in flight (tower `LoadShed`
 //!    over a global `ConcurrencyLimit`): 503 at once, never a queue;

@@ -8,7 +8,10 @@
 //! still running is 409.
 //!
 //! While the write is in storage's hands the request is marked as writing: its timeout then
-//! waits for the real outcome rather than answer 503 over a write that may still commit.
+//! waits for the real outcome rather than answer 503 over a write that may still commit. The
+//! write runs on a task of its own, so a client that leaves drops this handler but not the
+//! write: the write finishes (by its deadline), and the request's 499 log line says whether it
+//! committed ([`super::observe::RequestRecord::write_handed`]).
 
 use appzone_contract::headers::{idempotency_key, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED};
 use appzone_contract::{ErrorCode, ProfileId};
@@ -19,6 +22,7 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use tower_http::request_id::RequestId;
 
 use super::error::ApiError;
+use super::observe::RequestRecord;
 use super::path::PathParams;
 use super::timeout::WriteBudget;
 use crate::keys::Caller;
@@ -56,7 +60,8 @@ pub async fn delete_application_profile(
     State(store): State<Store>,
     State(metrics): State<Metrics>,
     Extension(Caller { key }): Extension<Caller>,
-    Extension(budget): Extension<WriteBudget>,
+    // The write's deadline, and where its outcome goes for the log line (one argument).
+    (Extension(budget), record): (Extension<WriteBudget>, Option<Extension<RequestRecord>>),
     Extension(request_id): Extension<RequestId>,
     headers: HeaderMap,
     params: PathParams,
@@ -87,16 +92,39 @@ pub async fn delete_application_profile(
         Role::Admin => {
             let answer = {
                 let _writing = budget.writing();
-                store
-                    .delete_profile(DeleteRequest {
-                        id: &id,
-                        org: &key.org_id,
-                        key_id: &key.key_id,
-                        request_id,
-                        idempotency_key,
-                        deadline: budget.deadline(),
-                    })
+                let outcome =
+                    record.map(|Extension(record)| record.write_handed(budget.deadline()));
+                let (store, id, org, key_id, request_id, idempotency_key, deadline) = (
+                    store.clone(),
+                    id.clone(),
+                    key.org_id.clone(),
+                    key.key_id.clone(),
+                    request_id.to_owned(),
+                    idempotency_key.map(str::to_owned),
+                    budget.deadline(),
+                );
+                let writing = tokio::spawn(async move {
+                    let answer = store
+                        .delete_profile(DeleteRequest {
+                            id: &id,
+                            org: &org,
+                            key_id: &key_id,
+                            request_id: &request_id,
+                            idempotency_key: idempotency_key.as_deref(),
+                            deadline,
+                        })
+                        .await;
+                    if let Some(outcome) = outcome {
+                        outcome.report(matches!(
+                            answer,
+                            Ok(DeleteAnswer::Done(DeleteOutcome::Deleted))
+                        ));
+                    }
+                    answer
+                });
+                writing
                     .await
+                    .map_err(|err| ApiError::internal(format!("the delete's task failed: {err}")))?
                     .map_err(ApiError::storage)?
             };
             let (outcome, replayed) = match answer {

@@ -21,6 +21,7 @@ mod ops;
 mod readme;
 mod reliability;
 mod replicas;
+mod request_log;
 mod security;
 mod server_process;
 mod shared_limits;
