@@ -16,22 +16,29 @@
 //! outage instead of failing once cached entries expire. A look-up that finds the key revoked
 //! or gone removes it from that memory at once; a revocation cannot happen while the database
 //! is down, so the only key this lets through is one revoked less than the cache TTL before
-//! the outage began (the same window as without an outage). A key never seen within the grace
-//! period is refused with 503 at once while the background check says the database is down,
-//! rather than after a connection attempt.
+//! the outage began (the same window as without an outage). While the database is known down
+//! (the store's [`Availability`](crate::storage::Availability): its probe, or a request that
+//! could not reach it), a look-up does not ask it: the last verified answer is used at once,
+//! and a key never seen within the grace period is refused with 503 at once.
+//!
+//! Concurrent look-ups of one key share one attempt: the first starts the query on a task of
+//! its own and the others wait for its outcome, so a burst of requests with a key whose entry
+//! has just expired costs one query (and, in an outage, at most one wait) instead of one each.
+//! The attempts in flight are the only entries of that map, each removed when its query ends:
+//! its memory is bounded by the look-ups running, not by the keys ever seen.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use appzone_contract::ApiKey;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::health::{DatabaseState, Health};
 use crate::model::KeyRecord;
 /// Defined by storage, which writes it; re-exported so the digest keeps its old path.
 pub use crate::storage::digest_hex;
-use crate::storage::{Store, StoreError};
+use crate::storage::{DatabaseState, Store, StoreError};
 
 /// Who is calling: the result of a successful authentication.
 #[derive(Debug, Clone)]
@@ -66,9 +73,15 @@ struct Verifier {
     /// Live keys as last read, kept [`OUTAGE_GRACE`] after their last successful look-up,
     /// for when the database cannot be asked; `None` when the TTL is zero.
     last_known: Option<moka::sync::Cache<String, Lookup>>,
-    /// Whether the database answered its last check.
-    health: Health,
+    /// The look-ups asking the database now, by key id: later ones wait for these.
+    in_flight: Mutex<HashMap<String, Attempt>>,
 }
+
+/// The outcome of one look-up in the database, as every request waiting for it gets it.
+type Outcome = Result<Option<Arc<KeyRecord>>, Arc<StoreError>>;
+
+/// A look-up in flight: `None` until its query has ended.
+type Attempt = tokio::sync::watch::Receiver<Option<Outcome>>;
 
 /// How long after its last successful look-up a key stays usable while the database cannot be
 /// asked.
@@ -102,19 +115,13 @@ impl KeyVerifier {
         Self::with_negative_capacity(store, ttl, NEGATIVE_CACHE_BYTES)
     }
 
-    /// [`Self::new`], reading the database's state from `health` (`/readyz`'s check): while it
-    /// says the database is down, keys are not looked up there.
-    pub fn with_health(store: Store, ttl: Duration, health: Health) -> Self {
-        Self::build(store, ttl, NEGATIVE_CACHE_BYTES, health)
-    }
-
     /// [`Self::new`] with another bound on the negative answers' memory, in bytes (tests use a
     /// small one).
     pub fn with_negative_capacity(store: Store, ttl: Duration, negative_bytes: u64) -> Self {
-        Self::build(store, ttl, negative_bytes, Health::new())
+        Self::build(store, ttl, negative_bytes)
     }
 
-    fn build(store: Store, ttl: Duration, negative_bytes: u64, health: Health) -> Self {
+    fn build(store: Store, ttl: Duration, negative_bytes: u64) -> Self {
         let cache = (!ttl.is_zero()).then(|| {
             moka::sync::Cache::builder()
                 .max_capacity(100_000)
@@ -143,7 +150,7 @@ impl KeyVerifier {
             cache,
             unknown,
             last_known,
-            health,
+            in_flight: Mutex::default(),
         }))
     }
 
@@ -203,23 +210,81 @@ impl KeyVerifier {
         if unknown.is_some_and(|unknown| unknown.contains_key(key_id)) {
             return Ok(Lookup { record: None });
         }
-        let last_known = self.0.last_known.as_ref();
-        if self.0.health.database() == DatabaseState::Down {
-            // Not asked: the background check says it cannot answer, and trying would cost
-            // this request the pool's whole acquire timeout.
+        if self.0.store.availability().state() == DatabaseState::Down {
+            // Not asked: it is known down, and trying would cost this request the pool's
+            // whole acquire timeout.
             return self.during_outage(key_id, StoreError::Down);
         }
-        let record = match self.0.store.find_active_key(key_id).await {
-            Ok(record) => record.map(Arc::new),
-            Err(err) if err.is_unavailable() => return self.during_outage(key_id, err),
-            Err(err) => return Err(err),
+        match self.shared_attempt(key_id).await {
+            Ok(record) => Ok(Lookup { record }),
+            Err(err) if err.is_unavailable() => self.during_outage(key_id, StoreError::Shared(err)),
+            Err(err) => Err(StoreError::Shared(err)),
+        }
+    }
+
+    /// The outcome of the look-up of `key_id` in flight, or of a new one started for it.
+    async fn shared_attempt(&self, key_id: &str) -> Outcome {
+        let mut attempt = {
+            let mut in_flight = self
+                .0
+                .in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            match in_flight.get(key_id) {
+                // Unless its task ended without sending (a panic): then a new attempt.
+                Some(attempt) if attempt.has_changed().is_ok() => attempt.clone(),
+                _ => {
+                    let (done, attempt) = tokio::sync::watch::channel(None);
+                    in_flight.insert(key_id.to_owned(), attempt.clone());
+                    // On a task of its own: a request that gives up (its client gone, its
+                    // timeout) does not end the attempt the others wait for.
+                    let (verifier, key_id) = (self.clone(), key_id.to_owned());
+                    tokio::spawn(async move {
+                        let outcome = verifier.read(&key_id).await;
+                        // Removed before the outcome is sent: a look-up from now on finds the
+                        // caches filled, or starts a new attempt.
+                        verifier
+                            .0
+                            .in_flight
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .remove(&key_id);
+                        done.send_replace(Some(outcome));
+                    });
+                    attempt
+                }
+            }
         };
-        let lookup = Lookup { record };
+        let outcome = match attempt.wait_for(Option::is_some).await {
+            Ok(outcome) => outcome.clone(),
+            // The task ended without an outcome (the runtime is shutting down).
+            Err(_) => None,
+        };
+        outcome.unwrap_or_else(|| Err(Arc::new(StoreError::Down)))
+    }
+
+    /// One look-up in the database, its answer recorded in the caches.
+    async fn read(&self, key_id: &str) -> Outcome {
+        let record = self
+            .0
+            .store
+            .find_active_key(key_id)
+            .await
+            .map_err(Arc::new)?
+            .map(Arc::new);
+        let lookup = Lookup {
+            record: record.clone(),
+        };
+        let (cache, unknown, last_known) = (
+            self.0.cache.as_ref(),
+            self.0.unknown.as_ref(),
+            self.0.last_known.as_ref(),
+        );
         match (&lookup.record, cache, unknown) {
             (Some(_), Some(cache), _) => {
                 cache.insert(key_id.to_owned(), lookup.clone());
                 if let Some(last_known) = last_known {
-                    last_known.insert(key_id.to_owned(), lookup.clone());
+                    last_known.insert(key_id.to_owned(), lookup);
                 }
             }
             (None, _, Some(unknown)) => {
@@ -231,7 +296,7 @@ impl KeyVerifier {
             }
             _ => {}
         }
-        Ok(lookup)
+        Ok(record)
     }
 
     /// The key as last read, when that was within [`OUTAGE_GRACE`]; else `err`.

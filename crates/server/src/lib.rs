@@ -179,9 +179,9 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
             }
         }
     }
-    let health = health::Health::new();
+    let health = health::Health::new(store.availability().clone());
     let state = AppState::new(SharedState {
-        keys: KeyVerifier::with_health(store.clone(), config.key_cache_ttl, health.clone()),
+        keys: KeyVerifier::new(store.clone(), config.key_cache_ttl),
         mappings: mappings::MappingCache::new(store.clone(), config.key_cache_ttl),
         last_used: LastUsed::new(store.clone()),
         limits: limits.clone(),
@@ -194,7 +194,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
         store: store.clone(),
         health,
     });
-    let watcher = tokio::spawn(health::watch_database(store.clone(), state.health.clone()));
+    let watcher = tokio::spawn(health::watch_database(store.clone()));
     let expirer = tokio::spawn(expire_cached_keys(
         state.keys.clone(),
         state.last_used.clone(),

@@ -88,8 +88,8 @@ pub struct ServeArgs {
     /// Most database connections.
     #[arg(long, env = "APPZONE_DB_MAX_CONNECTIONS", default_value_t = PoolSettings::DEFAULT_MAX_CONNECTIONS)]
     pub db_max_connections: u32,
-    /// Milliseconds a request waits for a database connection before answering 503; while
-    /// the database is unreachable, every request that needs it takes this long to answer.
+    /// Milliseconds a request waits for a busy pool's database connection before answering
+    /// 503; once the database is known unreachable, requests that need it answer 503 at once.
     #[arg(long, env = "APPZONE_DB_ACQUIRE_TIMEOUT_MS", default_value_t = PoolSettings::DEFAULT_ACQUIRE_TIMEOUT_MS)]
     pub db_acquire_timeout_ms: u64,
 }

@@ -51,15 +51,19 @@ impl Store {
 
     /// The live (not revoked) key with this id, if any.
     pub async fn find_active_key(&self, key_id: &str) -> Result<Option<KeyRecord>, StoreError> {
-        let row = sqlx::query(
-            "SELECT key_id, org_id, role, digest FROM api_keys \
-             WHERE key_id = $1 AND revoked_at IS NULL",
-        )
-        .bind(key_id)
-        // Every row, not the first: see the module docs of `storage`.
-        .fetch_all(&self.pool)
-        .await
-        .classify()?;
+        let row = self
+            .guarded(async {
+                sqlx::query(
+                    "SELECT key_id, org_id, role, digest FROM api_keys \
+                     WHERE key_id = $1 AND revoked_at IS NULL",
+                )
+                .bind(key_id)
+                // Every row, not the first: see the module docs of `storage`.
+                .fetch_all(&self.pool)
+                .await
+                .classify()
+            })
+            .await?;
         row.first()
             .map(|row| {
                 Ok(KeyRecord {

@@ -43,8 +43,9 @@ pub struct PoolSettings {
     /// Most connections held open.
     pub max_connections: u32,
     /// How long a query waits for a connection before the database counts as unavailable.
-    /// sqlx's pool keeps trying to connect for all of it when the database is down, so this
-    /// is how fast a request that needs the database answers 503 during an outage.
+    /// sqlx's pool keeps trying to connect for all of it when the database is down, so a
+    /// request does not ask the pool once the database is known down, and stops waiting when
+    /// it becomes so (see `availability.rs`): this bounds the wait for a busy pool.
     pub acquire_timeout: Duration,
     /// PostgreSQL only: the longest any statement may run, lock waits included, before the
     /// server cancels it and rolls it back (`statement_timeout`). The server sets it below its
@@ -158,6 +159,7 @@ impl Store {
             backend,
             deletes,
             keys_in_flight: deletes::KeysInFlight::default(),
+            availability: Default::default(),
         })
     }
 

@@ -83,7 +83,9 @@ impl Store {
         }
         match &self.deletes {
             Some(writer) => group_commit::submit(writer, &request).await,
-            None => self.delete_on_postgres(&request).await,
+            // Its connection is refused at once while PostgreSQL is known down, and a failure
+            // to reach it marks it down for every request (see `availability.rs`).
+            None => self.noted(self.delete_on_postgres(&request).await),
         }
     }
 
@@ -91,7 +93,7 @@ impl Store {
         &self,
         request: &DeleteRequest<'_>,
     ) -> Result<DeleteAnswer, StoreError> {
-        let mut conn = self.pool.acquire().await.classify()?;
+        let mut conn = self.acquire().await?;
         let Some(key) = request.idempotency_key else {
             // The tombstone and its audit record in one statement, which commits as one
             // transaction: one round trip instead of four (BEGIN, UPDATE, INSERT, COMMIT).

@@ -48,6 +48,10 @@ pub enum StoreError {
     /// The write's deadline passed before it started; nothing was changed.
     #[error("the write's deadline passed before it started; nothing was changed")]
     DeadlinePassed,
+    /// The outcome of an attempt this operation shared with concurrent ones (the look-ups of
+    /// one key share one query).
+    #[error(transparent)]
+    Shared(std::sync::Arc<StoreError>),
 }
 
 /// An error of the database itself as its message and code (`file is not a database (SQLite
@@ -92,7 +96,28 @@ impl StoreError {
             | StoreError::WriterGone
             | StoreError::DeadlinePassed
             | StoreError::Down => true,
-            StoreError::Batch(inner) => inner.is_unavailable(),
+            StoreError::Batch(inner) | StoreError::Shared(inner) => inner.is_unavailable(),
+            _ => false,
+        }
+    }
+
+    /// Whether the database could not be reached at all: a refused, dropped or broken
+    /// connection, or PostgreSQL shutting down or starting up. Narrower than
+    /// [`Self::is_unavailable`]: a lock wait, a statement timeout, a full disk or a pool whose
+    /// connections are all busy say the database is there (a busy pool times out the same way
+    /// as a refused connection, so it is left to the probe to tell them apart).
+    pub fn is_unreachable(&self) -> bool {
+        match self {
+            StoreError::Unavailable(err) => match err {
+                sqlx::Error::Io(_) | sqlx::Error::Tls(_) => true,
+                sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+                    // SQLSTATE connection exceptions (08), and admin shutdown, crash
+                    // shutdown, cannot connect now (57P01-57P03).
+                    code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03")
+                }),
+                _ => false,
+            },
+            StoreError::Batch(inner) | StoreError::Shared(inner) => inner.is_unreachable(),
             _ => false,
         }
     }

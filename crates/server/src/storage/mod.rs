@@ -24,6 +24,8 @@
 //! - `sqlite_file.rs`: the SQLite file's checks before opening, and errors naming their cause;
 //! - `backup.rs`: a consistent copy of a SQLite database while it serves (`VACUUM INTO`);
 //! - `errors.rs`: [`StoreError`] and the classification of database errors;
+//! - `availability.rs`: whether the database can be reached ([`Availability`]), the probe
+//!   that says so, and the guard that keeps requests from waiting on a database known down;
 //! - `organizations.rs`: tenants;
 //! - `api_keys.rs`: keys and the digest stored for each ([`digest_hex`]);
 //! - `profiles.rs`: create, list, restore, purge, and the audit record of each change;
@@ -38,6 +40,7 @@
 //!   PostgreSQL's `LISTEN`/`NOTIFY` that wakes them ([`ChangeListener`]).
 
 mod api_keys;
+mod availability;
 mod backup;
 mod catalog;
 mod changes;
@@ -55,6 +58,7 @@ mod zone_mappings;
 use sqlx::AnyPool;
 
 pub use api_keys::{digest_hex, Revocation};
+pub use availability::{Availability, DatabaseState, PROBE_PERIOD, PROBE_TIMEOUT};
 pub use catalog::{CatalogImport, REGIONS_PER_PAUSE};
 pub use changes::{Change, ChangeListener, Wake, CHANNEL};
 pub use connection::{redact_url, sqlite_file, Backend, PoolSettings};
@@ -72,4 +76,6 @@ pub struct Store {
     deletes: Option<tokio::sync::mpsc::Sender<group_commit::PendingDelete>>,
     /// The idempotency keys of the deletes running in this process.
     keys_in_flight: deletes::KeysInFlight,
+    /// Whether the database can be reached, shared by every request (`availability.rs`).
+    availability: Availability,
 }

@@ -61,15 +61,19 @@ impl Store {
 
     /// Whether `id` is a live profile of `org`.
     pub async fn live_profile_exists(&self, id: &ProfileId, org: &str) -> Result<bool, StoreError> {
-        let row = sqlx::query(
-            "SELECT 1 FROM profiles WHERE id = $1 AND org_id = $2 AND deleted_at IS NULL",
-        )
-        .bind(id.as_str())
-        .bind(org)
-        // Every row, not the first: see the module docs of `storage`.
-        .fetch_all(&self.pool)
-        .await
-        .classify()?;
+        let row = self
+            .guarded(async {
+                sqlx::query(
+                    "SELECT 1 FROM profiles WHERE id = $1 AND org_id = $2 AND deleted_at IS NULL",
+                )
+                .bind(id.as_str())
+                .bind(org)
+                // Every row, not the first: see the module docs of `storage`.
+                .fetch_all(&self.pool)
+                .await
+                .classify()
+            })
+            .await?;
         Ok(!row.is_empty())
     }
 

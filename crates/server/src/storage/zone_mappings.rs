@@ -57,28 +57,36 @@ impl Store {
         org: &str,
         id: &ZoneMappingId,
     ) -> Result<Option<StoredMapping>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT id, provider, label, pairs, imported_at FROM zone_mappings \
-             WHERE org_id = $1 AND id = $2",
-        )
-        .bind(org)
-        .bind(id.as_str())
-        .fetch_all(&self.pool)
-        .await
-        .classify()?;
+        let rows = self
+            .guarded(async {
+                sqlx::query(
+                    "SELECT id, provider, label, pairs, imported_at FROM zone_mappings \
+                     WHERE org_id = $1 AND id = $2",
+                )
+                .bind(org)
+                .bind(id.as_str())
+                .fetch_all(&self.pool)
+                .await
+                .classify()
+            })
+            .await?;
         rows.first().map(read_mapping).transpose()
     }
 
     /// The organization's mappings, ordered by id.
     pub async fn zone_mappings(&self, org: &str) -> Result<Vec<StoredMapping>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT id, provider, label, pairs, imported_at FROM zone_mappings \
-             WHERE org_id = $1 ORDER BY id",
-        )
-        .bind(org)
-        .fetch_all(&self.pool)
-        .await
-        .classify()?;
+        let rows = self
+            .guarded(async {
+                sqlx::query(
+                    "SELECT id, provider, label, pairs, imported_at FROM zone_mappings \
+                     WHERE org_id = $1 ORDER BY id",
+                )
+                .bind(org)
+                .fetch_all(&self.pool)
+                .await
+                .classify()
+            })
+            .await?;
         rows.iter().map(read_mapping).collect()
     }
 
@@ -116,7 +124,7 @@ impl Store {
         // Serializing plain structs of strings cannot fail.
         let pairs = serde_json::to_string(regions).unwrap_or_default();
         let at = now_ms();
-        let mut tx = self.pool.begin().await.classify()?;
+        let mut tx = self.begin().await?;
         // Take the write lock first (SQLite), so the count and the write see the same rows.
         let updated = sqlx::query(
             "UPDATE zone_mappings SET provider = $1, label = $2, pairs = $3, imported_at = $4 \
@@ -194,7 +202,7 @@ impl Store {
         actor: Actor<'_>,
         id: &ZoneMappingId,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.pool.begin().await.classify()?;
+        let mut tx = self.begin().await?;
         let deleted = sqlx::query("DELETE FROM zone_mappings WHERE org_id = $1 AND id = $2")
             .bind(actor.org)
             .bind(id.as_str())
