@@ -104,7 +104,7 @@ enum Task {
     /// (contract, server, client side); a subset of `ci`
     Check,
     /// Everything CI runs: fmt, clippy, tests (PostgreSQL too), docs, the shared release build,
-    /// old-client, instructions, clients, browser, image --check; beside them lint-spec,
+    /// instructions, old-client, clients, browser, image --check; beside them lint-spec,
     /// deploy-check, deny, then semver-checks and msrv; a table of step times at the end
     Ci,
     /// One side lane of `ci` (`checks` or `toolchains`), which `ci` starts itself
@@ -256,11 +256,11 @@ fn lint_spec() -> Result<()> {
         ]))
 }
 
-/// Everything CI runs, in two lanes. The main lane holds what needs both cores (compiling,
-/// the test suite, the instruction guard) and, once those are done, the tasks that mostly wait
-/// (generated clients, the browser, the image); a side process runs the checks that need no
-/// build of their own (spec linters, deploy files, supply chain) from the start, and the
-/// toolchain checks (semver-checks, MSRV) next to the waiting tasks. Each side lane writes a log
+/// Everything CI runs, in lanes. The main lane holds what needs both cores (compiling, the test
+/// suite, the instruction guard) and, once those are done, the tasks that mostly wait (the old
+/// clients, generated clients, the browser, the image); a side process runs the checks that
+/// need no build of their own (spec linters, deploy files, supply chain) from the start, and
+/// another the toolchain checks (semver-checks, MSRV) next to the waiting tasks. Each side lane writes a log
 /// under `target/ci/`, printed when it is joined.
 fn ci() -> Result<()> {
     let mut steps = Steps::default();
@@ -286,13 +286,13 @@ fn ci() -> Result<()> {
     })?;
     // The one release build the following steps share (build.rs).
     steps.run("release build", || build::release().map(drop))?;
-    steps.run("old-client", || {
-        release::old_client(release::OldClientArgs::default())
-    })?;
     // Alone on the machine: a compiler next to it would change how requests batch, and so the
     // instructions per request.
     steps.run("instructions", bench::instruction_guard)?;
     let toolchains = Lane::start("toolchains")?;
+    steps.run("old-client", || {
+        release::old_client(release::OldClientArgs::default())
+    })?;
     steps.run("clients", clients::run)?;
     steps.run("browser", browser::run)?;
     steps.run("image --check", || {
