@@ -585,8 +585,9 @@ fn slow_and_longest(answers: &[Timed]) -> (usize, Duration) {
 /// the admin run, and right after it is down three waves of 10 concurrent listings on the six
 /// keys follow. Every listing answers 200 within 300 ms (the last verified answer, at once: no
 /// listing waits for the pool's 1 s acquire timeout); once the first delete has answered 503,
-/// every delete answers 503 with `Retry-After` within 300 ms. After the cluster is started
-/// again the background probe brings the database back: `/readyz` says up and deletes reach it.
+/// every delete answers 503 with `Retry-After` within 300 ms, its request line at `WARN`.
+/// After the cluster is started again the background probe brings the database back: `/readyz`
+/// says up and deletes reach it.
 #[tokio::test]
 #[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
 async fn a_stopped_postgres_fails_fast_for_everyone() {
@@ -708,6 +709,26 @@ async fn a_stopped_postgres_fails_fast_for_everyone() {
             delete.took <= Duration::from_millis(300),
             "a delete waited for the database known down: {delete:?}"
         );
+    }
+
+    // Expected degradation, not a bug: the refused deletes' request lines are at WARN.
+    let logs = String::from_utf8_lossy(&server.logs()).into_owned();
+    let refused_lines: Vec<serde_json::Value> = logs
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| {
+            line["target"] == "appzone::request"
+                && line["fields"]["method"] == "DELETE"
+                && line["fields"]["status"] == 503
+        })
+        .collect();
+    assert!(
+        refused_lines.len() > after_first.len(),
+        "{} lines of deletes answered 503",
+        refused_lines.len()
+    );
+    for line in &refused_lines {
+        assert_eq!(line["level"], "WARN", "{line}");
     }
 
     // Started again: the background probe brings the database back.
