@@ -125,10 +125,11 @@ impl PartialSchema for IfNoneMatch {
                 "Entity tags from earlier answers, for example W/\"6c1e0f7a2b9d4e11\" (several \
                  may be listed, separated by commas), or *. A listed tag equal to the current \
                  ETag (weak comparison) or * gives 304. Any other value is accepted, not \
-                 refused: an empty, malformed or unmatched value gets the listing (200), as a \
-                 missing header does.",
+                 refused: an empty, malformed, unmatched or long value gets the listing (200), \
+                 as a missing header does. Its length is bounded only by the request head \
+                 limit (32 KiB by default, set by the operator), past which the request is \
+                 refused with 431.",
             ))
-            .max_length(Some(ENTITY_TAG_MAX_LEN))
             .examples([serde_json::json!("W/\"0a1b2c3d4e5f60718293a4b5\"")])
             .into()
     }

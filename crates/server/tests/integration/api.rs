@@ -104,9 +104,10 @@ both_backends! {
         let resp = app.send(reqwest::Method::GET, &path, Some(&app.member_key), &[("if-none-match", "W/\"stale\"")]).await;
         assert_eq!(resp.status, 200);
         // Any other value is accepted, never refused (the document's `IfNoneMatch` says so):
-        // empty, blank, malformed or unquoted, it gets the listing as no header does.
+        // empty, blank, malformed, unquoted or long, it gets the listing as no header does.
         let unquoted = etag.trim_start_matches("W/").trim_matches('"').to_owned();
-        for odd in ["", "   ", ",", "W/", "not a tag", unquoted.as_str()] {
+        let long = format!("W/\"{}\"", "0".repeat(4096));
+        for odd in ["", "   ", ",", "W/", "not a tag", unquoted.as_str(), long.as_str()] {
             let resp = app.send(reqwest::Method::GET, &path, Some(&app.member_key), &[("if-none-match", odd)]).await;
             assert_eq!(resp.status, 200, "If-None-Match: {odd:?}");
             assert_eq!(resp.json()["status"], "success", "If-None-Match: {odd:?}");
