@@ -190,6 +190,9 @@ async fn sigterm_keeps_serving_through_the_shutdown_delay_then_drains() {
     let signalled = Instant::now();
     sigterm(server.pid());
     let (readyz, readyz_after) = readyz_until_503(&addr, Duration::from_millis(500)).await;
+    // When the 503 came back: draining had begun by then (readyz_after counts from the first
+    // poll, a little after the signal, so signalled + readyz_after could be before it).
+    let draining_seen = Instant::now();
     assert_eq!(readyz, Some(503), "/readyz {readyz_after:?} after SIGTERM");
 
     // Halfway through the delay, a DELETE that waits on the lock past the delay's end.
@@ -239,7 +242,6 @@ async fn sigterm_keeps_serving_through_the_shutdown_delay_then_drains() {
     // connection, no reset. A kept-alive connection is kept before SIGTERM, and each answer
     // once draining was seen tells its client to close it (the client reconnects: behind a
     // load balancer, to another replica).
-    let draining_seen = signalled + readyz_after;
     // Far longer than a loopback request takes, even on a loaded machine.
     const IN_FLIGHT_AT_SIGNAL: Duration = Duration::from_millis(250);
     let mut during_delay = (0, 0);
