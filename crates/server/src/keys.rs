@@ -38,7 +38,7 @@ use subtle::ConstantTimeEq;
 use crate::model::KeyRecord;
 /// Defined by storage, which writes it; re-exported so the digest keeps its old path.
 pub use crate::storage::digest_hex;
-use crate::storage::{DatabaseState, Store, StoreError};
+use crate::storage::{Store, StoreError};
 
 /// Who is calling: the result of a successful authentication.
 #[derive(Debug, Clone)]
@@ -210,7 +210,7 @@ impl KeyVerifier {
         if unknown.is_some_and(|unknown| unknown.contains_key(key_id)) {
             return Ok(Lookup { record: None });
         }
-        if self.0.store.availability().state() == DatabaseState::Down {
+        if self.0.store.known_down() {
             // Not asked: it is known down, and trying would cost this request the pool's
             // whole acquire timeout.
             return self.during_outage(key_id, StoreError::Down);

@@ -101,6 +101,12 @@ impl Store {
         &self.availability
     }
 
+    /// Whether requests are to be answered without asking the database: it is PostgreSQL and
+    /// known down. Never on SQLite, whose state only informs `/readyz` and the metrics.
+    pub fn known_down(&self) -> bool {
+        self.backend == Backend::Postgres && self.availability.state() == DatabaseState::Down
+    }
+
     /// Runs `op`, a request's use of the database, only while the database is not known down,
     /// and ends it with [`StoreError::Down`] as soon as it is known down; a failure to reach
     /// the database turns the state down for everyone. Only for operations that may be dropped
@@ -110,6 +116,11 @@ impl Store {
         &self,
         op: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
+        if self.backend == Backend::Sqlite {
+            // Its state is for readiness only: a SQLite probe that fails (or is slow, on a
+            // loaded machine) says nothing about the next request, which asks the file itself.
+            return op.await;
+        }
         self.availability.check()?;
         let outcome = tokio::select! {
             biased;
