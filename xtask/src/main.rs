@@ -46,8 +46,12 @@ enum Task {
     /// Regenerate openapi.json from the contract crate
     ///
     /// A test (`openapi_json_is_up_to_date`, run by `check` and `ci`) fails when the file
-    /// drifts from the crate.
-    Openapi,
+    /// drifts from the crate; `--check` asks the same question alone.
+    Openapi {
+        /// Only check: fail if openapi.json differs from the contract crate (write nothing)
+        #[arg(long)]
+        check: bool,
+    },
     /// Fail when openapi.json breaks a released v1 document (release/*/openapi.json): the
     /// compatibility rules of docs/API.md (the contract's test `compat`, which `check` and
     /// `ci` run with the others)
@@ -134,7 +138,7 @@ fn main() -> ExitCode {
 
 fn run_task(task: Task) -> Result<()> {
     match task {
-        Task::Openapi => openapi(),
+        Task::Openapi { check } => openapi(check),
         Task::ApiCompat => run(cargo().args([
             "test",
             "--locked",
@@ -167,12 +171,18 @@ pub(crate) fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-fn openapi() -> Result<()> {
+fn openapi(check: bool) -> Result<()> {
     let path = root().join("openapi.json");
     let fresh = appzone_contract::openapi::document_json();
     if std::fs::read_to_string(&path).is_ok_and(|current| current == fresh) {
         println!("openapi.json is up to date");
         return Ok(());
+    }
+    if check {
+        bail!(
+            "openapi.json is stale: the contract crate changed. Run `cargo xtask openapi` and \
+             commit openapi.json."
+        );
     }
     std::fs::write(&path, fresh).with_context(|| format!("cannot write {}", path.display()))?;
     println!("wrote {}", path.display());
@@ -481,6 +491,7 @@ mod tests {
             &["ci"],
             &["check"],
             &["openapi"],
+            &["openapi", "--check"],
             &["lint-spec"],
             &["clients"],
             &["browser"],
