@@ -123,9 +123,17 @@ fn build_scenario(root: &Path, label: &str, commit: &str) -> Result<PathBuf> {
     crate::fresh_dir(&package)?;
     // Named after the release, so two releases' binaries do not overwrite each other.
     let name = format!("compat_scenario_{}", safe.replace(['.', '-'], "_"));
+    // The released client's own version, so the scenario's "ok" line names it (the scratch
+    // package's version is what `CARGO_PKG_VERSION` says there).
+    let read = |file: &str| std::fs::read_to_string(tree.join(file)).unwrap_or_default();
+    let (client, workspace) = (read("crates/client/Cargo.toml"), read("Cargo.toml"));
+    let version = crate::semver::package_version(&client)
+        .or_else(|| crate::semver::workspace_version(&workspace))
+        .unwrap_or("0.0.0")
+        .to_owned();
     let manifest = format!(
         "# Written by `cargo xtask old-client`: the released client's scenario, alone.\n\
-         [package]\nname = \"{}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+         [package]\nname = \"{}\"\nversion = \"{version}\"\nedition = \"2021\"\npublish = false\n\n\
          [[bin]]\nname = \"{name}\"\npath = {:?}\n\n\
          [dependencies]\nappzone-client = {{ path = {:?} }}\n\
          tokio = {{ version = \"1\", features = [\"macros\", \"rt\", \"time\"] }}\n\n\

@@ -106,12 +106,12 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
 }
 
 /// The `version` of `[workspace.package]` in a workspace's Cargo.toml (the crates inherit it).
-fn workspace_version(manifest: &str) -> Option<&str> {
+pub(crate) fn workspace_version(manifest: &str) -> Option<&str> {
     section_version(manifest, "[workspace.package]")
 }
 
 /// The `version = "..."` of a crate's own `[package]` (none when it inherits the workspace's).
-fn package_version(manifest: &str) -> Option<&str> {
+pub(crate) fn package_version(manifest: &str) -> Option<&str> {
     section_version(manifest, "[package]")
 }
 
