@@ -31,32 +31,16 @@ pub fn run() -> Result<()> {
              CHROMIUM to a Chromium binary"
         ));
     }
-    let tools: Vec<&str> = ["node", "npm"]
-        .into_iter()
-        .filter(|tool| version(Command::new(tool).arg("--version")).is_none())
-        .collect();
-    if !tools.is_empty() {
-        missing.push(format!(
-            "no `{}` on PATH; install Node.js 20+ and npm, e.g. `apt-get install nodejs npm`",
-            tools.join("`, `")
-        ));
-    }
+    missing.extend(crate::clients::node_missing());
     if !missing.is_empty() {
         return skip(&format!("browser: SKIPPED ({})", missing.join("; ")));
     }
 
     let chromium_version = version(Command::new(&chromium).arg("--version"))
         .with_context(|| format!("`{chromium} --version` failed"))?;
-    crate::process::run(Command::new("npm").args([
-        "ci",
-        "--prefix",
-        "tests/browser",
-        "--no-audit",
-        "--no-fund",
-    ]))?;
     let dir = crate::root().join("tests").join("browser");
-    let playwright = installed_version(&dir.join("node_modules/playwright-core/package.json"))?;
-    eprintln!("browser: {chromium_version}; playwright-core {playwright}");
+    crate::process::npm_project(&dir, &dir, &[])?;
+    eprintln!("browser: {chromium_version}");
 
     let binary = crate::build::release()?.server();
     let server = DemoServer::sqlite(&binary, "browser")?;
@@ -84,14 +68,4 @@ pub fn run() -> Result<()> {
             screenshot.display()
         ),
     }
-}
-
-/// The `"version"` of an installed package's package.json.
-fn installed_version(manifest: &Path) -> Result<String> {
-    let text = std::fs::read_to_string(manifest)
-        .with_context(|| format!("cannot read {}", manifest.display()))?;
-    text.split_once("\"version\"")
-        .and_then(|(_, rest)| rest.split('"').nth(1))
-        .map(str::to_owned)
-        .with_context(|| format!("no version in {}", manifest.display()))
 }

@@ -43,16 +43,7 @@ pub(crate) fn release() -> Result<Release> {
     let has_musl = installed.lines().any(|t| t.trim() == musl)
         && succeeds(Command::new("musl-gcc").arg("--version"));
     let mut build = cargo();
-    build.args([
-        "build",
-        "--release",
-        "--locked",
-        "-p",
-        "appzone-server",
-        "-p",
-        "appzone-bench",
-        "--bins",
-    ]);
+    build.args("build --release --locked -p appzone-server -p appzone-bench --bins".split(' '));
     let target = if has_musl {
         build.env(format!("CC_{}", musl.replace('-', "_")), "musl-gcc");
         musl

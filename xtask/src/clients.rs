@@ -41,13 +41,11 @@ use crate::demo_server::{DemoServer, ScratchPostgres};
 
 mod postman;
 mod prism;
-use crate::process::{
-    output, path_arg, run_bounded, skip, version, version_or_note, PROBE_TIMEOUT,
-};
+use crate::process::{output, path_arg, run_bounded, skip, tool_versions, version, PROBE_TIMEOUT};
 use postman::{prepare_postman, run_newman};
 use prism::{prepare_prism, run_prism};
 
-/// `pip install` and `npm ci` (network).
+/// `pip install` (network).
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
 /// Generating and type-checking.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(300);
@@ -275,13 +273,8 @@ fn prepare_python(work: &Path) -> Result<()> {
         std::fs::write(&stamp, &wanted)
             .with_context(|| format!("cannot write {}", stamp.display()))?;
     }
-    let versions = [
-        version_or_note(Command::new(bin.join("python")).arg("--version")),
-        version_or_note(Command::new(bin.join("openapi-python-client")).arg("--version")),
-        version_or_note(Command::new(bin.join("mypy")).arg("--version")),
-        version_or_note(Command::new(bin.join("ruff")).arg("--version")),
-    ];
-    eprintln!("clients: python tools: {}", versions.join("; "));
+    let tools = ["python", "openapi-python-client", "mypy", "ruff"].map(|tool| bin.join(tool));
+    eprintln!("clients: python tools: {}", tool_versions(&tools));
 
     let generated = work.join("python").join("generated");
     crate::fresh_dir(&generated)?;
@@ -316,8 +309,8 @@ fn prepare_python(work: &Path) -> Result<()> {
 // ---------------------------------------------------------------------------------------------
 // TypeScript
 
-/// Why the TypeScript half cannot run here, if it cannot.
-fn node_missing() -> Option<String> {
+/// Why the TypeScript half (and the browser task) cannot run here, if it cannot.
+pub(crate) fn node_missing() -> Option<String> {
     const INSTALL: &str = "install Node.js 20.19 or later with npm, e.g. `apt-get install nodejs \
                            npm` or from nodejs.org";
     let Some(node) = version(Command::new("node").arg("--version")) else {
@@ -338,30 +331,12 @@ fn node_missing() -> Option<String> {
     None
 }
 
-/// Copies `files` of `clients/<name>` to `<work>/<name>` and installs its packages with
-/// `npm ci` from the lock file, unless the lock file is the one last installed there; returns
-/// the directory.
+/// Copies `files` of `clients/<name>` to `<work>/<name>` and installs its packages there
+/// ([`crate::process::npm_project`]); returns the directory.
 fn npm_project(work: &Path, name: &str, files: &[&str]) -> Result<PathBuf> {
-    let source = crate::root().join("clients").join(name);
     let dir = work.join(name);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for file in files {
-        std::fs::copy(source.join(file), dir.join(file))
-            .with_context(|| format!("cannot copy clients/{name}/{file}"))?;
-    }
-    let lock = std::fs::read_to_string(dir.join("package-lock.json"))
-        .context("cannot read package-lock.json")?;
-    let stamp = dir.join("node_modules").join("appzone-package-lock.json");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(lock.as_str()) {
-        run_bounded(
-            Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund"])
-                .current_dir(&dir),
-            INSTALL_TIMEOUT,
-        )?;
-        std::fs::write(&stamp, &lock)
-            .with_context(|| format!("cannot write {}", stamp.display()))?;
-    }
+    let source = crate::root().join("clients").join(name);
+    crate::process::npm_project(&source, &dir, files)?;
     Ok(dir)
 }
 
@@ -378,22 +353,13 @@ fn prepare_typescript(work: &Path) -> Result<()> {
         ],
     )?;
     let bin = dir.join("node_modules").join(".bin");
-    let versions = [
-        format!(
-            "node {}",
-            version_or_note(Command::new("node").arg("--version"))
-        ),
-        format!(
-            "npm {}",
-            version_or_note(Command::new("npm").arg("--version"))
-        ),
-        format!(
-            "@hey-api/openapi-ts {}",
-            version_or_note(Command::new(bin.join("openapi-ts")).arg("--version"))
-        ),
-        version_or_note(Command::new(bin.join("tsc")).arg("--version")).replace("Version", "tsc"),
+    let tools = [
+        PathBuf::from("node"),
+        PathBuf::from("npm"),
+        bin.join("openapi-ts"),
+        bin.join("tsc"),
     ];
-    eprintln!("clients: typescript tools: {}", versions.join("; "));
+    eprintln!("clients: typescript tools: {}", tool_versions(&tools));
 
     for old in ["generated", "out"] {
         let _ = std::fs::remove_dir_all(dir.join(old));

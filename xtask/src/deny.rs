@@ -13,7 +13,7 @@
 //!      measures the snapshot's real age. Redone only when the snapshot changes;
 //!    - the live database, fetched by cargo-deny when github.com answers;
 //!    - neither: the advisory check prints `SKIPPED` with how to run it, and does not fail the
-//!      task, except under CI (`CI=true`), where a missing snapshot fails.
+//!      task, except under CI (`CI=true`), where it fails.
 //!
 //! `APPZONE_DENY_FETCH=1` skips the snapshot and always fetches the live database.
 
@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
-use crate::process::{self, cargo, output, path_arg, succeeds};
+use crate::process::{self, cargo, output, path_arg, skip, succeeds};
 
 /// The cargo-deny release CI installs.
 const CARGO_DENY: &str = "cargo-deny@0.20.2";
@@ -45,79 +45,34 @@ pub fn run() -> Result<()> {
     advisories()
 }
 
-/// Where the advisory check gets the RustSec database from.
-#[derive(Debug, PartialEq, Eq)]
-enum AdvisorySource {
-    /// The snapshot, offline.
-    Snapshot,
-    /// The live database, fetched by cargo-deny.
-    Fetch,
-    /// Nowhere: the check is skipped with a notice.
-    Skip,
-    /// Nowhere, under CI: the task fails.
-    Fail,
-}
-
-/// The decision, apart from its inputs: `fetch_forced` is `APPZONE_DENY_FETCH=1`, and
-/// `github_answers` is only asked when it matters (it takes a network round trip).
-fn advisory_source(
-    fetch_forced: bool,
-    snapshot_exists: bool,
-    ci: bool,
-    github_answers: impl FnOnce() -> bool,
-) -> AdvisorySource {
-    if fetch_forced {
-        AdvisorySource::Fetch
-    } else if snapshot_exists {
-        AdvisorySource::Snapshot
-    } else if ci {
-        AdvisorySource::Fail
-    } else if github_answers() {
-        AdvisorySource::Fetch
-    } else {
-        AdvisorySource::Skip
-    }
-}
-
+/// The advisory check, on the snapshot when there is one (unless `APPZONE_DENY_FETCH=1`), else
+/// on the live database when GitHub answers, else skipped with a notice (failing under CI).
 fn advisories() -> Result<()> {
     let snapshot = std::env::var_os("APPZONE_ADVISORY_DB")
         .map(PathBuf::from)
         .unwrap_or_else(|| crate::root().join(SNAPSHOT));
-    let missing = format!(
-        "no RustSec snapshot at {} (docs/DEVELOPING.md, \"Supply chain\", says how one is made)",
-        path_arg(&snapshot)
-    );
-    let source = advisory_source(
-        std::env::var("APPZONE_DENY_FETCH").is_ok_and(|v| v == "1"),
-        snapshot.join("SNAPSHOT.txt").exists(),
-        crate::process::under_ci(),
-        github_answers,
-    );
-    match source {
-        AdvisorySource::Snapshot => {
-            let age = prepare_snapshot(&snapshot)?;
-            eprintln!(
-                "deny: advisories from the RustSec snapshot in {}, {} days old",
-                path_arg(&snapshot),
-                age.as_secs() / 86_400
-            );
-            process::run(cargo().args(["deny", "--offline", "check", "advisories"]))
-        }
-        AdvisorySource::Fetch => {
-            eprintln!("deny: fetching the live RustSec database from {ADVISORY_DB_URL}");
-            process::run(cargo().args(["deny", "check", "advisories"]))
-        }
-        AdvisorySource::Fail => bail!("deny: {missing}: required under CI"),
-        AdvisorySource::Skip => {
-            eprintln!(
-                "\ndeny: SKIPPED the advisory check: {missing}, and {ADVISORY_DB_URL} cannot \
-                 be reached. Licences, bans and sources were checked. To check advisories, run \
-                 `APPZONE_DENY_FETCH=1 cargo xtask deny` where GitHub is reachable, or point \
-                 APPZONE_ADVISORY_DB at a snapshot.\n"
-            );
-            Ok(())
-        }
+    let fetch_forced = std::env::var("APPZONE_DENY_FETCH").is_ok_and(|v| v == "1");
+    if !fetch_forced && snapshot.join("SNAPSHOT.txt").exists() {
+        let age = prepare_snapshot(&snapshot)?;
+        eprintln!(
+            "deny: advisories from the RustSec snapshot in {}, {} days old",
+            path_arg(&snapshot),
+            age.as_secs() / 86_400
+        );
+        return process::run(cargo().args(["deny", "--offline", "check", "advisories"]));
     }
+    if fetch_forced || github_answers() {
+        eprintln!("deny: fetching the live RustSec database from {ADVISORY_DB_URL}");
+        return process::run(cargo().args(["deny", "check", "advisories"]));
+    }
+    skip(&format!(
+        "deny: SKIPPED the advisory check: no RustSec snapshot at {} (docs/DEVELOPING.md, \
+         \"Supply chain\", says how one is made), and {ADVISORY_DB_URL} cannot be reached. \
+         Licences, bans and sources were checked. To check advisories, run \
+         `APPZONE_DENY_FETCH=1 cargo xtask deny` where GitHub is reachable, or point \
+         APPZONE_ADVISORY_DB at a snapshot",
+        path_arg(&snapshot)
+    ))
 }
 
 /// Whether the advisory database's host answers, within a bound (a machine without a route
@@ -219,30 +174,7 @@ fn snapshot_date(stamp: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{advisory_source, snapshot_date, AdvisorySource};
-
-    /// A fresh machine with neither snapshot nor network passes with a notice; CI does not.
-    #[test]
-    fn advisories_use_the_snapshot_then_the_network_then_skip_except_under_ci() {
-        use AdvisorySource::{Fail, Fetch, Skip, Snapshot};
-        // (fetch forced, snapshot exists, CI, GitHub answers: None when it must not be asked)
-        let cases = [
-            ((false, true, true, None), Snapshot),
-            ((false, true, false, None), Snapshot),
-            ((false, false, false, Some(true)), Fetch),
-            ((false, false, false, Some(false)), Skip),
-            ((false, false, true, None), Fail),
-            ((true, true, true, None), Fetch),
-        ];
-        for ((forced, snapshot, ci, github), expected) in cases {
-            let answers = || github.unwrap_or_else(|| panic!("no network probe needed"));
-            assert_eq!(
-                advisory_source(forced, snapshot, ci, answers),
-                expected,
-                "{forced} {snapshot} {ci} {github:?}"
-            );
-        }
-    }
+    use super::snapshot_date;
 
     #[test]
     fn snapshot_dates_are_read_from_the_stamp() {

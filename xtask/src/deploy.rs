@@ -153,23 +153,19 @@ fn security(unit: &Path) -> Result<()> {
             out.stderr
         );
     };
-    if !out.status.success() {
-        bail!(
-            "`{shown}` failed: {overall}, above the threshold {}.{}; the unit lost some of its \
-             sandboxing:\n{}",
-            SYSTEMD_EXPOSURE_MAX / 10,
-            SYSTEMD_EXPOSURE_MAX % 10,
-            out.stdout
-                .lines()
-                .filter(|line| line.contains('✗'))
-                .collect::<Vec<_>>()
-                .join("\n")
-        );
-    }
-    eprintln!(
-        "deploy-check: {overall} (threshold {}.{})",
+    let threshold = format!(
+        "{}.{}",
         SYSTEMD_EXPOSURE_MAX / 10,
         SYSTEMD_EXPOSURE_MAX % 10
     );
+    if !out.status.success() {
+        let lost: Vec<&str> = out.stdout.lines().filter(|l| l.contains('✗')).collect();
+        bail!(
+            "`{shown}` failed: {overall}, above the threshold {threshold}; the unit lost some of \
+             its sandboxing:\n{}",
+            lost.join("\n")
+        );
+    }
+    eprintln!("deploy-check: {overall} (threshold {threshold})");
     Ok(())
 }

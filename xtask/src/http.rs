@@ -34,19 +34,16 @@ thread_local! {
 
 /// A GET of `path` on `addr`, given 5 s.
 pub(crate) fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Result<Answer> {
-    send(
-        Method::GET,
-        &format!("http://{addr}{path}"),
-        headers,
-        Duration::from_secs(5),
-    )
+    let url = format!("http://{addr}{path}");
+    send(Method::GET, &url, headers, None, Duration::from_secs(5))
 }
 
-/// One request, its whole answer read within `timeout`.
+/// One request (with a JSON body when `json` is given), its whole answer read within `timeout`.
 pub(crate) fn send(
     method: Method,
     url: &str,
     headers: &[(&str, &str)],
+    json: Option<&serde_json::Value>,
     timeout: Duration,
 ) -> Result<Answer> {
     CLIENT.with(|client| {
@@ -54,6 +51,9 @@ pub(crate) fn send(
         let mut request = client.request(method.clone(), url).timeout(timeout);
         for (name, value) in headers {
             request = request.header(*name, *value);
+        }
+        if let Some(json) = json {
+            request = request.json(json);
         }
         runtime.block_on(async {
             let answer = request

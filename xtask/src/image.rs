@@ -272,16 +272,9 @@ fn two_replicas(
     let mut report = Vec::new();
     // The migration as its own step, before any replica starts (the Kubernetes Job).
     let migrated = Instant::now();
-    run(podman(work).args([
-        "run",
-        "--rm",
-        "--network",
-        "host",
-        "-e",
-        &url,
-        image,
-        "migrate",
-    ]))?;
+    run(podman(work)
+        .args("run --rm --network host -e".split(' '))
+        .args([&url, image, "migrate"]))?;
     report.push(format!(
         "PostgreSQL: `migrate` in its own container took {:.2} s",
         migrated.elapsed().as_secs_f64()
@@ -356,16 +349,15 @@ fn start(
 
 /// An organization, an admin key and a profile, made with the operator CLI inside `container`.
 fn provision(work: &Path, container: &str) -> Result<(String, String)> {
-    let exec = |args: &[&str]| -> Result<String> {
+    // The operator command `line` (words between single spaces).
+    let exec = |line: &str| -> Result<String> {
         let mut all = vec!["exec", container, "/appzone-server"];
-        all.extend_from_slice(args);
+        all.extend(line.split(' '));
         Ok(podman_out(work, &all)?.trim().to_owned())
     };
-    exec(&["org", "create", "acme", "--name", "Acme Corp"])?;
-    let key = exec(&[
-        "key", "create", "--org", "acme", "--role", "admin", "--name", "check",
-    ])?;
-    let profile = exec(&["profile", "create", "--org", "acme", "--name", "checkout"])?;
+    exec("org create acme --name Acme")?;
+    let key = exec("key create --org acme --role admin --name check")?;
+    let profile = exec("profile create --org acme --name checkout")?;
     Ok((key, profile))
 }
 
@@ -401,7 +393,13 @@ fn wait_healthy(base: &str) -> Result<Duration> {
     let started = Instant::now();
     let url = format!("{base}/healthz");
     loop {
-        let answer = crate::http::send(reqwest::Method::GET, &url, &[], Duration::from_secs(1));
+        let answer = crate::http::send(
+            reqwest::Method::GET,
+            &url,
+            &[],
+            None,
+            Duration::from_secs(1),
+        );
         if answer.is_ok_and(|a| a.status == 200) {
             return Ok(started.elapsed());
         }

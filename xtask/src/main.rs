@@ -139,14 +139,9 @@ fn main() -> ExitCode {
 fn run_task(task: Task) -> Result<()> {
     match task {
         Task::Openapi { check } => openapi(check),
-        Task::ApiCompat => run(cargo().args([
-            "test",
-            "--locked",
-            "-p",
-            "appzone-contract",
-            "--test",
-            "compat",
-        ])),
+        Task::ApiCompat => {
+            run(cargo().args("test --locked -p appzone-contract --test compat".split(' ')))
+        }
         Task::LintSpec => lint_spec(),
         Task::Deny => deny::run(),
         Task::Msrv => msrv::run(),
@@ -222,48 +217,20 @@ pub(crate) fn fresh_dir(dir: &Path) -> Result<()> {
 /// rulesets (`lint/.spectral.yaml`, versions pinned by `lint/package-lock.json`). Any finding
 /// fails.
 fn lint_spec() -> Result<()> {
-    run(Command::new("npx").args([
-        "--yes",
-        REDOCLY,
-        "lint",
-        "--format",
-        "stylish",
-        "--max-problems",
-        "200",
-        "openapi.json",
-    ]))?;
+    run(Command::new("npx")
+        .args(["--yes", REDOCLY])
+        .args("lint --format stylish --max-problems 200 openapi.json".split(' ')))?;
     // Spectral resolves the OWASP ruleset from node_modules beside the ruleset file, so the
-    // three files are copied under target/ and installed there (again only when they change).
-    let source = root().join("lint");
+    // three files are copied under target/ and installed there.
     let dir = target_dir().join("lint");
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut changed = false;
-    for file in ["package.json", "package-lock.json", ".spectral.yaml"] {
-        let fresh =
-            std::fs::read(source.join(file)).with_context(|| format!("cannot read lint/{file}"))?;
-        if std::fs::read(dir.join(file)).ok().as_ref() != Some(&fresh) {
-            std::fs::write(dir.join(file), fresh)
-                .with_context(|| format!("cannot write target/lint/{file}"))?;
-            changed = true;
-        }
-    }
+    let files = ["package.json", "package-lock.json", ".spectral.yaml"];
+    process::npm_project(&root().join("lint"), &dir, &files)?;
     let spectral = dir.join("node_modules").join(".bin").join("spectral");
-    if changed || !spectral.exists() {
-        run(Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(&dir))?;
-    }
     run(Command::new(&spectral)
         .arg("lint")
         .arg("--ruleset")
         .arg(dir.join(".spectral.yaml"))
-        .args([
-            "--fail-severity",
-            "hint",
-            "--format",
-            "text",
-            "openapi.json",
-        ]))
+        .args("--fail-severity hint --format text openapi.json".split(' ')))
 }
 
 /// Everything CI runs, in lanes. The main lane holds what needs both cores (compiling, the test
@@ -282,16 +249,10 @@ fn ci() -> Result<()> {
     steps.run("doc", || {
         run(cargo()
             .args(["doc", "--no-deps", "--locked", "--all-features"])
-            .args([
-                "-p",
-                "appzone-contract",
-                "-p",
-                "appzone-server",
-                "-p",
-                "appzone-client",
-                "-p",
-                "appzone-conformance",
-            ])
+            .args(
+                "-p appzone-contract -p appzone-server -p appzone-client -p appzone-conformance"
+                    .split(' '),
+            )
             .env("RUSTDOCFLAGS", "-D warnings"))
     })?;
     // The one release build the following steps share (build.rs).
@@ -378,15 +339,7 @@ fn fmt_check() -> Result<()> {
 
 /// Clippy on every target of every crate, warnings denied.
 fn clippy() -> Result<()> {
-    run(cargo().args([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--locked",
-        "--",
-        "-D",
-        "warnings",
-    ]))
+    run(cargo().args("clippy --workspace --all-targets --locked -- -D warnings".split(' ')))
 }
 
 /// The inner loop: formatting, clippy, and the tests of the contract, the server (on SQLite;
@@ -483,68 +436,40 @@ mod tests {
     use super::*;
 
     /// The command lines the README, the guides in docs/, BENCHMARKS.md and `.ci/run` use keep
-    /// parsing. (`crates/server/tests/integration/readme.rs` also reads this list, as `["task"`,
+    /// parsing. (`crates/server/tests/integration/readme.rs` also reads this list, as `"task`,
     /// to check that every task the README and the guides name exists.)
     #[test]
     fn the_documented_command_lines_parse() {
-        let documented: &[&[&str]] = &[
-            &["ci"],
-            &["check"],
-            &["openapi"],
-            &["openapi", "--check"],
-            &["lint-spec"],
-            &["clients"],
-            &["browser"],
-            &["msrv"],
-            &["deny"],
-            &["instructions"],
-            &["image"],
-            &["image", "--check"],
-            &["deploy-check"],
-            &["old-client"],
-            &["old-client", "--baseline-rev", "HEAD"],
-            &["semver-checks"],
-            &["semver-checks", "--baseline-rev", "HEAD"],
-            &["bench"],
-            &["bench", "--quick"],
-            &["bench", "--listing-only", "--rounds", "5"],
-            &["bench", "--replicas", "--rounds", "3", "--duration", "5"],
-            &[
-                "bench",
-                "--rounds",
-                "3",
-                "--duration",
-                "5",
-                "--no-client",
-                "--no-postgres",
-                "--callgrind",
-            ],
-            &[
-                "bench",
-                "--quick",
-                "--rounds",
-                "5",
-                "--duration",
-                "4",
-                "--no-client",
-                "--no-postgres",
-            ],
-            &["bench", "--listing-only", "--callgrind"],
-            &["bench", "--callgrind"],
-            &[
-                "bench",
-                "--rounds",
-                "5",
-                "--duration",
-                "5",
-                "--long-requests",
-                "0",
-                "--no-postgres",
-                "--no-client",
-            ],
+        let documented = [
+            "ci",
+            "check",
+            "openapi",
+            "openapi --check",
+            "lint-spec",
+            "clients",
+            "browser",
+            "msrv",
+            "deny",
+            "instructions",
+            "image",
+            "image --check",
+            "deploy-check",
+            "old-client",
+            "old-client --baseline-rev HEAD",
+            "semver-checks",
+            "semver-checks --baseline-rev HEAD",
+            "bench",
+            "bench --quick",
+            "bench --listing-only --rounds 5",
+            "bench --replicas --rounds 3 --duration 5",
+            "bench --rounds 3 --duration 5 --no-client --no-postgres --callgrind",
+            "bench --quick --rounds 5 --duration 4 --no-client --no-postgres",
+            "bench --listing-only --callgrind",
+            "bench --callgrind",
+            "bench --rounds 5 --duration 5 --long-requests 0 --no-postgres --no-client",
         ];
         for line in documented {
-            let parsed = Cli::try_parse_from(std::iter::once("xtask").chain(line.iter().copied()));
+            let parsed = Cli::try_parse_from(std::iter::once("xtask").chain(line.split(' ')));
             assert!(parsed.is_ok(), "{line:?}: {parsed:?}");
         }
         for help in [["help"], ["--help"], ["-h"]] {

@@ -14,22 +14,13 @@ use anyhow::{Context, Result};
 
 use crate::process::{self, skip, succeeds};
 
-/// The crates checked against each manifest's `rust-version`.
-const GROUPS: &[(&str, &[&str])] = &[
+/// The crates checked against each manifest's `rust-version`, as cargo's arguments.
+const GROUPS: &[(&str, &str)] = &[
     (
         "Cargo.toml",
-        &[
-            "-p",
-            "appzone-contract",
-            "-p",
-            "appzone-client",
-            "-p",
-            "appzone-conformance",
-            "--features",
-            "appzone-client/cli",
-        ],
+        "-p appzone-contract -p appzone-client -p appzone-conformance --features appzone-client/cli",
     ),
-    ("crates/server/Cargo.toml", &["-p", "appzone-server"]),
+    ("crates/server/Cargo.toml", "-p appzone-server"),
 ];
 
 pub fn run() -> Result<()> {
@@ -49,7 +40,7 @@ pub fn run() -> Result<()> {
                 .arg(format!("+{version}"))
                 .args(["check", "--locked", "--target-dir"])
                 .arg(crate::target_dir().join(format!("msrv-{version}")))
-                .args(*packages),
+                .args(packages.split(' ')),
         )?;
         eprintln!("msrv: {manifest} builds with Rust {version}");
     }

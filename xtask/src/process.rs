@@ -4,7 +4,7 @@
 //! captured one is bounded in time and killed past its limit.
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -211,6 +211,44 @@ pub(crate) fn version(command: &mut Command) -> Option<String> {
 pub(crate) fn version_or_note(command: &mut Command) -> String {
     let shown = show(command);
     version(command).unwrap_or_else(|| format!("(`{shown}` failed)"))
+}
+
+/// `NAME VERSION; ...` for a report: what each tool's `--version` prints (a note where it fails).
+pub(crate) fn tool_versions(tools: &[PathBuf]) -> String {
+    let each = tools.iter().map(|tool| {
+        let name = tool
+            .file_name()
+            .unwrap_or(tool.as_os_str())
+            .to_string_lossy();
+        let version = version_or_note(Command::new(tool).arg("--version"));
+        format!("{name} {version}")
+    });
+    each.collect::<Vec<_>>().join("; ")
+}
+
+/// Copies `files` from `source` into `dir` and installs the packages of its lock file with
+/// `npm ci`, unless that lock file is the one last installed there (a stamp in
+/// `node_modules`). `source` may be `dir` itself, with no files to copy.
+pub(crate) fn npm_project(source: &Path, dir: &Path, files: &[&str]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for file in files {
+        std::fs::copy(source.join(file), dir.join(file))
+            .with_context(|| format!("cannot copy {}", path_arg(&source.join(file))))?;
+    }
+    let lock = std::fs::read_to_string(dir.join("package-lock.json"))
+        .with_context(|| format!("no package-lock.json in {}", dir.display()))?;
+    let stamp = dir.join("node_modules").join("appzone-package-lock.json");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(lock.as_str()) {
+        run_bounded(
+            Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(dir),
+            Duration::from_secs(600),
+        )?;
+        std::fs::write(&stamp, &lock)
+            .with_context(|| format!("cannot write {}", stamp.display()))?;
+    }
+    Ok(())
 }
 
 /// `psql` on `url` with `sql`, stopping at the first error; returns its unaligned stdout.

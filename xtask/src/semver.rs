@@ -47,12 +47,16 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
     // `check-release` compares what changed with what the version numbers allow, so the
     // versions decide how much is checked: say so, a run that checks nothing must not pass
     // unnoticed.
-    let baseline_toml = stdout_of(
-        git(&root).args(["show", &format!("{commit}:Cargo.toml")]),
-        GIT_TIMEOUT,
-    )?;
-    let current_toml =
-        std::fs::read_to_string(root.join("Cargo.toml")).context("cannot read Cargo.toml")?;
+    let at_baseline = |file: &str| {
+        stdout_of(
+            git(&root).args(["show", &format!("{commit}:{file}")]),
+            GIT_TIMEOUT,
+        )
+    };
+    let current = |file: &str| {
+        std::fs::read_to_string(root.join(file)).with_context(|| format!("cannot read {file}"))
+    };
+    let (baseline_toml, current_toml) = (at_baseline("Cargo.toml")?, current("Cargo.toml")?);
     let versions = (
         workspace_version(&baseline_toml),
         workspace_version(&current_toml),
@@ -60,12 +64,7 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
     // appzone-client has a version of its own since 2.0.0 (the conformance kit left
     // its library); a tree without one gives it the workspace's.
     const CLIENT: &str = "crates/client/Cargo.toml";
-    let baseline_client = stdout_of(
-        git(&root).args(["show", &format!("{commit}:{CLIENT}")]),
-        GIT_TIMEOUT,
-    )?;
-    let current_client = std::fs::read_to_string(root.join(CLIENT))
-        .with_context(|| format!("cannot read {CLIENT}"))?;
+    let (baseline_client, current_client) = (at_baseline(CLIENT)?, current(CLIENT)?);
     let client_versions = (
         package_version(&baseline_client).or(versions.0),
         package_version(&current_client).or(versions.1),

@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 
 use super::{npm_project, CHECK_TIMEOUT};
 use crate::demo_server::DemoServer;
-use crate::process::{run_bounded, version_or_note};
+use crate::process::{run_bounded, tool_versions};
 
 /// The collection converted from openapi.json, with this task's tests added.
 fn postman_collection(work: &Path) -> PathBuf {
@@ -26,17 +26,8 @@ pub(super) fn prepare_postman(work: &Path) -> Result<()> {
         ],
     )?;
     let bin = dir.join("node_modules").join(".bin");
-    let versions = [
-        format!(
-            "openapi-to-postmanv2 {}",
-            version_or_note(Command::new(bin.join("openapi2postmanv2")).arg("--version"))
-        ),
-        format!(
-            "newman {}",
-            version_or_note(Command::new(bin.join("newman")).arg("--version"))
-        ),
-    ];
-    eprintln!("clients: postman tools: {}", versions.join("; "));
+    let tools = [bin.join("openapi2postmanv2"), bin.join("newman")];
+    eprintln!("clients: postman tools: {}", tool_versions(&tools));
 
     let converted = dir.join("converted.json");
     let _ = std::fs::remove_file(&converted);

@@ -22,17 +22,14 @@ use reqwest::Method;
 use super::npm_project;
 use crate::demo_server::DemoServer;
 use crate::http::{self, free_port, Answer};
-use crate::process::version_or_note;
+use crate::process::tool_versions;
 
 /// How long Prism may take to load the document and listen.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub(super) fn prepare_prism(work: &Path) -> Result<()> {
     npm_project(work, "prism", &["package.json", "package-lock.json"])?;
-    eprintln!(
-        "clients: prism {}",
-        version_or_note(Command::new(prism_bin(work)).arg("--version"))
-    );
+    eprintln!("clients: {}", tool_versions(&[prism_bin(work)]));
     // The control document: the zone listing allows one zone, and the demo's us-east-1 has six.
     let mut document = crate::read_json(&crate::root().join("openapi.json"))?;
     document["components"]["schemas"]["ZoneList"]["properties"]["data"]["maxItems"] =
@@ -147,29 +144,24 @@ pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
         server.deletable_profile.as_str(),
         server.kept_profile.as_str(),
     );
+    let wrong_key = "apz_000000000000_00000000000000000000000000000000";
+    let (no_provider, no_region) = (
+        "/api/v1/providers/nope/regions",
+        "/api/v1/providers/aws/regions/nope-1/zones",
+    );
+    let gcp = "/api/v1/providers/gcp/regions/us-central1/zone-identities";
+    let [prod, nope, gcp_prod] = [(IDENTITIES, "prod"), (IDENTITIES, "nope"), (gcp, "prod")]
+        .map(|(path, mapping)| format!("{path}?mapping={mapping}"));
+    let not_output = serde_json::json!({"provider": "aws", "output": {}});
+    let (get, put, delete) = (Method::GET, Method::PUT, Method::DELETE);
     let cases = [
         Case::get("listProviders", "/api/v1/providers", admin, 200),
         Case::get("listRegions", "/api/v1/providers/aws/regions", admin, 200),
         Case::get("listZones", ZONES, admin, 200).with("X-Request-Id", "checkout-7f3a"),
         Case::get("listZones 304", ZONES, admin, 304).with("If-None-Match", &etag),
-        Case::get(
-            "listZones wrong key",
-            ZONES,
-            "apz_000000000000_00000000000000000000000000000000",
-            401,
-        ),
-        Case::get(
-            "listRegions unknown provider",
-            "/api/v1/providers/nope/regions",
-            admin,
-            400,
-        ),
-        Case::get(
-            "listZones unknown region",
-            "/api/v1/providers/aws/regions/nope-1/zones",
-            admin,
-            404,
-        ),
+        Case::get("listZones wrong key", ZONES, wrong_key, 401),
+        Case::get("listRegions unknown provider", no_provider, admin, 400),
+        Case::get("listZones unknown region", no_region, admin, 404),
         Case::delete("delete by a member", kept, member, 403),
         Case::delete("delete unknown", "prof_doesnotexist", admin, 404),
         Case::delete("delete", deletable, admin, 204).with("Idempotency-Key", "prism-1"),
@@ -177,57 +169,24 @@ pub(super) fn run_prism(work: &Path, server: &DemoServer) -> Result<()> {
         Case::delete("delete key reused", kept, admin, 422).with("Idempotency-Key", "prism-1"),
         Case::delete("delete again", deletable, admin, 404),
         Case::get("listZoneIdentities", IDENTITIES, member, 200),
-        Case::get(
-            "listZoneIdentities gcp",
-            "/api/v1/providers/gcp/regions/us-central1/zone-identities",
-            member,
-            200,
-        ),
-        Case::get(
-            "listZoneIdentities ?mapping=prod",
-            &format!("{IDENTITIES}?mapping=prod"),
-            member,
-            200,
-        ),
+        Case::get("listZoneIdentities gcp", gcp, member, 200),
+        Case::get("listZoneIdentities ?mapping=prod", &prod, member, 200),
         Case::get("listZoneIdentities 304", IDENTITIES, admin, 304)
             .with("If-None-Match", &identities_etag),
-        Case::get(
-            "listZoneIdentities unknown mapping",
-            &format!("{IDENTITIES}?mapping=nope"),
-            admin,
-            404,
-        ),
-        Case::get(
-            "listZoneIdentities mapping of another provider",
-            "/api/v1/providers/gcp/regions/us-central1/zone-identities?mapping=prod",
-            admin,
-            422,
-        ),
+        Case::get("listZoneIdentities unknown mapping", &nope, admin, 404),
+        Case::get("listZoneIdentities mapping of gcp", &gcp_prod, admin, 422),
         Case::get("listZoneMappings", MAPPINGS, member, 200),
-        Case::mapping("getZoneMapping", Method::GET, "prod", member, 200),
-        Case::mapping("put created", Method::PUT, "prism", admin, 201).json(mapped.clone()),
-        Case::mapping("put replaced", Method::PUT, "prism", admin, 200).json(mapped.clone()),
-        Case::mapping("put by a member", Method::PUT, "prism", member, 403).json(mapped),
-        Case::mapping("put unknown zone id", Method::PUT, "prism", admin, 422)
+        Case::mapping("getZoneMapping", get.clone(), "prod", member, 200),
+        Case::mapping("put created", put.clone(), "prism", admin, 201).json(mapped.clone()),
+        Case::mapping("put replaced", put.clone(), "prism", admin, 200).json(mapped.clone()),
+        Case::mapping("put by a member", put.clone(), "prism", member, 403).json(mapped),
+        Case::mapping("put unknown zone id", put.clone(), "prism", admin, 422)
             .json(aws_mapping(&[("use1-az9", "us-east-1a")])),
-        Case::mapping(
-            "put not the cloud's output",
-            Method::PUT,
-            "prism",
-            admin,
-            400,
-        )
-        .json(serde_json::json!({"provider": "aws", "output": {}})),
-        Case::mapping(
-            "delete mapping by a member",
-            Method::DELETE,
-            "prism",
-            member,
-            403,
-        ),
-        Case::mapping("delete mapping", Method::DELETE, "prism", admin, 204),
-        Case::mapping("delete mapping again", Method::DELETE, "prism", admin, 404),
-        Case::mapping("getZoneMapping deleted", Method::GET, "prism", admin, 404),
+        Case::mapping("put not the cloud's output", put, "prism", admin, 400).json(not_output),
+        Case::mapping("delete mapping 403", delete.clone(), "prism", member, 403),
+        Case::mapping("delete mapping", delete.clone(), "prism", admin, 204),
+        Case::mapping("delete mapping again", delete, "prism", admin, 404),
+        Case::mapping("getZoneMapping deleted", get, "prism", admin, 404),
     ];
     let mut failures = Vec::new();
     for case in &cases {
@@ -337,49 +296,13 @@ fn send(base: &str, case: &Case) -> Result<Answer> {
         .map(|(name, value)| (*name, value.as_str()))
         .collect();
     let url = format!("{base}{}", case.path);
-    match &case.body {
-        None => http::send(case.method.clone(), &url, &headers, Duration::from_secs(30)),
-        Some(body) => send_json(case.method.clone(), &url, &headers, body),
-    }
+    let timeout = Duration::from_secs(30);
+    http::send(
+        case.method.clone(),
+        &url,
+        &headers,
+        case.body.as_ref(),
+        timeout,
+    )
     .with_context(|| case.name)
-}
-
-/// [`http::send`] with a JSON body, which that one does not send.
-fn send_json(
-    method: Method,
-    url: &str,
-    headers: &[(&str, &str)],
-    body: &serde_json::Value,
-) -> Result<Answer> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let mut request = reqwest::Client::builder()
-        .no_proxy()
-        .build()?
-        .request(method, url)
-        .timeout(Duration::from_secs(30))
-        .json(body);
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    runtime.block_on(async {
-        let answer = request.send().await?;
-        let header = |name: &str| {
-            let value = answer.headers().get(name)?.to_str().ok()?;
-            Some(value.to_owned())
-        };
-        let (status, content_type, etag) = (
-            answer.status().as_u16(),
-            header("content-type"),
-            header("etag"),
-        );
-        let body = answer.bytes().await?.to_vec();
-        Ok(Answer {
-            status,
-            content_type,
-            etag,
-            body,
-        })
-    })
 }
