@@ -127,8 +127,8 @@ fn build_scenario(root: &Path, label: &str, commit: &str) -> Result<PathBuf> {
     // package's version is what `CARGO_PKG_VERSION` says there).
     let read = |file: &str| std::fs::read_to_string(tree.join(file)).unwrap_or_default();
     let (client, workspace) = (read("crates/client/Cargo.toml"), read("Cargo.toml"));
-    let version = crate::semver::package_version(&client)
-        .or_else(|| crate::semver::workspace_version(&workspace))
+    let version = package_version(&client)
+        .or_else(|| workspace_version(&workspace))
         .unwrap_or("0.0.0")
         .to_owned();
     let manifest = format!(
@@ -290,6 +290,30 @@ pub(crate) fn resolve(root: &Path, rev: &str) -> Result<String> {
         "{rev:?} names no commit of this repository"
     );
     Ok(commit.to_owned())
+}
+
+/// The `version` of `[workspace.package]` in a workspace's Cargo.toml (the crates inherit it).
+pub(crate) fn workspace_version(manifest: &str) -> Option<&str> {
+    section_version(manifest, "[workspace.package]")
+}
+
+/// The `version = "..."` of a crate's own `[package]` (none when it inherits the workspace's).
+pub(crate) fn package_version(manifest: &str) -> Option<&str> {
+    section_version(manifest, "[package]")
+}
+
+/// The literal `version = "..."` of `section` in a manifest.
+fn section_version<'a>(manifest: &'a str, section: &str) -> Option<&'a str> {
+    let mut in_section = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_section = line == section;
+        } else if let Some(value) = line.strip_prefix("version").filter(|_| in_section) {
+            let value = value.trim_start().strip_prefix('=')?.trim();
+            return value.strip_prefix('"')?.split('"').next();
+        }
+    }
+    None
 }
 
 pub(crate) fn git(root: &Path) -> Command {

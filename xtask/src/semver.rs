@@ -6,7 +6,9 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 
 use crate::process::{cargo, run_bounded, skip, stdout_of, version};
-use crate::release::{git, release_commit, releases, resolve, GIT_TIMEOUT};
+use crate::release::{
+    git, package_version, release_commit, releases, resolve, workspace_version, GIT_TIMEOUT,
+};
 
 /// `cargo semver-checks`: it builds the rustdoc JSON of both versions of both crates.
 const SEMVER_TIMEOUT: Duration = Duration::from_secs(45 * 60);
@@ -102,30 +104,6 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
         checked.join(" and ")
     );
     Ok(())
-}
-
-/// The `version` of `[workspace.package]` in a workspace's Cargo.toml (the crates inherit it).
-pub(crate) fn workspace_version(manifest: &str) -> Option<&str> {
-    section_version(manifest, "[workspace.package]")
-}
-
-/// The `version = "..."` of a crate's own `[package]` (none when it inherits the workspace's).
-pub(crate) fn package_version(manifest: &str) -> Option<&str> {
-    section_version(manifest, "[package]")
-}
-
-/// The literal `version = "..."` of `section` in a manifest.
-fn section_version<'a>(manifest: &'a str, section: &str) -> Option<&'a str> {
-    let mut in_section = false;
-    for line in manifest.lines().map(str::trim) {
-        if line.starts_with('[') {
-            in_section = line == section;
-        } else if let Some(value) = line.strip_prefix("version").filter(|_| in_section) {
-            let value = value.trim_start().strip_prefix('=')?.trim();
-            return value.strip_prefix('"')?.split('"').next();
-        }
-    }
-    None
 }
 
 /// What `check-release` will hold the crates to, going from `baseline` to `current`.
