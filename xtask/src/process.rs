@@ -221,7 +221,10 @@ pub(crate) fn tool_versions(tools: &[PathBuf]) -> String {
             .unwrap_or(tool.as_os_str())
             .to_string_lossy();
         let version = version_or_note(Command::new(tool).arg("--version"));
-        format!("{name} {version}")
+        match version.to_lowercase().starts_with(&name.to_lowercase()) {
+            true => version,
+            false => format!("{name} {version}"),
+        }
     });
     each.collect::<Vec<_>>().join("; ")
 }
