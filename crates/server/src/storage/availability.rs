@@ -101,10 +101,17 @@ impl Store {
         &self.availability
     }
 
-    /// Whether requests are to be answered without asking the database: it is PostgreSQL and
-    /// known down. Never on SQLite, whose state only informs `/readyz` and the metrics.
+    /// Whether the state decides for requests: on PostgreSQL only. SQLite's state informs
+    /// `/readyz` and the metrics alone: a SQLite probe that fails (or is slow, on a loaded
+    /// machine) says nothing about the next request, which asks the file itself.
+    fn gates_requests(&self) -> bool {
+        self.backend == Backend::Postgres
+    }
+
+    /// Whether requests are to be answered without asking the database: it gates requests
+    /// ([`Self::gates_requests`]) and is known down.
     pub fn known_down(&self) -> bool {
-        self.backend == Backend::Postgres && self.availability.state() == DatabaseState::Down
+        self.gates_requests() && self.availability.state() == DatabaseState::Down
     }
 
     /// Runs `op`, a request's use of the database, only while the database is not known down,
@@ -116,9 +123,7 @@ impl Store {
         &self,
         op: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
-        if self.backend == Backend::Sqlite {
-            // Its state is for readiness only: a SQLite probe that fails (or is slow, on a
-            // loaded machine) says nothing about the next request, which asks the file itself.
+        if !self.gates_requests() {
             return op.await;
         }
         self.availability.check()?;
@@ -133,7 +138,7 @@ impl Store {
     /// `outcome`, having turned the state down when it is a failure to reach the database.
     pub(super) fn noted<T>(&self, outcome: Result<T, StoreError>) -> Result<T, StoreError> {
         if let Err(err) = &outcome {
-            if self.backend == Backend::Postgres && err.is_unreachable() {
+            if self.gates_requests() && err.is_unreachable() {
                 tracing::debug!(error = %err, "a request could not reach the database");
                 self.availability.set(DatabaseState::Down);
             }
@@ -179,5 +184,26 @@ impl Store {
         fresh.execute("SELECT 1").await.classify()?;
         *conn = Some(fresh);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::storage::PoolSettings;
+
+    /// A slow or failed SQLite probe marks the state down (for `/readyz`), but a request
+    /// still asks the file: SQLite is never answered as known down.
+    #[tokio::test]
+    async fn a_sqlite_state_marked_down_does_not_gate_requests() {
+        let store = Store::connect("sqlite::memory:", &PoolSettings::default())
+            .await
+            .unwrap();
+        store.availability().set(DatabaseState::Down);
+        assert!(!store.known_down());
+        let asked = store.guarded(async { Ok(7) }).await;
+        assert_eq!(asked.unwrap(), 7);
+        assert_eq!(store.availability().state(), DatabaseState::Down);
     }
 }
