@@ -65,7 +65,7 @@ enum Task {
     /// the real server, run the Postman collection converted from it with newman, and check the
     /// server's answers through Prism, a validating proxy (needs python3, npm)
     Clients,
-    /// Drive the /docs page in headless Chromium (needs chromium, npm)
+    /// Drive the /docs page in headless Chromium (needs chromium, Node.js 20.19+ with npm)
     Browser,
     /// Check the crates with the oldest Rust each declares (rust-version); skipped with a
     /// notice when that toolchain is not installed
