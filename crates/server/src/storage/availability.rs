@@ -108,8 +108,8 @@ impl Store {
         self.backend == Backend::Postgres
     }
 
-    /// Whether requests are to be answered without asking the database: it gates requests
-    /// ([`Self::gates_requests`]) and is known down.
+    /// Whether requests are to be answered without asking the database: it is PostgreSQL
+    /// (only its state gates requests) and known down.
     pub fn known_down(&self) -> bool {
         self.gates_requests() && self.availability.state() == DatabaseState::Down
     }
