@@ -3,7 +3,9 @@
 Run by `cargo xtask clients` against a fresh `appzone-server serve --demo`, which it describes
 in the environment: APPZONE_BASE_URL, APPZONE_ADMIN_KEY, APPZONE_MEMBER_KEY,
 APPZONE_DELETABLE_PROFILE, APPZONE_KEPT_PROFILE (the demo also holds the zone mapping `prod`, the
-document's example id). Prints one line per step and exits 1 on the first wrong answer.
+document's example id); APPZONE_DESCRIBE_OUTPUT names the AWS CLI output step 8f stores
+(`clients/aws-describe-availability-zones.json`). Prints one line per step and exits 1 on the
+first wrong answer.
 Type-checked with `mypy --strict` together with the generated package.
 """
 
@@ -17,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any, TypeVar
 
 import httpx
 from appzone_client import AuthenticatedClient
@@ -42,7 +45,7 @@ from appzone_client.models import (
 # The body's `output` is an object (one AWS region's output) or an array (several, or Azure's
 # locations); the generator names the object form after the schema, `CloudOutput`.
 from appzone_client.models.cloud_output_type_0 import CloudOutputType0
-from appzone_client.types import UNSET, Unset
+from appzone_client.types import UNSET, Response, Unset
 
 TIMEOUT = httpx.Timeout(10.0)
 WRONG_KEY = "apz_AAAAAAAAAAAA_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
@@ -50,41 +53,6 @@ PROVIDERS = ["aws", "gcp", "azure"]
 DEMO_MAPPING = "prod"
 MAPPING = "scenario-py"
 
-# What `aws ec2 describe-availability-zones --all-availability-zones --region us-east-1 --output
-# json` prints, for a constructed account (its letters are no real account's): the six
-# availability zones and a local zone, which the service skips.
-DESCRIBE_OUTPUT = """{
-    "AvailabilityZones": [
-        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-         "RegionName": "us-east-1", "ZoneName": "us-east-1a", "ZoneId": "use1-az4",
-         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
-         "ZoneType": "availability-zone"},
-        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-         "RegionName": "us-east-1", "ZoneName": "us-east-1b", "ZoneId": "use1-az6",
-         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
-         "ZoneType": "availability-zone"},
-        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-         "RegionName": "us-east-1", "ZoneName": "us-east-1c", "ZoneId": "use1-az1",
-         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
-         "ZoneType": "availability-zone"},
-        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-         "RegionName": "us-east-1", "ZoneName": "us-east-1d", "ZoneId": "use1-az2",
-         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
-         "ZoneType": "availability-zone"},
-        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-         "RegionName": "us-east-1", "ZoneName": "us-east-1e", "ZoneId": "use1-az3",
-         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
-         "ZoneType": "availability-zone"},
-        {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-         "RegionName": "us-east-1", "ZoneName": "us-east-1f", "ZoneId": "use1-az5",
-         "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1",
-         "ZoneType": "availability-zone"},
-        {"State": "available", "OptInStatus": "not-opted-in", "Messages": [],
-         "RegionName": "us-east-1", "ZoneName": "us-east-1-bos-1a", "ZoneId": "use1-bos1-az1",
-         "GroupName": "us-east-1-bos-1", "NetworkBorderGroup": "us-east-1-bos-1",
-         "ZoneType": "local-zone", "ParentZoneName": "us-east-1a", "ParentZoneId": "use1-az4"}
-    ]
-}"""
 
 
 class WrongAnswer(Exception):
@@ -96,6 +64,15 @@ def env(name: str) -> str:
     if not value:
         raise SystemExit(f"scenario.py: {name} is not set")
     return value
+
+
+def describe_output() -> str:
+    """What `aws ec2 describe-availability-zones --all-availability-zones --region us-east-1
+    --output json` prints, for a constructed account (its letters are no real account's): six
+    availability zones and a local zone, which the service skips. The TypeScript scenario reads
+    the same file."""
+    with open(env("APPZONE_DESCRIBE_OUTPUT"), encoding="utf-8") as file:
+        return file.read()
 
 
 def keyed(base_url: str, key: str) -> AuthenticatedClient:
@@ -131,6 +108,44 @@ def expect_error(status: HTTPStatus, parsed: object, want: HTTPStatus, code: str
     return parsed
 
 
+T = TypeVar("T")
+# The listings: each a 200 envelope of `data`, `status` and `id`.
+L = TypeVar("L", ProviderList, RegionList, ZoneList, ZoneIdentityList)
+
+
+def expect_ok(answer: Response[Any], kind: type[T], want: HTTPStatus = HTTPStatus.OK) -> T:
+    """Checks a success: the status, and a body decoded as `kind`."""
+    if answer.status_code != want:
+        raise WrongAnswer(
+            f"status {answer.status_code.value}, want {want.value} ({answer.content!r})"
+        )
+    if not isinstance(answer.parsed, kind):
+        raise WrongAnswer(f"{want.value} decoded as {answer.parsed!r}, want a {kind.__name__}")
+    return answer.parsed
+
+
+def expect_listing(answer: Response[Any], kind: type[L]) -> L:
+    """Checks a listing's 200: decoded as `kind`, `data` not empty, `status` 'success', the body's
+    `id` equal to the X-Request-Id header, and an ETag header."""
+    listing = expect_ok(answer, kind)
+    if not listing.data:
+        raise WrongAnswer("data is empty")
+    if listing.status != "success":
+        raise WrongAnswer(f"status field {listing.status!r}, want 'success'")
+    request_id = answer.headers.get("X-Request-Id")
+    if listing.id != request_id:
+        raise WrongAnswer(f"body id {listing.id!r} != X-Request-Id header {request_id!r}")
+    if not answer.headers.get("ETag"):
+        raise WrongAnswer("no ETag header")
+    return listing
+
+
+def expect_no_content(answer: Response[Any]) -> None:
+    """Checks a 204: the status, and nothing decoded."""
+    if answer.status_code != HTTPStatus.NO_CONTENT or answer.parsed is not None:
+        raise WrongAnswer(f"status {answer.status_code.value} ({answer.parsed!r}), want 204")
+
+
 def expect_not_modified(status: HTTPStatus, parsed: object, content: bytes) -> None:
     """Checks a 304: the status, nothing decoded, no body."""
     if status != HTTPStatus.NOT_MODIFIED:
@@ -145,21 +160,10 @@ def step_providers(base_url: str, member_key: str) -> str:
     """Step 0a: a stranger with only the document discovers the provider ids; returns the ETag."""
     with keyed(base_url, member_key) as client:
         answer = list_providers.sync_detailed(client=client)
-    if answer.status_code != HTTPStatus.OK:
-        raise WrongAnswer(f"status {answer.status_code.value}, want 200")
-    providers = answer.parsed
-    if not isinstance(providers, ProviderList):
-        raise WrongAnswer(f"200 decoded as {providers!r}, want a ProviderList")
+    providers = expect_listing(answer, ProviderList)
     if providers.data != PROVIDERS:
         raise WrongAnswer(f"data {providers.data!r}, want {PROVIDERS!r}")
-    if providers.status != "success":
-        raise WrongAnswer(f"status field {providers.status!r}, want 'success'")
-    request_id = answer.headers.get("X-Request-Id")
-    if providers.id != request_id:
-        raise WrongAnswer(f"body id {providers.id!r} != X-Request-Id header {request_id!r}")
-    etag = answer.headers.get("ETag")
-    if not etag:
-        raise WrongAnswer("no ETag header")
+    etag = answer.headers["ETag"]
     print(
         f"step 0a ok: 200, providers {providers.data}, id == X-Request-Id == {providers.id}, "
         f"ETag {etag}"
@@ -179,13 +183,7 @@ def step_regions(base_url: str, member_key: str) -> None:
     """Step 0c: the region ids of a provider from step 0a."""
     with keyed(base_url, member_key) as client:
         answer = list_regions.sync_detailed("aws", client=client)
-    if answer.status_code != HTTPStatus.OK:
-        raise WrongAnswer(f"status {answer.status_code.value}, want 200")
-    regions = answer.parsed
-    if not isinstance(regions, RegionList):
-        raise WrongAnswer(f"200 decoded as {regions!r}, want a RegionList")
-    if not regions.data:
-        raise WrongAnswer("data is empty")
+    regions = expect_listing(answer, RegionList)
     if "us-east-1" not in regions.data:
         raise WrongAnswer(f"data {regions.data!r} has no 'us-east-1'")
     print(
@@ -211,21 +209,8 @@ def step_list(base_url: str, member_key: str) -> str:
     """Step 1: a listing; returns its ETag."""
     with keyed(base_url, member_key) as client:
         answer = list_zones.sync_detailed("aws", "us-east-1", client=client)
-    if answer.status_code != HTTPStatus.OK:
-        raise WrongAnswer(f"status {answer.status_code.value}, want 200")
-    zones = answer.parsed
-    if not isinstance(zones, ZoneList):
-        raise WrongAnswer(f"200 decoded as {zones!r}, want a ZoneList")
-    if not zones.data:
-        raise WrongAnswer("data is empty")
-    if zones.status != "success":
-        raise WrongAnswer(f"status field {zones.status!r}, want 'success'")
-    request_id = answer.headers.get("X-Request-Id")
-    if zones.id != request_id:
-        raise WrongAnswer(f"body id {zones.id!r} != X-Request-Id header {request_id!r}")
-    etag = answer.headers.get("ETag")
-    if not etag:
-        raise WrongAnswer("no ETag header")
+    zones = expect_listing(answer, ZoneList)
+    etag = answer.headers["ETag"]
     print(f"step 1 ok: 200, {len(zones.data)} zones, id == X-Request-Id == {zones.id}, ETag {etag}")
     return etag
 
@@ -275,9 +260,7 @@ def step_delete(base_url: str, admin_key: str, member_key: str) -> None:
     deletable = env("APPZONE_DELETABLE_PROFILE")
     kept = env("APPZONE_KEPT_PROFILE")
     with keyed(base_url, admin_key) as admin, keyed(base_url, member_key) as member:
-        answer = delete_application_profile.sync_detailed(deletable, client=admin)
-        if answer.status_code != HTTPStatus.NO_CONTENT or answer.parsed is not None:
-            raise WrongAnswer(f"status {answer.status_code.value} ({answer.parsed!r}), want 204")
+        expect_no_content(delete_application_profile.sync_detailed(deletable, client=admin))
         answer = delete_application_profile.sync_detailed(kept, client=member)
         expect_error(answer.status_code, answer.parsed, HTTPStatus.FORBIDDEN, "forbidden")
         answer = delete_application_profile.sync_detailed("prof_does_not_exist", client=admin)
@@ -375,21 +358,7 @@ def identities(
         answer = list_zone_identities.sync_detailed(
             provider, region, client=client, mapping=mapping
         )
-    if answer.status_code != HTTPStatus.OK:
-        raise WrongAnswer(f"status {answer.status_code.value}, want 200 ({answer.content!r})")
-    listing = answer.parsed
-    if not isinstance(listing, ZoneIdentityList):
-        raise WrongAnswer(f"200 decoded as {listing!r}, want a ZoneIdentityList")
-    if not listing.data:
-        raise WrongAnswer("data is empty")
-    if listing.status != "success":
-        raise WrongAnswer(f"status field {listing.status!r}, want 'success'")
-    request_id = answer.headers.get("X-Request-Id")
-    if listing.id != request_id:
-        raise WrongAnswer(f"body id {listing.id!r} != X-Request-Id header {request_id!r}")
-    if not answer.headers.get("ETag"):
-        raise WrongAnswer("no ETag header")
-    return listing
+    return expect_listing(answer, ZoneIdentityList)
 
 
 def step_identities_account(base_url: str, member_key: str) -> None:
@@ -434,10 +403,7 @@ def step_identities_mapped(base_url: str, member_key: str) -> dict[str, str]:
 def step_list_mappings(base_url: str, member_key: str) -> None:
     """Step 8d: the organization's mappings hold the demo's."""
     with keyed(base_url, member_key) as client:
-        answer = list_zone_mappings.sync_detailed(client=client)
-    mappings = answer.parsed
-    if answer.status_code != HTTPStatus.OK or not isinstance(mappings, ZoneMappingList):
-        raise WrongAnswer(f"status {answer.status_code.value} ({mappings!r}), want 200 mappings")
+        mappings = expect_ok(list_zone_mappings.sync_detailed(client=client), ZoneMappingList)
     found = [m for m in mappings.data if m.id == DEMO_MAPPING]
     if not found or found[0].provider != "aws" or found[0].regions != ["us-east-1"]:
         raise WrongAnswer(f"data {[m.to_dict() for m in mappings.data]!r}: no aws {DEMO_MAPPING!r}")
@@ -448,9 +414,7 @@ def step_get_mapping(base_url: str, member_key: str, names: dict[str, str]) -> N
     """Step 8e: the demo's mapping, whose pairs are the names of step 8c."""
     with keyed(base_url, member_key) as client:
         answer = get_zone_mapping.sync_detailed(DEMO_MAPPING, client=client)
-    mapping = answer.parsed
-    if answer.status_code != HTTPStatus.OK or not isinstance(mapping, ZoneMappingAnswer):
-        raise WrongAnswer(f"status {answer.status_code.value} ({mapping!r}), want 200 mapping")
+    mapping = expect_ok(answer, ZoneMappingAnswer)
     pairs = {z.zone_id: z.zone_name for r in mapping.data.regions for z in r.zones}
     if mapping.data.id != DEMO_MAPPING or pairs != names:
         raise WrongAnswer(f"{mapping.data.to_dict()!r}: want {DEMO_MAPPING!r} pairing {names!r}")
@@ -470,20 +434,17 @@ def mapping_request(output: str) -> ZoneMappingRequest:
 def step_put_mapping(base_url: str, admin_key: str, member_key: str) -> None:
     """Step 8f: store a mapping from the CLI's output: 201, the same again: 200; then the
     identities with ?mapping= carry the output's names."""
-    body = mapping_request(DESCRIBE_OUTPUT)
+    output = describe_output()
+    body = mapping_request(output)
     want = {
         z["ZoneId"]: z["ZoneName"]
-        for z in json.loads(DESCRIBE_OUTPUT)["AvailabilityZones"]
+        for z in json.loads(output)["AvailabilityZones"]
         if z["ZoneType"] == "availability-zone"
     }
     with keyed(base_url, admin_key) as admin:
         for status in (HTTPStatus.CREATED, HTTPStatus.OK):
             answer = put_zone_mapping.sync_detailed(MAPPING, client=admin, body=body)
-            stored = answer.parsed
-            if answer.status_code != status or not isinstance(stored, ZoneMappingAnswer):
-                raise WrongAnswer(
-                    f"status {answer.status_code.value} ({stored!r}), want {status.value}"
-                )
+            stored = expect_ok(answer, ZoneMappingAnswer, status)
             pairs = {z.zone_id: z.zone_name for r in stored.data.regions for z in r.zones}
             if stored.data.id != MAPPING or pairs != want:
                 raise WrongAnswer(
@@ -498,7 +459,7 @@ def step_put_mapping(base_url: str, admin_key: str, member_key: str) -> None:
 
 def step_put_unknown_zone(base_url: str, admin_key: str) -> None:
     """Step 8g: an AZ ID the catalog does not know for the region: 422, nothing stored."""
-    body = mapping_request(DESCRIBE_OUTPUT.replace('"use1-az5"', '"use1-az9"'))
+    body = mapping_request(describe_output().replace('"use1-az5"', '"use1-az9"'))
     with keyed(base_url, admin_key) as admin:
         answer = put_zone_mapping.sync_detailed(MAPPING, client=admin, body=body)
     error = expect_error(
@@ -512,9 +473,7 @@ def step_put_unknown_zone(base_url: str, admin_key: str) -> None:
 def step_delete_mapping(base_url: str, admin_key: str) -> None:
     """Step 8h: delete the mapping (204); then it is gone: 404 for a delete and a read."""
     with keyed(base_url, admin_key) as admin:
-        answer = delete_zone_mapping.sync_detailed(MAPPING, client=admin)
-        if answer.status_code != HTTPStatus.NO_CONTENT or answer.parsed is not None:
-            raise WrongAnswer(f"status {answer.status_code.value} ({answer.parsed!r}), want 204")
+        expect_no_content(delete_zone_mapping.sync_detailed(MAPPING, client=admin))
         again = delete_zone_mapping.sync_detailed(MAPPING, client=admin)
         expect_error(
             again.status_code, again.parsed, HTTPStatus.NOT_FOUND, "zone_mapping_not_found"

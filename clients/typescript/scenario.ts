@@ -5,11 +5,14 @@
  * Run by `cargo xtask clients` against a fresh `appzone-server serve --demo`, which it describes
  * in the environment: APPZONE_BASE_URL, APPZONE_ADMIN_KEY, APPZONE_MEMBER_KEY,
  * APPZONE_DELETABLE_PROFILE, APPZONE_KEPT_PROFILE (the demo also holds the zone mapping `prod`, the
- * document's example id). Prints one line per step and exits 1 on the first wrong answer.
+ * document's example id); APPZONE_DESCRIBE_OUTPUT names the AWS CLI output step 8f stores
+ * (`clients/aws-describe-availability-zones.json`). Prints one line per step and exits 1 on the
+ * first wrong answer.
  * Type-checked with `tsc --strict` together with the generated code.
  */
 
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -43,37 +46,6 @@ const PROVIDERS = ['aws', 'gcp', 'azure'];
 const DEMO_MAPPING = 'prod';
 const MAPPING = 'scenario-ts';
 
-/**
- * What `aws ec2 describe-availability-zones --all-availability-zones --region us-east-1 --output
- * json` prints, for a constructed account (its letters are no real account's): the six
- * availability zones and a local zone, which the service skips.
- */
-const DESCRIBE_OUTPUT = `{
-  "AvailabilityZones": [
-    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-     "RegionName": "us-east-1", "ZoneName": "us-east-1a", "ZoneId": "use1-az6",
-     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
-    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-     "RegionName": "us-east-1", "ZoneName": "us-east-1b", "ZoneId": "use1-az1",
-     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
-    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-     "RegionName": "us-east-1", "ZoneName": "us-east-1c", "ZoneId": "use1-az2",
-     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
-    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-     "RegionName": "us-east-1", "ZoneName": "us-east-1d", "ZoneId": "use1-az4",
-     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
-    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-     "RegionName": "us-east-1", "ZoneName": "us-east-1e", "ZoneId": "use1-az3",
-     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
-    {"State": "available", "OptInStatus": "opt-in-not-required", "Messages": [],
-     "RegionName": "us-east-1", "ZoneName": "us-east-1f", "ZoneId": "use1-az5",
-     "GroupName": "us-east-1-zg-1", "NetworkBorderGroup": "us-east-1", "ZoneType": "availability-zone"},
-    {"State": "available", "OptInStatus": "not-opted-in", "Messages": [],
-     "RegionName": "us-east-1", "ZoneName": "us-east-1-bos-1a", "ZoneId": "use1-bos1-az1",
-     "GroupName": "us-east-1-bos-1", "NetworkBorderGroup": "us-east-1-bos-1", "ZoneType": "local-zone",
-     "ParentZoneName": "us-east-1f", "ParentZoneId": "use1-az5"}
-  ]
-}`;
 
 class WrongAnswer extends Error {}
 
@@ -84,6 +56,15 @@ function env(name: string): string {
     process.exit(2);
   }
   return value;
+}
+
+/**
+ * What `aws ec2 describe-availability-zones --all-availability-zones --region us-east-1 --output
+ * json` prints, for a constructed account (its letters are no real account's): six availability
+ * zones and a local zone, which the service skips. The Python scenario reads the same file.
+ */
+function describeOutput(): string {
+  return readFileSync(env('APPZONE_DESCRIBE_OUTPUT'), 'utf8');
 }
 
 /** Every request gives up after TIMEOUT_MS. */
@@ -195,27 +176,63 @@ function expectListError<Listing>(
   return expectError(outcome.status, outcome.body, wantStatus, wantCode);
 }
 
+/**
+ * Checks a listing's 200: `data` not empty, `status` "success", the body's `id` equal to the
+ * X-Request-Id header, and an ETag header. Returns the listing and its ETag.
+ */
+function expectListing<Listing extends { data: unknown[]; status: string; id: string }>(
+  outcome: ListOutcome<Listing>,
+  what: string,
+): { listing: Listing; etag: string } {
+  if (outcome.kind !== 'listing') {
+    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 200 ${what}`);
+  }
+  const { listing, requestId, etag } = outcome;
+  if (listing.data.length === 0) {
+    throw new WrongAnswer('data is empty');
+  }
+  if (listing.status !== 'success') {
+    throw new WrongAnswer(`status field ${JSON.stringify(listing.status)}, want "success"`);
+  }
+  if (listing.id !== requestId) {
+    throw new WrongAnswer(`body id ${listing.id} != X-Request-Id header ${String(requestId)}`);
+  }
+  if (!etag) {
+    throw new WrongAnswer('no ETag header');
+  }
+  return { listing, etag };
+}
+
+/** Checks a 304 answering `If-None-Match: etag`; returns what the client made of it. */
+function expectNotModified<Listing>(outcome: ListOutcome<Listing>, etag: string): string {
+  if (outcome.kind !== 'notModified') {
+    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 304`);
+  }
+  if (outcome.etag !== etag) {
+    throw new WrongAnswer(`304 ETag ${String(outcome.etag)}, want ${etag}`);
+  }
+  return (
+    `304 not modified (no exception; data ${JSON.stringify(outcome.data)}, ` +
+    `error ${JSON.stringify(outcome.error)}, response.status 304)`
+  );
+}
+
+/** Checks a 204: the status, and no error body. */
+function expectNoContent(result: { response: Response; error?: unknown }): void {
+  const status = answered(result).status;
+  if (status !== 204 || result.error !== undefined) {
+    throw new WrongAnswer(`status ${status} (${JSON.stringify(result.error)}), want 204`);
+  }
+}
+
 /** Step 0a: a stranger with only the document discovers the provider ids; returns the ETag. */
 async function stepProviders(baseUrl: string, memberKey: string): Promise<string> {
   const outcome = listOutcome(await listProviders({ client: client(baseUrl, memberKey) }));
-  if (outcome.kind !== 'listing') {
-    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 200 providers`);
-  }
-  const { listing, requestId, etag } = outcome;
-  const providers: ProviderList = listing;
+  const { listing: providers, etag } = expectListing<ProviderList>(outcome, 'providers');
   if (JSON.stringify(providers.data) !== JSON.stringify(PROVIDERS)) {
     throw new WrongAnswer(
       `data ${JSON.stringify(providers.data)}, want ${JSON.stringify(PROVIDERS)}`,
     );
-  }
-  if (providers.status !== 'success') {
-    throw new WrongAnswer(`status field ${JSON.stringify(providers.status)}, want "success"`);
-  }
-  if (providers.id !== requestId) {
-    throw new WrongAnswer(`body id ${providers.id} != X-Request-Id header ${String(requestId)}`);
-  }
-  if (!etag) {
-    throw new WrongAnswer('no ETag header');
   }
   console.log(
     `step 0a ok: 200, providers ${JSON.stringify(providers.data)}, ` +
@@ -233,16 +250,7 @@ async function stepProvidersNotModified(
   const outcome = listOutcome(
     await listProviders({ client: client(baseUrl, memberKey), headers: { 'If-None-Match': etag } }),
   );
-  if (outcome.kind !== 'notModified') {
-    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 304`);
-  }
-  if (outcome.etag !== etag) {
-    throw new WrongAnswer(`304 ETag ${String(outcome.etag)}, want ${etag}`);
-  }
-  console.log(
-    `step 0b ok: 304 not modified (no exception; data ${JSON.stringify(outcome.data)}, ` +
-      `error ${JSON.stringify(outcome.error)}, response.status 304)`,
-  );
+  console.log(`step 0b ok: ${expectNotModified(outcome, etag)}`);
 }
 
 /** Step 0c: the region ids of a provider from step 0a. */
@@ -250,14 +258,8 @@ async function stepRegions(baseUrl: string, memberKey: string): Promise<void> {
   const outcome = listOutcome(
     await listRegions({ client: client(baseUrl, memberKey), path: { providerId: 'aws' } }),
   );
-  if (outcome.kind !== 'listing') {
-    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 200 regions`);
-  }
-  const regions: RegionList = outcome.listing;
-  const [first] = regions.data;
-  if (first === undefined) {
-    throw new WrongAnswer('data is empty');
-  }
+  const regions: RegionList = expectListing(outcome, 'regions').listing;
+  const first = regions.data[0];
   if (!regions.data.includes('us-east-1')) {
     throw new WrongAnswer(`data ${JSON.stringify(regions.data)} has no "us-east-1"`);
   }
@@ -285,22 +287,7 @@ const zonesPath = { providerId: 'aws', regionId: 'us-east-1' };
 
 async function stepList(baseUrl: string, memberKey: string): Promise<string> {
   const outcome = listOutcome(await listZones({ client: client(baseUrl, memberKey), path: zonesPath }));
-  if (outcome.kind !== 'listing') {
-    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 200 zones`);
-  }
-  const { listing: zones, requestId, etag } = outcome;
-  if (zones.data.length === 0) {
-    throw new WrongAnswer('data is empty');
-  }
-  if (zones.status !== 'success') {
-    throw new WrongAnswer(`status field ${JSON.stringify(zones.status)}, want "success"`);
-  }
-  if (zones.id !== requestId) {
-    throw new WrongAnswer(`body id ${zones.id} != X-Request-Id header ${String(requestId)}`);
-  }
-  if (!etag) {
-    throw new WrongAnswer('no ETag header');
-  }
+  const { listing: zones, etag } = expectListing<ZoneList>(outcome, 'zones');
   console.log(
     `step 1 ok: 200, ${zones.data.length} zones, id == X-Request-Id == ${zones.id}, ETag ${etag}`,
   );
@@ -315,16 +302,7 @@ async function stepNotModified(baseUrl: string, memberKey: string, etag: string)
       headers: { 'If-None-Match': etag },
     }),
   );
-  if (outcome.kind !== 'notModified') {
-    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 304`);
-  }
-  if (outcome.etag !== etag) {
-    throw new WrongAnswer(`304 ETag ${String(outcome.etag)}, want ${etag}`);
-  }
-  console.log(
-    `step 2 ok: 304 not modified (no exception; data ${JSON.stringify(outcome.data)}, ` +
-      `error ${JSON.stringify(outcome.error)}, response.status 304)`,
-  );
+  console.log(`step 2 ok: ${expectNotModified(outcome, etag)}`);
 }
 
 /** Steps 3 and 4: a listing the service refuses, with its status and code. */
@@ -352,14 +330,13 @@ async function stepKeys(baseUrl: string): Promise<void> {
 async function stepDelete(baseUrl: string, adminKey: string, memberKey: string): Promise<void> {
   const admin = client(baseUrl, adminKey);
   const member = client(baseUrl, memberKey);
+  expectNoContent(
+    await deleteApplicationProfile({
+      client: admin,
+      path: { profileId: env('APPZONE_DELETABLE_PROFILE') },
+    }),
+  );
   let result = await deleteApplicationProfile({
-    client: admin,
-    path: { profileId: env('APPZONE_DELETABLE_PROFILE') },
-  });
-  if (answered(result).status !== 204 || result.error !== undefined) {
-    throw new WrongAnswer(`status ${result.response.status} (${JSON.stringify(result.error)}), want 204`);
-  }
-  result = await deleteApplicationProfile({
     client: member,
     path: { profileId: env('APPZONE_KEPT_PROFILE') },
   });
@@ -462,23 +439,7 @@ async function identities(
       ...(mapping === undefined ? {} : { query: { mapping } }),
     }),
   );
-  if (outcome.kind !== 'listing') {
-    throw new WrongAnswer(`got ${JSON.stringify(outcome)}, want 200 identities`);
-  }
-  const { listing, requestId, etag } = outcome;
-  if (listing.data.length === 0) {
-    throw new WrongAnswer('data is empty');
-  }
-  if (listing.status !== 'success') {
-    throw new WrongAnswer(`status field ${JSON.stringify(listing.status)}, want "success"`);
-  }
-  if (listing.id !== requestId) {
-    throw new WrongAnswer(`body id ${listing.id} != X-Request-Id header ${String(requestId)}`);
-  }
-  if (!etag) {
-    throw new WrongAnswer('no ETag header');
-  }
-  return listing;
+  return expectListing<ZoneIdentityList>(outcome, 'identities').listing;
 }
 
 /** The pairs of a listing or a mapping, zone id -> zone name, in a stable order. */
@@ -579,9 +540,10 @@ function mappingRequest(output: string): ZoneMappingRequest {
  * with ?mapping= carry the output's names.
  */
 async function stepPutMapping(baseUrl: string, adminKey: string, memberKey: string): Promise<void> {
-  const body = mappingRequest(DESCRIBE_OUTPUT);
+  const output = describeOutput();
+  const body = mappingRequest(output);
   const zones: Array<{ ZoneId: string; ZoneName: string; ZoneType: string }> =
-    JSON.parse(DESCRIBE_OUTPUT).AvailabilityZones;
+    JSON.parse(output).AvailabilityZones;
   const want = pairs(
     zones
       .filter((zone) => zone.ZoneType === 'availability-zone')
@@ -611,7 +573,7 @@ async function stepPutUnknownZone(baseUrl: string, adminKey: string): Promise<vo
   const result = await putZoneMapping({
     client: client(baseUrl, adminKey),
     path: { mappingId: MAPPING },
-    body: mappingRequest(DESCRIBE_OUTPUT.replace('"use1-az3"', '"use1-az9"')),
+    body: mappingRequest(describeOutput().replace('"use1-az3"', '"use1-az9"')),
   });
   const error = expectError(answered(result).status, result.error, 422, 'invalid_zone_mapping');
   if (!error.error.includes('use1-az9')) {
@@ -624,12 +586,9 @@ async function stepPutUnknownZone(baseUrl: string, adminKey: string): Promise<vo
 async function stepDeleteMapping(baseUrl: string, adminKey: string): Promise<void> {
   const admin = client(baseUrl, adminKey);
   const path = { mappingId: MAPPING };
-  let result = await deleteZoneMapping({ client: admin, path });
-  if (answered(result).status !== 204 || result.error !== undefined) {
-    throw new WrongAnswer(`status ${result.response.status} (${JSON.stringify(result.error)}), want 204`);
-  }
-  result = await deleteZoneMapping({ client: admin, path });
-  expectError(answered(result).status, result.error, 404, 'zone_mapping_not_found');
+  expectNoContent(await deleteZoneMapping({ client: admin, path }));
+  const again = await deleteZoneMapping({ client: admin, path });
+  expectError(answered(again).status, again.error, 404, 'zone_mapping_not_found');
   const read = await getZoneMapping({ client: admin, path });
   expectError(answered(read).status, read.error, 404, 'zone_mapping_not_found');
   console.log('step 8h ok: 204, then 404 zone_mapping_not_found for a delete and a read');

@@ -217,6 +217,11 @@ fn run_scenario(language: Language, backend: &Backend, binary: &Path, work: &Pat
         Language::Postman => return run_newman(work, &server),
         Language::Prism => return run_prism(work, &server),
     };
+    // The AWS CLI output both scenarios store as a zone mapping (step 8f).
+    command.env(
+        "APPZONE_DESCRIBE_OUTPUT",
+        crate::root().join("clients/aws-describe-availability-zones.json"),
+    );
     server.run_scenario(&mut command, language.name())
 }
 
