@@ -13,7 +13,7 @@ use super::rate_limit::{self, add_rate_limit_headers};
 ///
 /// - every operation gets the responses all routes share: 413, 429, 500, 503 and a `default`
 ///   error response; every operation that takes a key, its 401; every listing whose 200
-///   carries an `ETag`, its 304;
+///   carries an `ETag`, its 304, and on its 200 the `Cache-Control` header;
 /// - every response declares the `X-Request-Id` header;
 /// - every response that announces a rate limit declares the `RateLimit` and
 ///   `RateLimit-Policy` headers (IETF draft-ietf-httpapi-ratelimit-headers);
@@ -265,6 +265,17 @@ fn add_shared_responses(operation: &mut Value, concrete_path: &str) {
             .or_insert_with(|| unauthorized(has_path_parameters));
     }
     if lists_with_etag {
+        // The 200 of such a listing may be kept a minute by the caller alone: its
+        // `Cache-Control`, first of its headers, declared here as the 304's is.
+        let headers = responses
+            .get_mut("200")
+            .and_then(|ok| ok.get_mut("headers"))
+            .and_then(Value::as_object_mut);
+        if let Some(headers) = headers {
+            let declared = std::mem::take(headers);
+            headers.insert("Cache-Control".to_owned(), cache_control_header());
+            headers.extend(declared);
+        }
         responses.entry("304").or_insert_with(not_modified);
     }
     // A 409 (an `Idempotency-Key` still in use) says when to retry, as 429 and 503 do.
@@ -335,19 +346,21 @@ fn unauthorized(checked_before_path_parameters: bool) -> Value {
     response
 }
 
-/// What every listing answer says of its `Cache-Control`.
-const CACHE_CONTROL_DESCRIPTION: &str = "Always `private, max-age=60`: a browser or client may \
-    reuse the answer for 60 seconds; shared caches must not keep it.";
+/// The `Cache-Control` of every listing answer whose 200 carries an `ETag` (200 and 304).
+fn cache_control_header() -> Value {
+    json!({
+        "schema": {"$ref": "#/components/schemas/ListingCacheControl"},
+        "description": "Always `private, max-age=60`: a browser or client may reuse the answer \
+                        for 60 seconds; shared caches must not keep it."
+    })
+}
 
 /// The 304 of every listing whose 200 carries an `ETag`.
 fn not_modified() -> Value {
     json!({
         "description": "Not modified: the `If-None-Match` value matches the current `ETag`. No body.",
         "headers": {
-            "Cache-Control": {
-                "schema": {"$ref": "#/components/schemas/ListingCacheControl"},
-                "description": CACHE_CONTROL_DESCRIPTION
-            },
+            "Cache-Control": cache_control_header(),
             "ETag": {
                 "schema": {"$ref": "#/components/schemas/EntityTag"},
                 "description": "The current validator."

@@ -3,7 +3,7 @@
 
 use super::schemas::{
     if_none_match_parameter, request_id_parameter, CallerRequestId, EntityTag, IfNoneMatch,
-    ListingCacheControl, ECHOED_IN_AUDIT_LOG, ECHOED_IN_BODY,
+    ECHOED_IN_AUDIT_LOG, ECHOED_IN_BODY,
 };
 use crate::{
     ErrorBody, ProviderId, RegionId, ZoneIdentityList, ZoneMappingAnswer, ZoneMappingId,
@@ -51,8 +51,7 @@ applied, and `Cache-Control: private, max-age=60`.",
     responses(
         (status = 200, description = "The region's zones with their identities. `id` equals the `X-Request-Id` header.", body = ZoneIdentityList,
             headers(
-                ("ETag" = EntityTag, description = "Weak validator over the region's identities and the mapping applied, for `If-None-Match`."),
-                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it.")
+                ("ETag" = EntityTag, description = "Weak validator over the region's identities and the mapping applied, for `If-None-Match`.")
             ),
             examples(
                 ("account" = (summary = "AWS, names per account: identities with null names", value = json!({

@@ -3,7 +3,7 @@
 
 use super::schemas::{
     if_none_match_parameter, request_id_parameter, CallerRequestId, EntityTag, IdempotencyKey,
-    IdempotentReplayed, IfNoneMatch, ListingCacheControl, ECHOED_IN_AUDIT_LOG, ECHOED_IN_BODY,
+    IdempotentReplayed, IfNoneMatch, ECHOED_IN_AUDIT_LOG, ECHOED_IN_BODY,
 };
 use crate::{ErrorBody, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList};
 
@@ -31,8 +31,7 @@ no body while the providers are unchanged.",
     responses(
         (status = 200, description = "The providers. `id` equals the `X-Request-Id` header.", body = ProviderList,
             headers(
-                ("ETag" = EntityTag, description = "Weak validator over the provider ids, for `If-None-Match`."),
-                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it.")
+                ("ETag" = EntityTag, description = "Weak validator over the provider ids, for `If-None-Match`.")
             )),
     ),
     security(("apiKey" = []))
@@ -67,8 +66,7 @@ per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back 
     responses(
         (status = 200, description = "The provider's regions. `id` equals the `X-Request-Id` header.", body = RegionList,
             headers(
-                ("ETag" = EntityTag, description = "Weak validator over the provider and its region ids, for `If-None-Match`."),
-                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it.")
+                ("ETag" = EntityTag, description = "Weak validator over the provider and its region ids, for `If-None-Match`.")
             )),
         (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. For an unknown one, the message names the closest provider id when exactly one is close, and points to the provider listing otherwise.", body = ErrorBody,
             examples(
@@ -107,8 +105,7 @@ per-request `id`), and `Cache-Control: private, max-age=60`. Send the ETag back 
     responses(
         (status = 200, description = "The region's zones. `id` equals the `X-Request-Id` header.", body = ZoneList,
             headers(
-                ("ETag" = EntityTag, description = "Weak validator over provider, region and zones, for `If-None-Match`."),
-                ("Cache-Control" = ListingCacheControl, description = "Always `private, max-age=60`: a browser or client may reuse the answer for 60 seconds; shared caches must not keep it.")
+                ("ETag" = EntityTag, description = "Weak validator over provider, region and zones, for `If-None-Match`.")
             )),
         (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog (the message then names the closest provider id when exactly one is close, and points to the provider listing otherwise). `invalid_region`: the region id is malformed.", body = ErrorBody,
             examples(
