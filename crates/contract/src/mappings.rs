@@ -20,6 +20,23 @@ pub const MAX_ZONE_MAPPING_BYTES: usize = 1024 * 1024;
 /// Longest label of a zone mapping, in characters.
 pub const MAX_ZONE_MAPPING_LABEL_CHARS: usize = 200;
 
+/// Whether `label` may label a zone mapping: 1 to [`MAX_ZONE_MAPPING_LABEL_CHARS`] characters,
+/// not only white space, and no control character (labels are printed in tables and logs). The
+/// server refuses any other with 400 `invalid_body`; the OpenAPI document states the same rule
+/// as the label's `minLength`, `maxLength` and `pattern` (a test of this crate compares them).
+///
+/// ```
+/// use appzone_contract::is_valid_zone_mapping_label;
+/// assert!(is_valid_zone_mapping_label("production account"));
+/// assert!(!is_valid_zone_mapping_label("   "));
+/// assert!(!is_valid_zone_mapping_label("two\nlines"));
+/// ```
+pub fn is_valid_zone_mapping_label(label: &str) -> bool {
+    !label.trim().is_empty()
+        && label.chars().count() <= MAX_ZONE_MAPPING_LABEL_CHARS
+        && !label.chars().any(char::is_control)
+}
+
 /// Most zone mappings one organization may keep.
 pub const MAX_ZONE_MAPPINGS_PER_ORGANIZATION: usize = 100;
 
@@ -207,9 +224,16 @@ pub struct ZoneMappingRequest {
     /// `aws` or `azure`: the clouds whose zone names depend on the account or subscription.
     #[schema(value_type = ProviderId)]
     pub provider: ProviderId,
-    /// A label of your own, at most 200 characters; the mapping's id when absent.
+    /// A label of your own: 1 to 200 characters, not only white space, without control characters; the mapping's id when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(max_length = 200)]
+    // The pattern: no control character (Unicode's Cc), and one character that is neither a
+    // control character nor white space (what Rust's `trim` removes), in the regular expression
+    // syntax that JavaScript, Python and Rust read alike.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00-\x1f\x7f-\x9f]*$"
+    )]
     pub label: Option<String>,
     /// The cloud CLI's JSON, unchanged. For `aws`: the output of `aws ec2 describe-availability-zones --all-availability-zones --output json` for one region (an object with `AvailabilityZones`), or an array of such outputs for several regions. For `azure`: the output of `az account list-locations -o json` (an array of locations with `availabilityZoneMappings`).
     #[schema(value_type = CloudOutput)]

@@ -221,6 +221,64 @@ proptest! {
     }
 }
 
+/// The label's pattern as the document publishes it, for a regular expression engine (built
+/// once: the proptest below asks for it in every case).
+static LABEL_PATTERN: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(documented_label_pattern);
+
+fn documented_label_pattern() -> regex::Regex {
+    let doc = appzone_contract::openapi::document();
+    let label = &doc["components"]["schemas"]["ZoneMappingRequest"]["properties"]["label"];
+    assert_eq!(label["minLength"], 1);
+    assert_eq!(
+        label["maxLength"],
+        appzone_contract::MAX_ZONE_MAPPING_LABEL_CHARS
+    );
+    let pattern = label["pattern"].as_str().expect("the label has a pattern");
+    regex::Regex::new(pattern).expect("the label's pattern compiles")
+}
+
+/// A label the document allows is one the server takes, and the other way round: the
+/// document's pattern and `is_valid_zone_mapping_label` (the server's rule) agree, on the
+/// edges and on strings mixing letters, white space and control characters.
+#[test]
+fn the_documented_label_pattern_is_the_servers_label_rule() {
+    let pattern = &*LABEL_PATTERN;
+    for (label, valid) in [
+        ("production account", true),
+        ("x", true),
+        (" x ", true),
+        ("\u{feff}", true), // a zero-width no-break space is not white space to Rust's `trim`
+        ("😀", true),
+        ("", false),
+        (" ", false),
+        ("\u{a0}\u{3000}\u{2028}", false),
+        ("a\tb", false),
+        ("a\u{85}b", false),
+        ("a\u{7f}", false),
+    ] {
+        assert_eq!(pattern.is_match(label), valid, "pattern, {label:?}");
+        assert_eq!(
+            appzone_contract::is_valid_zone_mapping_label(label),
+            valid,
+            "rule, {label:?}"
+        );
+    }
+}
+
+proptest! {
+    #[test]
+    fn the_label_pattern_and_rule_agree_on_any_short_label(
+        label in "[ a\u{0}\t\u{1f}\u{7f}\u{85}\u{9f}\u{a0}\u{1680}\u{2000}\u{200b}\u{2028}\u{3000}\u{feff}é😀]{0,5}"
+    ) {
+        prop_assert_eq!(
+            LABEL_PATTERN.is_match(&label),
+            appzone_contract::is_valid_zone_mapping_label(&label),
+            "{:?}", label
+        );
+    }
+}
+
 /// The checked-in `openapi.json` must equal the document generated from this crate. This is the
 /// one test that pins the file (a review sees each change to the contract in its diff); other
 /// tests compare against the generated document, not the file.

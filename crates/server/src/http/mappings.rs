@@ -9,8 +9,9 @@
 //! record; this replica drops its cached copy at once, the others through the change log.
 
 use appzone_contract::{
-    ErrorCode, ZoneMappingAnswer, ZoneMappingId, ZoneMappingList, ZoneMappingRequest,
-    ZoneMappingSummary, MAX_ZONE_MAPPINGS_PER_ORGANIZATION, MAX_ZONE_MAPPING_LABEL_CHARS,
+    is_valid_zone_mapping_label, ErrorCode, ZoneMappingAnswer, ZoneMappingId, ZoneMappingList,
+    ZoneMappingRequest, ZoneMappingSummary, MAX_ZONE_MAPPINGS_PER_ORGANIZATION,
+    MAX_ZONE_MAPPING_LABEL_CHARS,
 };
 use axum::body::Bytes;
 use axum::extract::State;
@@ -156,12 +157,10 @@ pub async fn put_zone_mapping(
         .label
         .clone()
         .unwrap_or_else(|| mapping_id.as_str().to_owned());
-    if label.trim().is_empty()
-        || label.chars().count() > MAX_ZONE_MAPPING_LABEL_CHARS
-        || label.chars().any(char::is_control)
-    {
+    if !is_valid_zone_mapping_label(&label) {
         return Err(invalid_body(format!(
-            "label must be 1 to {MAX_ZONE_MAPPING_LABEL_CHARS} printable characters"
+            "label must be 1 to {MAX_ZONE_MAPPING_LABEL_CHARS} printable characters, not only \
+             white space"
         )));
     }
     let parsed = {

@@ -254,6 +254,7 @@ both_backends! {
         let before = stored(&app).await;
         let zone = |region: &str, name: &str, id: &str| json!({"RegionName": region, "ZoneName": name, "ZoneId": id, "ZoneType": "availability-zone"});
         let one = |zones: Vec<Value>| aws_body(json!({"AvailabilityZones": zones}));
+        let labelled = |label: &str| json!({"provider": "aws", "label": label, "output": describe()}).to_string();
         let cases: Vec<(&str, String, u16, &str, &str)> = vec![
             ("bad JSON", "{\"provider\": \"aws\", ".into(), 400, "invalid_body", "invalid body"),
             ("not the CLI's shape", aws_body(json!({"Zones": []})), 400, "invalid_body", "AvailabilityZones"),
@@ -262,6 +263,10 @@ both_backends! {
             ("an id twice", one(vec![zone("us-east-1", "us-east-1a", "use1-az1"), zone("us-east-1", "us-east-1b", "use1-az1")]), 422, "invalid_zone_mapping", "\"use1-az1\" appears twice"),
             ("a name twice", one(vec![zone("us-east-1", "us-east-1a", "use1-az1"), zone("us-east-1", "us-east-1a", "use1-az2")]), 422, "invalid_zone_mapping", "given to two zone ids"),
             ("unknown region", one(vec![zone("us-gov-west-1", "us-gov-west-1a", "usgw1-az1")]), 422, "invalid_zone_mapping", "not a region of the catalog"),
+            ("an empty label", labelled(""), 400, "invalid_body", "label must be"),
+            ("a label of white space", labelled(" \u{a0}\t\u{3000}"), 400, "invalid_body", "label must be"),
+            ("a label with a control character", labelled("two\nlines"), 400, "invalid_body", "label must be"),
+            ("a label of 201 characters", labelled(&"é".repeat(201)), 400, "invalid_body", "label must be"),
             ("too large", format!("{{\"provider\":\"aws\",\"label\":\"{}\"}}", "x".repeat(1024 * 1024)), 413, "payload_too_large", "too large"),
         ];
         for (what, body, status, code, says) in cases {
