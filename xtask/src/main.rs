@@ -159,8 +159,15 @@ fn run_task(task: Task) -> Result<()> {
     }
 }
 
+/// The checkout `cargo xtask` runs in: the parent of the manifest directory `cargo run` names
+/// (the one this binary was built from when run by hand). Not the built-in one alone: two
+/// checkouts sharing a target directory (the CI cache) share this binary, and cargo may find
+/// it fresh for the second, which would then check the first one's files.
 pub(crate) fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest_dir
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
