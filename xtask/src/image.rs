@@ -9,7 +9,7 @@
 //! 1. one container on a named volume with a read-only root filesystem and a published port:
 //!    the time to a 200 on `/healthz`, the image's own health check, an organization, key and
 //!    profile provisioned through `podman exec`, zones listed and the profile deleted through the
-//!    port with the Rust client;
+//!    port;
 //! 2. `podman stop` (SIGTERM): exit code 0 and the drain in the log;
 //! 3. a new container on the same volume: the delete persisted;
 //! 4. with `APPZONE_TEST_POSTGRES_URL`: the migration run as its own container (the Kubernetes
@@ -27,7 +27,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
-use appzone_client::Client;
+use appzone_contract::{headers, paths, ErrorBody, ErrorCode, ZoneList};
+use reqwest::Method;
 
 use crate::demo_server::ScratchPostgres;
 use crate::http::free_port;
@@ -59,6 +60,8 @@ impl ImageArgs {
 const PODMAN_TIMEOUT: Duration = Duration::from_secs(300);
 /// From `podman run` to a 200 on `/healthz`.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// One request of the check to a container.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub fn run_task(args: ImageArgs) -> Result<()> {
     if !succeeds(Command::new("podman").arg("--version")) {
@@ -167,10 +170,6 @@ fn check(work: &Path, image: &str) -> Result<()> {
         containers: Vec::new(),
         volumes: vec![volume.clone()],
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start a tokio runtime")?;
     let mut report = Vec::new();
 
     // 1. One container on a named volume, root filesystem read-only, no /tmp at all.
@@ -200,13 +199,10 @@ fn check(work: &Path, image: &str) -> Result<()> {
     ));
     run(podman(work).args(["healthcheck", "run", &first]))?;
     let (key, profile) = provision(work, &first)?;
-    let client = client_for(&base, &key)?;
-    let zones = runtime.block_on(client.list_zones("aws", "us-east-1"))?;
-    ensure!(!zones.data.is_empty(), "no zones for aws/us-east-1");
-    runtime.block_on(client.delete_profile(profile.as_str()))?;
+    let zones = list_zones(&base, &key)?;
+    delete_profile(&base, &key, &profile, 204)?;
     report.push(format!(
-        "listed {} zones of aws/us-east-1 and deleted {profile} through 127.0.0.1:{port}",
-        zones.data.len()
+        "listed {zones} zones of aws/us-east-1 and deleted {profile} through 127.0.0.1:{port}"
     ));
 
     // 2. SIGTERM: drained, exit code 0.
@@ -225,15 +221,9 @@ fn check(work: &Path, image: &str) -> Result<()> {
     )?;
     let base = format!("http://127.0.0.1:{port}");
     wait_healthy(&base)?;
-    let client = client_for(&base, &key)?;
-    let again = runtime.block_on(client.delete_profile(profile.as_str()));
-    ensure!(
-        again
-            .as_ref()
-            .is_err_and(appzone_client::Error::is_not_found),
-        "the delete did not persist across a restart on the same volume: {again:?}"
-    );
-    runtime.block_on(client.list_zones("aws", "us-east-1"))?;
+    delete_profile(&base, &key, &profile, 404)
+        .context("the delete did not persist across a restart on the same volume")?;
+    list_zones(&base, &key)?;
     report.push(format!(
         "restarted on the same volume: the key still works and {profile} is still deleted (404)"
     ));
@@ -242,7 +232,7 @@ fn check(work: &Path, image: &str) -> Result<()> {
     // 4. Two replicas on one PostgreSQL database.
     match std::env::var("APPZONE_TEST_POSTGRES_URL") {
         Ok(admin) if !admin.is_empty() => {
-            report.extend(two_replicas(&runtime, &mut scratch, image, &admin, &tag)?);
+            report.extend(two_replicas(&mut scratch, image, &admin, &tag)?);
         }
         _ => skip(
             "image: SKIPPED the two replicas on PostgreSQL (set APPZONE_TEST_POSTGRES_URL, e.g. \
@@ -260,7 +250,6 @@ fn check(work: &Path, image: &str) -> Result<()> {
 /// The machine's PostgreSQL is reached on the host's loopback (`--network host`), as a
 /// database on another host would be by its address.
 fn two_replicas(
-    runtime: &tokio::runtime::Runtime,
     scratch: &mut Scratch<'_>,
     image: &str,
     admin_url: &str,
@@ -297,20 +286,13 @@ fn two_replicas(
         bases.push((name, base));
     }
     let (key, profile) = provision(work, &bases[0].0)?;
-    let a = client_for(&bases[0].1, &key)?;
-    let b = client_for(&bases[1].1, &key)?;
-    runtime.block_on(a.delete_profile(profile.as_str()))?;
-    let on_b = runtime.block_on(b.delete_profile(profile.as_str()));
-    ensure!(
-        on_b.as_ref()
-            .is_err_and(appzone_client::Error::is_not_found),
-        "replica b did not see replica a's delete: {on_b:?}"
-    );
-    let zones = runtime.block_on(b.list_zones("aws", "us-east-1"))?;
+    delete_profile(&bases[0].1, &key, &profile, 204)?;
+    delete_profile(&bases[1].1, &key, &profile, 404)
+        .context("replica b did not see replica a's delete")?;
+    let zones = list_zones(&bases[1].1, &key)?;
     report.push(format!(
         "two replicas: a key and profile made through replica a work on b; deleted {profile} \
-         through a (204), then b answered 404; b listed {} zones",
-        zones.data.len()
+         through a (204), then b answered 404; b listed {zones} zones"
     ));
     for (name, _) in &bases {
         report.push(stop(work, name)?);
@@ -393,13 +375,7 @@ fn wait_healthy(base: &str) -> Result<Duration> {
     let started = Instant::now();
     let url = format!("{base}/healthz");
     loop {
-        let answer = crate::http::send(
-            reqwest::Method::GET,
-            &url,
-            &[],
-            None,
-            Duration::from_secs(1),
-        );
+        let answer = crate::http::send(Method::GET, &url, &[], None, Duration::from_secs(1));
         if answer.is_ok_and(|a| a.status == 200) {
             return Ok(started.elapsed());
         }
@@ -410,10 +386,42 @@ fn wait_healthy(base: &str) -> Result<Duration> {
     }
 }
 
-fn client_for(base: &str, key: &str) -> Result<Client> {
-    Ok(Client::builder(base, key.to_owned())
-        .timeout(Duration::from_secs(10))
-        .build()?)
+/// One request of the check, with `key` in `X-API-KEY`.
+fn keyed(method: Method, url: &str, key: &str) -> Result<crate::http::Answer> {
+    let name = headers::API_KEY;
+    crate::http::send(method, url, &[(name.as_str(), key)], None, REQUEST_TIMEOUT)
+}
+
+/// How many zones `base` lists for aws/us-east-1 with `key`: a 200 whose `data` is not empty.
+fn list_zones(base: &str, key: &str) -> Result<usize> {
+    let provider = "aws".parse().context("aws is a provider id")?;
+    let region = "us-east-1".parse().context("us-east-1 is a region id")?;
+    let url = format!("{base}{}", paths::list_zones(&provider, &region));
+    let answer = keyed(Method::GET, &url, key)?;
+    ensure!(answer.status == 200, "GET {url}: {}", answer.status);
+    let zones: ZoneList = serde_json::from_slice(&answer.body)
+        .with_context(|| format!("GET {url}: not a zone list"))?;
+    ensure!(!zones.data.is_empty(), "no zones for aws/us-east-1");
+    Ok(zones.data.len())
+}
+
+/// A `DELETE` of `profile` on `base` with `key`, answered with `want`: 204, or 404
+/// `profile_not_found` for a profile deleted before.
+fn delete_profile(base: &str, key: &str, profile: &str, want: u16) -> Result<()> {
+    let profile = profile
+        .parse()
+        .with_context(|| format!("{profile:?} is no profile id"))?;
+    let url = format!("{base}{}", paths::delete_profile(&profile));
+    let answer = keyed(Method::DELETE, &url, key)?;
+    let code = serde_json::from_slice::<ErrorBody>(&answer.body).ok();
+    let code = code.map(|body| body.error_code);
+    let expected = (want == 404).then_some(ErrorCode::ProfileNotFound);
+    ensure!(
+        answer.status == want && code == expected,
+        "DELETE {url}: {} {code:?}, want {want} {expected:?}",
+        answer.status
+    );
+    Ok(())
 }
 
 fn podman_out(work: &Path, args: &[&str]) -> Result<String> {
