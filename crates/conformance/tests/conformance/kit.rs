@@ -361,7 +361,7 @@ const MUTATIONS: [(Mutation, &[&str]); 46] = [
 ];
 
 // Multi-threaded, the mutations four at a time (each against a server and a proxy of its own):
-// one after another on one thread, they took 12 s of a 2-core machine with one core idle.
+// one after another on one thread, the longest test of the suite left a core idle.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_broken_promise_fails_the_check_named_after_it() {
     let started = Instant::now();
