@@ -15,7 +15,7 @@ use appzone_contract::openapi::EXAMPLE_ZONE_MAPPING_ID;
 use appzone_contract::{paths, MappedRegion, MappedZone, ProfileId, RegionId, ZoneMappingId};
 
 use crate::model::{OrgId, Role};
-use crate::storage::{Actor, Store, StoreError};
+use crate::storage::{Actor, MappingWrite, Store, StoreError};
 
 const DEMO_ORG: &str = "demo";
 const ADMIN_NAME: &str = "demo-admin";
@@ -89,7 +89,15 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
         let label = "demo: a constructed account, not a real one";
         let aws = "aws".parse().map_err(invalid)?;
         store
-            .put_zone_mapping(actor, &mapping_id, &aws, label, &regions)
+            .put_zone_mapping(
+                actor,
+                MappingWrite {
+                    id: &mapping_id,
+                    provider: &aws,
+                    label,
+                    regions: &regions,
+                },
+            )
             .await?;
     }
     let identities_path = paths::list_zone_identities(

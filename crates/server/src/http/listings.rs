@@ -1,18 +1,25 @@
 //! The catalog's listings: providers, a provider's regions, a region's zones and its zone
 //! identities.
 //!
+//! Each handler takes a [`Listing`]: the snapshot, the request id and the conditional headers,
+//! which every listing reads the same way.
+//!
 //! All are served from the in-memory catalog snapshot: no database, and no JSON serialization
 //! per request (each body is precomputed around the request id). The one exception is an
 //! identity listing with the caller's zone mapping (`?mapping=`): the mapping is read through
 //! its cache and the body built for the request.
 
+use std::sync::Arc;
+
 use appzone_contract::paths::{self, LIST_PROVIDERS, MAPPING_QUERY};
 use appzone_contract::{ErrorCode, IdError, ProviderId, RegionId, ZoneMappingId};
 use axum::body::Body;
-use axum::extract::{RawQuery, State};
+use axum::extract::rejection::ExtensionRejection;
+use axum::extract::{FromRef, FromRequestParts, RawQuery, State};
 use axum::response::Response;
 use axum::Extension;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use http::request::Parts;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use tower_http::request_id::RequestId;
 
@@ -30,39 +37,62 @@ pub use appzone_contract::openapi::{
 const CACHE_POLICY: HeaderValue =
     HeaderValue::from_static(appzone_contract::headers::LISTING_CACHE_CONTROL);
 
-/// Lists the catalog's providers; see the operation's description in the contract crate.
-pub async fn list_providers(
-    State(catalog): State<Catalog>,
-    Extension(id): Extension<RequestId>,
+/// What every listing reads from its request: the catalog as it is now, the request id its
+/// body carries, and the headers whose `If-None-Match` may make it a 304.
+#[derive(Debug)]
+pub struct Listing {
+    snapshot: arc_swap::Guard<Arc<Snapshot>>,
+    id: RequestId,
     headers: HeaderMap,
-) -> Response {
-    answer(&catalog.snapshot().providers, &headers, &id)
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Listing
+where
+    Catalog: FromRef<S>,
+{
+    /// `RequestId` is set by the request-id layer in front of every route, so this is never
+    /// seen; it is `Extension`'s own rejection, as when a handler takes the extension itself.
+    type Rejection = ExtensionRejection;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Extension(id) = Extension::<RequestId>::from_request_parts(parts, state).await?;
+        Ok(Self {
+            snapshot: Catalog::from_ref(state).snapshot(),
+            id,
+            headers: parts.headers.clone(),
+        })
+    }
+}
+
+impl Listing {
+    /// The answer for `listing`: 304 when `If-None-Match` names its ETag, else 200 with its
+    /// body around the request id.
+    fn answer(&self, listing: &Answer) -> Response {
+        respond(&listing.etag, &self.headers, || {
+            // Request ids are visible ASCII (a caller's is validated, ours is a ULID).
+            let id = self.id.header_value().to_str().unwrap_or_default();
+            Body::from(listing.body(id))
+        })
+    }
+}
+
+/// Lists the catalog's providers; see the operation's description in the contract crate.
+pub async fn list_providers(listing: Listing) -> Response {
+    listing.answer(&listing.snapshot.providers)
 }
 
 /// Lists a provider's regions; see the operation's description in the contract crate.
-pub async fn list_regions(
-    State(catalog): State<Catalog>,
-    Extension(id): Extension<RequestId>,
-    params: PathParams,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let snapshot = catalog.snapshot();
-    let (_, provider) = known_provider(&snapshot, params.get(0))?;
-    Ok(answer(&provider.regions, &headers, &id))
+pub async fn list_regions(listing: Listing, params: PathParams) -> Result<Response, ApiError> {
+    let (_, provider) = known_provider(&listing.snapshot, params.get(0))?;
+    Ok(listing.answer(&provider.regions))
 }
 
 /// Lists a region's zones; see the operation's description in the contract crate.
-pub async fn list_zones(
-    State(catalog): State<Catalog>,
-    Extension(id): Extension<RequestId>,
-    params: PathParams,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let snapshot = catalog.snapshot();
-    let (provider_id, provider) = known_provider(&snapshot, params.get(0))?;
+pub async fn list_zones(listing: Listing, params: PathParams) -> Result<Response, ApiError> {
+    let (provider_id, provider) = known_provider(&listing.snapshot, params.get(0))?;
     let region = params.get(1);
     match region.and_then(|r| provider.region(r)) {
-        Some(zones) => Ok(answer(zones, &headers, &id)),
+        Some(zones) => Ok(listing.answer(zones)),
         None => Err(unknown_region(provider_id, provider, region)),
     }
 }
@@ -70,22 +100,19 @@ pub async fn list_zones(
 /// Lists a region's zone identities, with the caller's zone mapping when the query names one;
 /// see the operation's description in the contract crate.
 pub async fn list_zone_identities(
-    State(catalog): State<Catalog>,
+    listing: Listing,
     State(mappings): State<MappingCache>,
-    Extension(id): Extension<RequestId>,
     Extension(Caller { key }): Extension<Caller>,
     RawQuery(query): RawQuery,
     params: PathParams,
-    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let snapshot = catalog.snapshot();
-    let (provider_id, provider) = known_provider(&snapshot, params.get(0))?;
+    let (provider_id, provider) = known_provider(&listing.snapshot, params.get(0))?;
     let region = params.get(1);
     let Some(identities) = region.and_then(|r| provider.identities(r)) else {
         return Err(unknown_region(provider_id, provider, region));
     };
     let Some(mapping_id) = mapping_query(query.as_deref()) else {
-        return Ok(answer(&identities.answer, &headers, &id));
+        return Ok(listing.answer(&identities.answer));
     };
     let not_found = || super::mappings::not_found(&mapping_id);
     let mapping_id: ZoneMappingId = mapping_id.parse().map_err(|_| not_found())?;
@@ -106,10 +133,10 @@ pub async fn list_zone_identities(
         ));
     }
     let region = region.unwrap_or_default();
-    let mapped = cached.answer(snapshot.version, region, || {
+    let mapped = cached.answer(listing.snapshot.version, region, || {
         identities.with_mapping(&stored.mapping, stored.version)
     });
-    Ok(answer(&mapped, &headers, &id))
+    Ok(listing.answer(&mapped))
 }
 
 /// The value of the `mapping` query parameter, percent-decoded; `None` when absent.
@@ -167,16 +194,6 @@ fn known_provider<'s, 'p>(
         ErrorCode::InvalidProvider,
         format!("unknown provider: no provider has the id {provider:?}; {hint}"),
     ))
-}
-
-/// A listing's answer: 304 when `If-None-Match` names its ETag, else 200 with its body
-/// around the request id.
-fn answer(listing: &Answer, headers: &HeaderMap, id: &RequestId) -> Response {
-    respond(&listing.etag, headers, || {
-        // Request ids are visible ASCII (a caller's is validated, ours is a ULID).
-        let id = id.header_value().to_str().unwrap_or_default();
-        Body::from(listing.body(id))
-    })
 }
 
 /// 304 when `If-None-Match` names `etag`, else 200 with `body()`.

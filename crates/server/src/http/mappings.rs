@@ -28,7 +28,7 @@ use crate::keys::Caller;
 use crate::mappings::parse::{parse, MappingError};
 use crate::mappings::MappingCache;
 use crate::model::Role;
-use crate::storage::{change_subject, Actor, PutMapping, Store};
+use crate::storage::{change_subject, Actor, MappingWrite, PutMapping, Store};
 
 pub use appzone_contract::openapi::{
     __path_delete_zone_mapping, __path_get_zone_mapping, __path_list_zone_mappings,
@@ -185,10 +185,12 @@ pub async fn put_zone_mapping(
         store
             .put_zone_mapping(
                 actor,
-                &mapping_id,
-                &request.provider,
-                &label,
-                &parsed.regions,
+                MappingWrite {
+                    id: &mapping_id,
+                    provider: &request.provider,
+                    label: &label,
+                    regions: &parsed.regions,
+                },
             )
             .await
             .map_err(ApiError::storage)?

@@ -65,7 +65,7 @@ pub use connection::{redact_url, sqlite_file, Backend, PoolSettings};
 pub use delete_one::{DeleteAnswer, DeleteOutcome, DeleteRequest, IDEMPOTENCY_TTL};
 pub use errors::StoreError;
 pub use sqlite_file::explain_open_error;
-pub use zone_mappings::{change_subject, Actor, PutMapping, StoredMapping};
+pub use zone_mappings::{change_subject, Actor, MappingWrite, PutMapping, StoredMapping};
 
 /// Handle on the database. Cheap to clone.
 #[derive(Debug, Clone)]

@@ -34,6 +34,19 @@ pub enum PutMapping {
     TooMany,
 }
 
+/// A mapping to store: its id in the organization and what the request gave.
+#[derive(Debug, Clone, Copy)]
+pub struct MappingWrite<'a> {
+    /// The mapping's id in the organization.
+    pub id: &'a ZoneMappingId,
+    /// The provider whose output it was taken from.
+    pub provider: &'a ProviderId,
+    /// The caller's label.
+    pub label: &'a str,
+    /// The pairs, per region.
+    pub regions: &'a [MappedRegion],
+}
+
 /// Who asked for a change, for the audit record.
 #[derive(Debug, Clone, Copy)]
 pub struct Actor<'a> {
@@ -90,25 +103,16 @@ impl Store {
         rows.iter().map(read_mapping).collect()
     }
 
-    /// Stores `regions` as the organization's mapping `id`, replacing one of that id.
+    /// Stores `write` as the organization's mapping of its id, replacing one of that id.
     pub async fn put_zone_mapping(
         &self,
         actor: Actor<'_>,
-        id: &ZoneMappingId,
-        provider: &ProviderId,
-        label: &str,
-        regions: &[MappedRegion],
+        write: MappingWrite<'_>,
     ) -> Result<PutMapping, StoreError> {
-        match self
-            .put_zone_mapping_once(actor, id, provider, label, regions)
-            .await
-        {
+        match self.put_zone_mapping_once(actor, write).await {
             // Two requests created the same new id at once (PostgreSQL: both saw no row, the
             // second's insert waited for the first's commit): the second replaces it.
-            Err(StoreError::Conflict(_)) => {
-                self.put_zone_mapping_once(actor, id, provider, label, regions)
-                    .await
-            }
+            Err(StoreError::Conflict(_)) => self.put_zone_mapping_once(actor, write).await,
             done => done,
         }
     }
@@ -116,11 +120,14 @@ impl Store {
     async fn put_zone_mapping_once(
         &self,
         actor: Actor<'_>,
-        id: &ZoneMappingId,
-        provider: &ProviderId,
-        label: &str,
-        regions: &[MappedRegion],
+        write: MappingWrite<'_>,
     ) -> Result<PutMapping, StoreError> {
+        let MappingWrite {
+            id,
+            provider,
+            label,
+            regions,
+        } = write;
         // Serializing plain structs of strings cannot fail.
         let pairs = serde_json::to_string(regions).unwrap_or_default();
         let at = now_ms();
