@@ -6,6 +6,7 @@
 //! database, and each change is one transaction. Errors print one `error: ...` line on stderr
 //! that names the argument, file or database (password hidden) at fault.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -13,6 +14,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context};
 use appzone_contract::{ApiKey, KeyId, ProfileId};
 use clap::{Args, Parser, Subcommand};
+use tabwriter::TabWriter;
 
 use crate::catalog::file::{CatalogFile, Reference};
 pub use crate::logging::LogFormat;
@@ -680,23 +682,14 @@ fn parse_name(name: &str) -> Result<String, String> {
     crate::model::check_display_name(name).map(|()| name.to_owned())
 }
 
-/// Left-aligned columns separated by two spaces, header first.
+/// Left-aligned columns at least two spaces apart, header first.
 fn table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
-    let rows: Vec<Vec<String>> = std::iter::once(header.iter().map(|h| (*h).to_owned()).collect())
-        .chain(rows)
-        .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
+    let mut out = TabWriter::new(Vec::new()).minwidth(0);
+    for line in std::iter::once(header.join("\t")).chain(rows.map(|row| row.join("\t"))) {
+        // Into a Vec: writing cannot fail.
+        let _ = writeln!(out, "{line}");
     }
-    out
+    out.into_inner()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default()
 }

@@ -1,6 +1,10 @@
 //! What the zone-identity and zone-mapping commands print: tables, the server's summary, and
 //! the text or the JSON body by `--output`.
 
+use std::io::Write;
+
+use tabwriter::TabWriter;
+
 use super::{json_line, one_line, print, Failure, Output};
 
 /// Prints `text()` or, with `--output json`, `json()` on one line.
@@ -16,31 +20,18 @@ pub fn print_output(
     print(&text)
 }
 
-/// Left-aligned columns separated by two spaces, header first, each cell on one line (as the
+/// Left-aligned columns at least two spaces apart, header first, each cell on one line (as the
 /// operator's `appzone-server` prints its tables).
 pub fn table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
-    let rows: Vec<Vec<String>> = std::iter::once(header.iter().map(|h| (*h).to_owned()).collect())
-        .chain(rows.map(|row| row.iter().map(|cell| one_line(cell)).collect()))
-        .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            rows.iter()
-                .map(|row| row.get(i).map_or(0, |cell| cell.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
+    let cells = rows.map(|row| row.iter().map(|cell| one_line(cell)).collect::<Vec<_>>());
+    let mut out = TabWriter::new(Vec::new()).minwidth(0);
+    for line in std::iter::once(header.join("\t")).chain(cells.map(|row| row.join("\t"))) {
+        // Into a Vec: writing cannot fail.
+        let _ = writeln!(out, "{line}");
     }
-    out
+    out.into_inner()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default()
 }
 
 /// The server's summary on a line of its own, when it sent one.
