@@ -189,6 +189,30 @@ fn org_and_key_create_print_only_the_result() {
     assert!(!table.contains(&key[17..]), "key list never shows secrets");
 }
 
+/// A table's columns line up in a terminal: a Japanese name takes two cells per character, so
+/// it is padded by its width on screen, not by its count of characters.
+#[test]
+fn org_list_lines_up_names_of_wide_characters() {
+    let cli = Cli::new();
+    cli.ok(&["org", "create", "acme", "--name", "東京オフィス"]);
+    cli.ok(&["org", "create", "beta", "--name", "Beta Inc"]);
+    let table = cli.ok(&["org", "list"]);
+    let lines: Vec<&str> = table.lines().collect();
+    // 6 wide characters are 12 cells, the column's widest: 2 spaces follow them, and 4 follow
+    // the 8 cells of "Beta Inc".
+    assert!(
+        lines[0].starts_with("ORG_ID  NAME          CREATED"),
+        "{table}"
+    );
+    for (line, start) in lines[1..]
+        .iter()
+        .zip(["acme    東京オフィス  ", "beta    Beta Inc      "])
+    {
+        let created = line.strip_prefix(start).unwrap_or_default();
+        assert!(created.starts_with(|c: char| c.is_ascii_digit()), "{table}");
+    }
+}
+
 #[test]
 fn operator_errors_exit_1_with_one_clear_line_and_write_nothing() {
     let cli = Cli::new();
