@@ -1,7 +1,7 @@
 //! The catalog's listings: providers, a provider's regions, a region's zones and its zone
 //! identities.
 //!
-//! Each handler takes a [`Listing`]: the snapshot, the request id and the conditional headers,
+//! Each handler takes a [`Listing`]: the snapshot, the request id and the `If-None-Match`,
 //! which every listing reads the same way.
 //!
 //! All are served from the in-memory catalog snapshot: no database, and no JSON serialization
@@ -20,7 +20,7 @@ use axum::response::Response;
 use axum::Extension;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use http::request::Parts;
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::{HeaderValue, StatusCode};
 use tower_http::request_id::RequestId;
 
 use super::conditional::matches_etag;
@@ -38,12 +38,13 @@ const CACHE_POLICY: HeaderValue =
     HeaderValue::from_static(appzone_contract::headers::LISTING_CACHE_CONTROL);
 
 /// What every listing reads from its request: the catalog as it is now, the request id its
-/// body carries, and the headers whose `If-None-Match` may make it a 304.
+/// body carries, and the `If-None-Match` values that may make it a 304 (only those: the rest
+/// of the headers is not copied).
 #[derive(Debug)]
 pub struct Listing {
     snapshot: arc_swap::Guard<Arc<Snapshot>>,
     id: RequestId,
-    headers: HeaderMap,
+    if_none_match: Vec<HeaderValue>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Listing
@@ -59,7 +60,12 @@ where
         Ok(Self {
             snapshot: Catalog::from_ref(state).snapshot(),
             id,
-            headers: parts.headers.clone(),
+            if_none_match: parts
+                .headers
+                .get_all(IF_NONE_MATCH)
+                .iter()
+                .cloned()
+                .collect(),
         })
     }
 }
@@ -68,7 +74,7 @@ impl Listing {
     /// The answer for `listing`: 304 when `If-None-Match` names its ETag, else 200 with its
     /// body around the request id.
     fn answer(&self, listing: &Answer) -> Response {
-        respond(&listing.etag, &self.headers, || {
+        respond(&listing.etag, &self.if_none_match, || {
             // Request ids are visible ASCII (a caller's is validated, ours is a ULID).
             let id = self.id.header_value().to_str().unwrap_or_default();
             Body::from(listing.body(id))
@@ -196,9 +202,13 @@ fn known_provider<'s, 'p>(
     ))
 }
 
-/// 304 when `If-None-Match` names `etag`, else 200 with `body()`.
-fn respond(etag: &HeaderValue, headers: &HeaderMap, body: impl FnOnce() -> Body) -> Response {
-    let (status, body) = if matches_etag(headers.get_all(IF_NONE_MATCH), etag) {
+/// 304 when `if_none_match` names `etag`, else 200 with `body()`.
+fn respond(
+    etag: &HeaderValue,
+    if_none_match: &[HeaderValue],
+    body: impl FnOnce() -> Body,
+) -> Response {
+    let (status, body) = if matches_etag(if_none_match, etag) {
         (StatusCode::NOT_MODIFIED, Body::empty())
     } else {
         (StatusCode::OK, body())
