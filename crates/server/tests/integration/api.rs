@@ -101,6 +101,10 @@ both_backends! {
             assert_eq!(resp.header("cache-control"), Some("private, max-age=60"));
             assert!(resp.header("x-request-id").is_some());
         }
+        // A list may arrive split over several header lines (RFC 9110 §5.3): any line may match.
+        let split = [("if-none-match", "\"other\""), ("if-none-match", etag.as_str())];
+        let resp = app.send(reqwest::Method::GET, &path, Some(&app.member_key), &split).await;
+        assert_eq!(resp.status, 304, "If-None-Match over two lines");
         let resp = app.send(reqwest::Method::GET, &path, Some(&app.member_key), &[("if-none-match", "W/\"stale\"")]).await;
         assert_eq!(resp.status, 200);
         // Any other value is accepted, never refused (the document's `IfNoneMatch` says so):
