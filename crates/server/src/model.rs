@@ -9,15 +9,16 @@ pub mod cloud_output;
 use std::fmt;
 use std::str::FromStr;
 
-/// Checks a display name (of an organization, profile, provider or region): 1 to 200 bytes,
-/// not only white space, no control characters.
+/// Checks a display name (of an organization, profile, provider or region): 1 to 200
+/// characters, not only white space, no control characters; the rule of a zone mapping's label,
+/// which lives in the contract crate.
 pub fn check_display_name(name: &str) -> Result<(), String> {
-    if name.trim().is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
+    if appzone_contract::is_valid_zone_mapping_label(name) {
+        Ok(())
+    } else {
         Err(format!(
             "name {name:?} must be 1 to 200 printable characters, not only spaces"
         ))
-    } else {
-        Ok(())
     }
 }
 

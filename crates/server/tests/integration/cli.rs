@@ -189,6 +189,21 @@ fn org_and_key_create_print_only_the_result() {
     assert!(!table.contains(&key[17..]), "key list never shows secrets");
 }
 
+/// A name's limit is 200 characters, as `--help` says, whatever their bytes: 200 Japanese
+/// characters (600 bytes) are a name, 201 are not.
+#[test]
+fn names_are_limited_in_characters_not_bytes() {
+    let cli = Cli::new();
+    let longest = "東".repeat(200);
+    assert_eq!(
+        cli.ok(&["org", "create", "acme", "--name", &longest]),
+        "acme\n"
+    );
+    assert!(cli.ok(&["org", "list"]).contains(&longest));
+    let err = cli.refused(&["org", "create", "beta", "--name", &"東".repeat(201)]);
+    assert!(err.contains("1 to 200 printable characters"), "{err}");
+}
+
 /// A table's columns line up in a terminal: a Japanese name takes two cells per character, so
 /// it is padded by its width on screen, not by its count of characters.
 #[test]
