@@ -4,9 +4,10 @@
 //!
 //! It is a static binary (musl where the target and `musl-gcc` are installed, glibc with
 //! `crt-static` otherwise), because the image runs it `FROM scratch`; the other tasks take the
-//! same file rather than build a second, dynamic one. The server and the bare-axum baseline
-//! allocate through mimalloc, so the C library's allocator does not enter what the instruction
-//! guard compares. One command line, so cargo finds it fresh for every task after the first.
+//! same file rather than build a second, dynamic one (the benchmark lab adds its client
+//! benchmark to it). The server and the bare-axum baseline allocate through mimalloc, so the C
+//! library's allocator does not enter what the instruction guard compares. One command line, so
+//! cargo finds it fresh for every task after the first.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -32,8 +33,20 @@ impl Release {
     }
 }
 
-/// Builds (or finds fresh) the static release binaries of `appzone-server` and `appzone-bench`.
+/// Builds (or finds fresh) the static release binaries of `appzone-server` and the bare-axum
+/// baseline of `appzone-bench`: what CI runs. Not the client benchmark, which only `cargo xtask
+/// bench` runs: it needs the client's TLS stack (aws-lc's C build), which nothing else of CI
+/// needs in release.
 pub(crate) fn release() -> Result<Release> {
+    build(false)
+}
+
+/// The same binaries and `appzone-bench-client`.
+pub(crate) fn release_with_client() -> Result<Release> {
+    build(true)
+}
+
+fn build(with_client: bool) -> Result<Release> {
     let musl = format!("{}-unknown-linux-musl", std::env::consts::ARCH);
     let installed = stdout_of(
         Command::new("rustup").args(["target", "list", "--installed"]),
@@ -44,6 +57,9 @@ pub(crate) fn release() -> Result<Release> {
         && succeeds(Command::new("musl-gcc").arg("--version"));
     let mut build = cargo();
     build.args("build --release --locked -p appzone-server -p appzone-bench --bins".split(' '));
+    if !with_client {
+        build.arg("--no-default-features");
+    }
     let target = if has_musl {
         build.env(format!("CC_{}", musl.replace('-', "_")), "musl-gcc");
         musl

@@ -107,7 +107,12 @@ pub(crate) fn run(args: BenchArgs) -> Result<()> {
     }
     let sqlite3 = Command::new("sqlite3").arg("--version").output();
     sqlite3.context("the sqlite3 CLI seeds the databases: `sudo apt-get install -y sqlite3`")?;
-    lab::run(&args, &Binaries::build()?, &WorkDir::create(args.keep)?)
+    let bins = if args.no_client {
+        Binaries::build()?
+    } else {
+        Binaries::with_client()?
+    };
+    lab::run(&args, &bins, &WorkDir::create(args.keep)?)
 }
 
 /// The release binaries a run starts (in `dir`), and how.
@@ -125,6 +130,14 @@ impl Binaries {
     fn build() -> Result<Self> {
         Ok(Self {
             dir: crate::build::release()?.dir,
+            wrapper: Vec::new(),
+        })
+    }
+
+    /// The same binaries and the client benchmark (`appzone-bench-client`).
+    fn with_client() -> Result<Self> {
+        Ok(Self {
+            dir: crate::build::release_with_client()?.dir,
             wrapper: Vec::new(),
         })
     }
