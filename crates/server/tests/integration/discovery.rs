@@ -430,3 +430,32 @@ async fn discovery_requests_are_counted_logged_under_their_route_and_rate_limite
     routes.sort();
     assert_eq!(routes, expected, "one log line per request: {logs}");
 }
+
+/// What the built-in catalog serves (its references' descriptions and its notes, in every
+/// identity listing) speaks to callers: none of the compiler's working notes (which search
+/// found a fact, what "this pass" did not re-read, internal file names), which once reached
+/// every tenant.
+#[tokio::test]
+async fn the_built_in_catalog_serves_no_working_notes() {
+    const WORKING_NOTES: &[&str] = &[
+        "find_string",
+        "steering",
+        "this pass",
+        "corpus",
+        "stored copy",
+        "research note",
+        "catalog compiler",
+        "by rule",
+        "TODO",
+        "FIXME",
+    ];
+    let app = TestApp::sqlite().await;
+    let (_, catalog) = app.store.load_catalog().await.unwrap();
+    let served = catalog.to_json();
+    let found: Vec<&str> = WORKING_NOTES
+        .iter()
+        .copied()
+        .filter(|note| served.contains(note))
+        .collect();
+    assert!(found.is_empty(), "the built-in catalog serves {found:?}");
+}
