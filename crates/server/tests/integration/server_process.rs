@@ -13,6 +13,9 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_appzone-server");
 
 /// How long a debug build may take to start on a loaded two-core machine.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// The same under a wrapper: callgrind runs the server tens of times slower, and with two
+/// other builds on the same two cores its start took more than a minute.
+const WRAPPED_START_TIMEOUT: Duration = Duration::from_secs(300);
 
 fn base_command(database_url: &str) -> Command {
     wrapped_command(&[], database_url)
@@ -155,7 +158,12 @@ impl ServerProcess {
             let _ = lines.read_to_end(&mut line);
             sink.lock().unwrap().extend_from_slice(&line);
         });
-        let addr = match tokio::time::timeout(START_TIMEOUT, rx).await {
+        let start_timeout = if wrapper.is_empty() {
+            START_TIMEOUT
+        } else {
+            WRAPPED_START_TIMEOUT
+        };
+        let addr = match tokio::time::timeout(start_timeout, rx).await {
             Ok(Ok(addr)) => addr,
             outcome => {
                 let _ = child.kill();

@@ -5,9 +5,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use appzone_contract::ProfileId;
 use appzone_server::model::OrgId;
@@ -68,6 +68,14 @@ struct WorkerLog {
     violations: Vec<String>,
 }
 
+/// What the workers of one round share: when to stop, and how many deletes were acknowledged
+/// so far (the kill waits for the first, so a slow machine cannot make a round test nothing).
+#[derive(Debug, Default)]
+struct Round {
+    stop: AtomicBool,
+    acked: AtomicU64,
+}
+
 /// One client task: deletes its own live profiles through the server and restores its deleted
 /// ones through the store, until the first transport error (the server died) or `stop`.
 async fn crash_worker(
@@ -75,13 +83,13 @@ async fn crash_worker(
     key: String,
     store: Store,
     mut profiles: Vec<Tracked>,
-    stop: Arc<AtomicBool>,
+    round: Arc<Round>,
     seed: u64,
 ) -> (Vec<Tracked>, WorkerLog) {
     let http = http_client();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut log = WorkerLog::default();
-    while !stop.load(Ordering::SeqCst) {
+    while !round.stop.load(Ordering::SeqCst) {
         let candidates: Vec<usize> = (0..profiles.len())
             .filter(|i| profiles[*i].known != Known::InFlight)
             .collect();
@@ -105,6 +113,7 @@ async fn crash_worker(
                         p.acked.push(request_id);
                         p.deletes_applied += 1;
                         log.acked += 1;
+                        round.acked.fetch_add(1, Ordering::SeqCst);
                     }
                     Ok(503) => {
                         // Retryable, and the delete may still have committed.
@@ -294,7 +303,7 @@ async fn crash_seed(url: &str, sqlite_file: Option<&Path>, seed: u64, rounds: u3
     let mut figures = CrashFigures::default();
     let mut server = ServerProcess::start(url, &serve_args, "info").await;
     for round in 0..rounds {
-        let stop = Arc::new(AtomicBool::new(false));
+        let round_state = Arc::new(Round::default());
         let mut shares: Vec<Vec<Tracked>> = (0..WORKERS).map(|_| Vec::new()).collect();
         for (i, t) in tracked.drain(..).enumerate() {
             shares[i % WORKERS].push(t);
@@ -308,16 +317,26 @@ async fn crash_seed(url: &str, sqlite_file: Option<&Path>, seed: u64, rounds: u3
                     key.clone(),
                     store.clone(),
                     share,
-                    stop.clone(),
+                    round_state.clone(),
                     seed * 1000 + u64::from(round) * 100 + w as u64,
                 ))
             })
             .collect();
-        // The random moment: the workers keep deletes in flight the whole time.
-        let kill_after = Duration::from_millis(rng.random_range(300..1500));
+        // The random moment, counted from the first acknowledged delete (on a loaded machine
+        // the first answer may take longer than the whole window): the workers keep deletes in
+        // flight the whole time.
+        let first_ack = Instant::now();
+        while round_state.acked.load(Ordering::SeqCst) == 0 {
+            assert!(
+                first_ack.elapsed() < Duration::from_secs(60),
+                "no delete was acknowledged within 60 s of round {round}"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let kill_after = Duration::from_millis(rng.random_range(0..1200));
         tokio::time::sleep(kill_after).await;
         let status = server.kill9();
-        stop.store(true, Ordering::SeqCst);
+        round_state.stop.store(true, Ordering::SeqCst);
         let mut logs = Vec::new();
         for worker in workers {
             let (share, log) = worker.await.unwrap();
