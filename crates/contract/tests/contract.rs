@@ -112,7 +112,8 @@ fn error_codes_round_trip_and_map_to_the_contract_statuses() {
 /// The rows of docs/API.md's error table, `(code, status)`, in the page's order.
 fn documented_error_codes() -> Vec<(String, u16)> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/API.md");
-    let page = std::fs::read_to_string(&path).unwrap();
+    let page =
+        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
     let section = page
         .split("\n## Errors\n")
         .nth(1)
