@@ -230,6 +230,23 @@ impl ErrorCode {
     }
 }
 
+/// The code of a wire form, as [`ErrorCode::from_wire`] reads it: how a code added within 1.x,
+/// a constant rather than a variant, becomes an `ErrorCode` (a known code's wire form gives its
+/// variant).
+///
+/// ```
+/// use appzone_contract::ErrorCode;
+/// let code = ErrorCode::from(ErrorCode::ZONE_MAPPING_NOT_FOUND);
+/// assert_eq!(code, ErrorCode::Other("zone_mapping_not_found".into()));
+/// assert_eq!(code.status().as_u16(), 404);
+/// assert_eq!(ErrorCode::from("forbidden"), ErrorCode::Forbidden);
+/// ```
+impl From<&str> for ErrorCode {
+    fn from(code: &str) -> Self {
+        ErrorCode::from_wire(code)
+    }
+}
+
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

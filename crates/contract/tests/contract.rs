@@ -109,6 +109,43 @@ fn error_codes_round_trip_and_map_to_the_contract_statuses() {
     insta::assert_debug_snapshot!(table);
 }
 
+/// The rows of docs/API.md's error table, `(code, status)`, in the page's order.
+fn documented_error_codes() -> Vec<(String, u16)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/API.md");
+    let page =
+        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    let section = page
+        .split("\n## Errors\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("docs/API.md has an \"## Errors\" section");
+    section
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let code = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            let status = cells.get(2)?.parse().unwrap_or_else(|_| {
+                panic!("docs/API.md: the status of `{code}` is not a number: {line}")
+            });
+            Some((code.to_owned(), status))
+        })
+        .collect()
+}
+
+#[test]
+fn the_api_pages_error_table_lists_every_code_with_its_status_and_nothing_else() {
+    let codes: Vec<(String, u16)> = ErrorCode::KNOWN
+        .iter()
+        .map(|code| code.as_str().to_owned())
+        .chain(ErrorCode::ADDED.iter().map(|added| added.code.to_owned()))
+        .map(|code| {
+            let status = ErrorCode::from(code.as_str()).status().as_u16();
+            (code, status)
+        })
+        .collect();
+    assert_eq!(documented_error_codes(), codes);
+}
+
 #[test]
 fn unknown_error_codes_deserialize_to_other_and_serialize_back_unchanged() {
     let body: ErrorBody =

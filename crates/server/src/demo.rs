@@ -76,9 +76,9 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
         .is_none()
     {
         let actor = Actor {
-            org: org.as_str(),
-            key_id: admin.key_id().as_str(),
-            request_id: "serve-demo",
+            org: org.as_str().into(),
+            key_id: admin.key_id().as_str().into(),
+            request_id: "serve-demo".into(),
         };
         let region: RegionId = "us-east-1".parse().map_err(invalid)?;
         let zones = DEMO_MAPPING
@@ -90,7 +90,7 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
         let aws = "aws".parse().map_err(invalid)?;
         store
             .put_zone_mapping(
-                actor,
+                &actor,
                 MappingWrite {
                     id: &mapping_id,
                     provider: &aws,

@@ -5,19 +5,31 @@
 //! wrong methods under `/api/v1` are refused without a key too, and no handler can forget the
 //! check. A verified caller reaches the handler as an `Extension<Caller>`, and the answer
 //! carries it as an extension for the request log.
+//!
+//! Every write (the profile delete, a zone mapping's `PUT` and `DELETE`) takes one [`Write`]
+//! instead: the caller as storage records it ([`Actor`], built once per request and moved
+//! with the write), the key's role, the write's budget and log line, and the
+//! `Idempotency-Key` of the operation that honours one, read and checked here only.
 
 use std::net::SocketAddr;
 
-use appzone_contract::headers::API_KEY;
+use appzone_contract::headers::{idempotency_key, API_KEY, IDEMPOTENCY_KEY};
 use appzone_contract::paths::API_PREFIX;
 use appzone_contract::ErrorCode;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http::request::Parts;
+use http::HeaderMap;
+use tower_http::request_id::RequestId;
 
 use super::error::ApiError;
+use super::observe::RequestRecord;
+use super::timeout::WriteBudget;
 use super::AppState;
-use crate::keys::AuthError;
+use crate::keys::{AuthError, Caller};
+use crate::model::Role;
+use crate::storage::Actor;
 
 /// The middleware: on API paths, 401 without a valid key (counted against the client's
 /// address: past its limit, 429), 503 when the key cannot be checked, 429 past the key's rate
@@ -73,6 +85,96 @@ pub async fn authenticate(
         headers.add_to(response.headers_mut());
     }
     response
+}
+
+/// What a write reads from its request, once: who asks, the deadline and log line of the
+/// write, and the operation's `Idempotency-Key` (`K`: `()` for an operation that takes none,
+/// whose header is then not read; `Option<String>` for the profile delete).
+#[derive(Debug)]
+pub struct Write<K = ()> {
+    /// The caller's organization and key id and the request id, for the audit record.
+    pub actor: Actor,
+    /// The caller's key's role.
+    pub role: Role,
+    /// The `Idempotency-Key`, checked against the contract's rules.
+    pub idempotency_key: K,
+    /// The write's deadline, and the mark that makes the request timeout wait for it.
+    pub budget: WriteBudget,
+    /// The request's log line, which a write that outlives the request reports its outcome
+    /// to; absent when the router is served without `serve` (tests calling it directly).
+    pub record: Option<RequestRecord>,
+}
+
+/// The `Idempotency-Key` an operation reads (see [`Write`]).
+pub trait IdempotencyKey: Sized {
+    /// The header's value, or the 400 a malformed one gets.
+    fn read(headers: &HeaderMap) -> Result<Self, ApiError>;
+}
+
+impl IdempotencyKey for () {
+    fn read(_: &HeaderMap) -> Result<Self, ApiError> {
+        Ok(())
+    }
+}
+
+impl IdempotencyKey for Option<String> {
+    /// `None` without one, 400 for a malformed one.
+    fn read(headers: &HeaderMap) -> Result<Self, ApiError> {
+        let Some(value) = headers.get(IDEMPOTENCY_KEY) else {
+            return Ok(None);
+        };
+        value
+            .to_str()
+            .ok()
+            .and_then(idempotency_key)
+            .map(|key| Some(key.to_owned()))
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::INVALID_IDEMPOTENCY_KEY,
+                    "invalid Idempotency-Key: use 1 to 255 visible ASCII characters, for example \
+                     a UUID",
+                )
+            })
+    }
+}
+
+impl<S: Send + Sync, K: IdempotencyKey> FromRequestParts<S> for Write<K> {
+    /// 400 for a malformed `Idempotency-Key`; 500 without the extensions the layers in front of
+    /// every write route insert.
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let missing = |what: &str| ApiError::internal(format!("a write's request has no {what}"));
+        let Caller { key } = parts
+            .extensions
+            .get::<Caller>()
+            .ok_or_else(|| missing("caller"))?;
+        let request_id = parts
+            .extensions
+            .get::<RequestId>()
+            .ok_or_else(|| missing("request id"))?;
+        let actor = Actor {
+            org: key.org_id.as_str().into(),
+            key_id: key.key_id.as_str().into(),
+            // Request ids are visible ASCII (a caller's is validated, ours is a ULID).
+            request_id: request_id
+                .header_value()
+                .to_str()
+                .unwrap_or_default()
+                .into(),
+        };
+        Ok(Self {
+            actor,
+            role: key.role,
+            idempotency_key: K::read(&parts.headers)?,
+            budget: parts
+                .extensions
+                .get::<WriteBudget>()
+                .cloned()
+                .ok_or_else(|| missing("write budget"))?,
+            record: parts.extensions.get::<RequestRecord>().cloned(),
+        })
+    }
 }
 
 /// The 429 of a limit that refused the request for `retry_after` seconds.

@@ -32,8 +32,11 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// An error with a public message and nothing to log.
-    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+    /// An error with a public message and nothing to log. `code` is a variant or the
+    /// constant of a code added within 1.x (`ErrorCode::ZONE_MAPPING_NOT_FOUND`): every error
+    /// is built here, either way.
+    pub fn new(code: impl Into<ErrorCode>, message: impl Into<Cow<'static, str>>) -> Self {
+        let code = code.into();
         let retry_after_secs =
             matches!(code, ErrorCode::Unavailable | ErrorCode::RateLimited).then_some(1);
         Self {

@@ -130,7 +130,7 @@ pub async fn list_zone_identities(
     let stored = &cached.stored;
     if stored.mapping.provider.as_str() != provider_id {
         return Err(ApiError::new(
-            ErrorCode::Other(ErrorCode::INVALID_ZONE_MAPPING.to_owned()),
+            ErrorCode::INVALID_ZONE_MAPPING,
             format!(
                 "zone mapping {:?} is of {}, not of {provider_id}",
                 mapping_id.as_str(),

@@ -20,15 +20,15 @@ use axum::{Extension, Json};
 use http::StatusCode;
 use tower_http::request_id::RequestId;
 
+use super::auth::Write;
 use super::error::ApiError;
 use super::path::PathParams;
-use super::timeout::WriteBudget;
 use crate::catalog::Catalog;
 use crate::keys::Caller;
 use crate::mappings::parse::{parse, MappingError};
 use crate::mappings::MappingCache;
 use crate::model::Role;
-use crate::storage::{change_subject, Actor, MappingWrite, PutMapping, Store};
+use crate::storage::{change_subject, MappingWrite, PutMapping, Store};
 
 pub use appzone_contract::openapi::{
     __path_delete_zone_mapping, __path_get_zone_mapping, __path_list_zone_mappings,
@@ -46,10 +46,7 @@ pub fn not_found(id: &str) -> ApiError {
         ),
         Err(rule) => format!("zone mapping not found: {rule}"),
     };
-    ApiError::new(
-        ErrorCode::Other(ErrorCode::ZONE_MAPPING_NOT_FOUND.to_owned()),
-        message,
-    )
+    ApiError::new(ErrorCode::ZONE_MAPPING_NOT_FOUND, message)
 }
 
 fn forbidden() -> ApiError {
@@ -60,10 +57,7 @@ fn forbidden() -> ApiError {
 }
 
 fn invalid_body(message: impl std::fmt::Display) -> ApiError {
-    ApiError::new(
-        ErrorCode::Other(ErrorCode::INVALID_BODY.to_owned()),
-        format!("invalid body: {message}"),
-    )
+    ApiError::new(ErrorCode::INVALID_BODY, format!("invalid body: {message}"))
 }
 
 /// The path's mapping id, or the 404 a malformed one gets.
@@ -137,18 +131,15 @@ pub async fn get_zone_mapping(
 }
 
 /// Stores or replaces a mapping; see the operation's description in the contract crate.
-#[allow(clippy::too_many_arguments)] // each is an extractor axum fills
 pub async fn put_zone_mapping(
     State(store): State<Store>,
     State(catalog): State<Catalog>,
     State(mappings): State<MappingCache>,
-    Extension(Caller { key }): Extension<Caller>,
-    Extension(budget): Extension<WriteBudget>,
-    Extension(id): Extension<RequestId>,
+    write: Write,
     params: PathParams,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    if key.role != Role::Admin {
+    if write.role != Role::Admin {
         return Err(forbidden());
     }
     let mapping_id = mapping_id(&params)?;
@@ -170,21 +161,15 @@ pub async fn put_zone_mapping(
     .map_err(|err| match err {
         MappingError::Shape(message) => invalid_body(message),
         MappingError::Catalog(message) => ApiError::new(
-            ErrorCode::Other(ErrorCode::INVALID_ZONE_MAPPING.to_owned()),
+            ErrorCode::INVALID_ZONE_MAPPING,
             format!("invalid zone mapping: {message}"),
         ),
     })?;
-    let request_id = request_id(&id);
-    let actor = Actor {
-        org: &key.org_id,
-        key_id: &key.key_id,
-        request_id: &request_id,
-    };
     let put = {
-        let _writing = budget.writing();
+        let _writing = write.budget.writing();
         store
             .put_zone_mapping(
-                actor,
+                &write.actor,
                 MappingWrite {
                     id: &mapping_id,
                     provider: &request.provider,
@@ -195,13 +180,13 @@ pub async fn put_zone_mapping(
             .await
             .map_err(ApiError::storage)?
     };
-    mappings.forget(&change_subject(&key.org_id, mapping_id.as_str()));
+    mappings.forget(&change_subject(&write.actor.org, mapping_id.as_str()));
     let (status, stored, done) = match put {
         PutMapping::Created(stored) => (StatusCode::CREATED, stored, "stored"),
         PutMapping::Replaced(stored) => (StatusCode::OK, stored, "replaced"),
         PutMapping::TooMany => {
             return Err(ApiError::new(
-                ErrorCode::Other(ErrorCode::INVALID_ZONE_MAPPING.to_owned()),
+                ErrorCode::INVALID_ZONE_MAPPING,
                 format!(
                     "invalid zone mapping: your organization keeps the most zone mappings it \
                      may ({MAX_ZONE_MAPPINGS_PER_ORGANIZATION}); delete one first"
@@ -219,7 +204,8 @@ pub async fn put_zone_mapping(
             parsed.skipped.join(", ")
         ));
     }
-    let answer = ZoneMappingAnswer::new(stored.mapping, request_id, message);
+    let answer =
+        ZoneMappingAnswer::new(stored.mapping, write.actor.request_id.to_string(), message);
     Ok((status, Json(answer)).into_response())
 }
 
@@ -227,35 +213,28 @@ pub async fn put_zone_mapping(
 pub async fn delete_zone_mapping(
     State(store): State<Store>,
     State(mappings): State<MappingCache>,
-    Extension(Caller { key }): Extension<Caller>,
-    Extension(budget): Extension<WriteBudget>,
-    Extension(id): Extension<RequestId>,
+    write: Write,
     params: PathParams,
 ) -> Result<StatusCode, ApiError> {
     let mapping_id = mapping_id(&params)?;
-    if key.role != Role::Admin {
+    let actor = &write.actor;
+    if write.role != Role::Admin {
         // A member learns whether the mapping exists (its organization's, readable with the
         // same key), then that it may not delete it.
-        return match store.zone_mapping(&key.org_id, &mapping_id).await {
+        return match store.zone_mapping(&actor.org, &mapping_id).await {
             Ok(Some(_)) => Err(forbidden()),
             Ok(None) => Err(not_found(mapping_id.as_str())),
             Err(err) => Err(ApiError::storage(err)),
         };
     }
-    let request_id = request_id(&id);
-    let actor = Actor {
-        org: &key.org_id,
-        key_id: &key.key_id,
-        request_id: &request_id,
-    };
     let deleted = {
-        let _writing = budget.writing();
+        let _writing = write.budget.writing();
         store
             .delete_zone_mapping(actor, &mapping_id)
             .await
             .map_err(ApiError::storage)?
     };
-    mappings.forget(&change_subject(&key.org_id, mapping_id.as_str()));
+    mappings.forget(&change_subject(&actor.org, mapping_id.as_str()));
     if deleted {
         Ok(StatusCode::NO_CONTENT)
     } else {

@@ -14,25 +14,24 @@ use sqlx::{AnyConnection, Row};
 
 use super::errors::ResultExt;
 use super::profiles::audit;
+use super::zone_mappings::Actor;
 use super::StoreError;
 use crate::model::now_ms;
 
 /// How long the outcome of a delete sent with an `Idempotency-Key` is kept.
 pub const IDEMPOTENCY_TTL: Duration = Duration::from_secs(IDEMPOTENCY_KEY_TTL_HOURS * 3600);
 
-/// One delete, as the HTTP layer asks for it.
-#[derive(Debug, Clone, Copy)]
-pub struct DeleteRequest<'a> {
+/// One delete, as the HTTP layer asks for it: owned, built once and moved to whatever applies
+/// it (on SQLite, the group-commit writer's task).
+#[derive(Debug)]
+pub struct DeleteRequest {
     /// The profile.
-    pub id: &'a ProfileId,
-    /// The caller's organization: only its profiles can be deleted.
-    pub org: &'a str,
-    /// The caller's key id, for the audit record.
-    pub key_id: &'a str,
-    /// The request id, for the audit record.
-    pub request_id: &'a str,
+    pub id: ProfileId,
+    /// The caller (only its organization's profiles can be deleted) and the request, for the
+    /// audit record.
+    pub actor: Actor,
     /// The caller's `Idempotency-Key`, already checked against the contract's rules.
-    pub idempotency_key: Option<&'a str>,
+    pub idempotency_key: Option<String>,
     /// Past this instant the delete is not started, and a lock wait gives up (rolled back).
     pub deadline: Instant,
 }
@@ -85,10 +84,10 @@ pub enum DeleteAnswer {
 /// key if there is one, else the delete itself and (with a key) its kept outcome.
 pub(super) async fn apply_in_transaction(
     conn: &mut AnyConnection,
-    request: &DeleteRequest<'_>,
+    request: &DeleteRequest,
 ) -> Result<DeleteAnswer, StoreError> {
     let now = now_ms();
-    if let Some(key) = request.idempotency_key {
+    if let Some(key) = request.idempotency_key.as_deref() {
         if let Some(answer) = kept_answer(conn, request, key, now).await? {
             return Ok(answer);
         }
@@ -99,7 +98,7 @@ pub(super) async fn apply_in_transaction(
     )
     .bind(now)
     .bind(request.id.as_str())
-    .bind(request.org)
+    .bind(&*request.actor.org)
     .execute(&mut *conn)
     .await
     .classify()?;
@@ -107,10 +106,10 @@ pub(super) async fn apply_in_transaction(
         audit(
             conn,
             request.id.as_str(),
-            request.org,
+            &request.actor.org,
             "delete",
-            request.key_id,
-            request.request_id,
+            &request.actor.key_id,
+            &request.actor.request_id,
             now,
         )
         .await?;
@@ -118,17 +117,17 @@ pub(super) async fn apply_in_transaction(
     } else {
         DeleteOutcome::NotFound
     };
-    if let Some(key) = request.idempotency_key {
+    if let Some(key) = request.idempotency_key.as_deref() {
         sqlx::query(
             "INSERT INTO idempotency_keys \
                  (org_id, idem_key, profile_id, status, request_id, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6)",
         )
-        .bind(request.org)
+        .bind(&*request.actor.org)
         .bind(key)
         .bind(request.id.as_str())
         .bind(outcome.kept_status())
-        .bind(request.request_id)
+        .bind(&*request.actor.request_id)
         .bind(now)
         .execute(&mut *conn)
         .await
@@ -141,7 +140,7 @@ pub(super) async fn apply_in_transaction(
 /// one is removed, so the key can be used again.
 pub(super) async fn kept_answer(
     conn: &mut AnyConnection,
-    request: &DeleteRequest<'_>,
+    request: &DeleteRequest,
     key: &str,
     now: i64,
 ) -> Result<Option<DeleteAnswer>, StoreError> {
@@ -149,7 +148,7 @@ pub(super) async fn kept_answer(
         "SELECT profile_id, status, created_at FROM idempotency_keys \
          WHERE org_id = $1 AND idem_key = $2",
     )
-    .bind(request.org)
+    .bind(&*request.actor.org)
     .bind(key)
     .fetch_all(&mut *conn)
     .await
@@ -164,7 +163,7 @@ pub(super) async fn kept_answer(
             "DELETE FROM idempotency_keys \
              WHERE org_id = $1 AND idem_key = $2 AND created_at = $3",
         )
-        .bind(request.org)
+        .bind(&*request.actor.org)
         .bind(key)
         .bind(created_at)
         .execute(&mut *conn)

@@ -63,12 +63,9 @@ impl Store {
     /// An error means nothing was changed: [`StoreError::is_unavailable`] errors (the
     /// deadline passed, a lock was held too long, the database is unreachable or full) are
     /// worth a retry.
-    pub async fn delete_profile(
-        &self,
-        request: DeleteRequest<'_>,
-    ) -> Result<DeleteAnswer, StoreError> {
-        let _claim = match request.idempotency_key {
-            Some(key) => match self.keys_in_flight.claim(request.org, key) {
+    pub async fn delete_profile(&self, request: DeleteRequest) -> Result<DeleteAnswer, StoreError> {
+        let _claim = match request.idempotency_key.as_deref() {
+            Some(key) => match self.keys_in_flight.claim(&request.actor.org, key) {
                 Some(claim) => Some(claim),
                 None => return Ok(DeleteAnswer::KeyInUse),
             },
@@ -82,7 +79,7 @@ impl Store {
             return Err(StoreError::Unavailable(sqlx::Error::PoolClosed));
         }
         match &self.deletes {
-            Some(writer) => group_commit::submit(writer, &request).await,
+            Some(writer) => group_commit::submit(writer, request).await,
             // Its connection is refused at once while PostgreSQL is known down, and a failure
             // to reach it marks it down for every request (see `availability.rs`).
             None => self.noted(self.delete_on_postgres(&request).await),
@@ -91,10 +88,10 @@ impl Store {
 
     async fn delete_on_postgres(
         &self,
-        request: &DeleteRequest<'_>,
+        request: &DeleteRequest,
     ) -> Result<DeleteAnswer, StoreError> {
         let mut conn = self.acquire().await?;
-        let Some(key) = request.idempotency_key else {
+        let Some(key) = request.idempotency_key.as_deref() else {
             // The tombstone and its audit record in one statement, which commits as one
             // transaction: one round trip instead of four (BEGIN, UPDATE, INSERT, COMMIT).
             // SQLite has no data-modifying WITH; its deletes go through the group commit.
@@ -108,9 +105,9 @@ impl Store {
             )
             .bind(now_ms())
             .bind(request.id.as_str())
-            .bind(request.org)
-            .bind(request.key_id)
-            .bind(request.request_id)
+            .bind(&*request.actor.org)
+            .bind(&*request.actor.key_id)
+            .bind(&*request.actor.request_id)
             .execute(&mut *conn)
             .await
             .classify()?;
@@ -145,9 +142,9 @@ impl Store {
             )
             .bind(now)
             .bind(request.id.as_str())
-            .bind(request.org)
-            .bind(request.key_id)
-            .bind(request.request_id)
+            .bind(&*request.actor.org)
+            .bind(&*request.actor.key_id)
+            .bind(&*request.actor.request_id)
             .bind(key)
             .fetch_all(&mut *conn)
             .await;

@@ -25,7 +25,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use appzone_contract::ProfileId;
 use sqlx::{AnyConnection, Connection as _, Executor};
 use tokio::sync::{mpsc, oneshot};
 
@@ -37,29 +36,11 @@ use super::StoreError;
 /// Most deletes applied in one transaction.
 const MAX_BATCH: usize = 256;
 
-/// One delete waiting for the writer.
+/// One delete waiting for the writer: the request, moved here, and where its answer goes.
 #[derive(Debug)]
 pub(super) struct PendingDelete {
-    id: ProfileId,
-    org: String,
-    key_id: String,
-    request_id: String,
-    idempotency_key: Option<String>,
-    deadline: Instant,
+    request: DeleteRequest,
     reply: oneshot::Sender<Result<DeleteAnswer, StoreError>>,
-}
-
-impl PendingDelete {
-    fn request(&self) -> DeleteRequest<'_> {
-        DeleteRequest {
-            id: &self.id,
-            org: &self.org,
-            key_id: &self.key_id,
-            request_id: &self.request_id,
-            idempotency_key: self.idempotency_key.as_deref(),
-            deadline: self.deadline,
-        }
-    }
 }
 
 /// Starts the writer task on its own connection to `url`; it ends when every sender is
@@ -73,18 +54,10 @@ pub(super) fn start(url: String) -> mpsc::Sender<PendingDelete> {
 /// Hands a delete to the writer and waits for its batch's outcome.
 pub(super) async fn submit(
     writer: &mpsc::Sender<PendingDelete>,
-    request: &DeleteRequest<'_>,
+    request: DeleteRequest,
 ) -> Result<DeleteAnswer, StoreError> {
     let (reply, answer) = oneshot::channel();
-    let pending = PendingDelete {
-        id: request.id.clone(),
-        org: request.org.to_owned(),
-        key_id: request.key_id.to_owned(),
-        request_id: request.request_id.to_owned(),
-        idempotency_key: request.idempotency_key.map(str::to_owned),
-        deadline: request.deadline,
-        reply,
-    };
+    let pending = PendingDelete { request, reply };
     writer
         .send(pending)
         .await
@@ -101,12 +74,12 @@ async fn writer(url: String, mut rx: mpsc::Receiver<PendingDelete>) {
         // started, and hear so.
         batch.retain(|pending| !pending.reply.is_closed());
         let late: Vec<PendingDelete> = batch
-            .extract_if(.., |pending| pending.deadline <= now)
+            .extract_if(.., |pending| pending.request.deadline <= now)
             .collect();
         for pending in late {
             let _ = pending.reply.send(Err(StoreError::DeadlinePassed));
         }
-        let Some(earliest) = batch.iter().map(|pending| pending.deadline).min() else {
+        let Some(earliest) = batch.iter().map(|pending| pending.request.deadline).min() else {
             continue;
         };
         let mut conn = match connection.take() {
@@ -191,7 +164,7 @@ impl Connection {
         let mut tx = self.conn.begin_with("BEGIN IMMEDIATE").await.classify()?;
         let mut answers = Vec::with_capacity(batch.len());
         for pending in batch {
-            answers.push(apply_in_transaction(&mut tx, &pending.request()).await?);
+            answers.push(apply_in_transaction(&mut tx, &pending.request).await?);
         }
         tx.commit().await.classify()?;
         Ok(answers)

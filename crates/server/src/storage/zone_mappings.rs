@@ -2,6 +2,8 @@
 //! audit record and a change-log row in the same transaction (so every server drops what it
 //! cached of the mapping, and an answer that says "stored" or "deleted" is committed).
 
+use std::sync::Arc;
+
 use appzone_contract::{
     MappedRegion, ProviderId, ZoneMapping, ZoneMappingId, MAX_ZONE_MAPPINGS_PER_ORGANIZATION,
 };
@@ -47,15 +49,19 @@ pub struct MappingWrite<'a> {
     pub regions: &'a [MappedRegion],
 }
 
-/// Who asked for a change, for the audit record.
-#[derive(Debug, Clone, Copy)]
-pub struct Actor<'a> {
+/// Who asked for a write (a zone mapping's or a profile delete's), for its audit record.
+///
+/// Owned, built once per request (`http::auth::Write`) and moved with the write, into a task
+/// of its own and SQLite's delete writer included; cheap to clone (three reference counts) for
+/// a handler that still names the caller once the write has it.
+#[derive(Debug, Clone)]
+pub struct Actor {
     /// The organization.
-    pub org: &'a str,
+    pub org: Arc<str>,
     /// The key's public id.
-    pub key_id: &'a str,
+    pub key_id: Arc<str>,
     /// The request id.
-    pub request_id: &'a str,
+    pub request_id: Arc<str>,
 }
 
 /// The change-log subject naming one mapping: `org/id` (neither contains `/`).
@@ -106,7 +112,7 @@ impl Store {
     /// Stores `write` as the organization's mapping of its id, replacing one of that id.
     pub async fn put_zone_mapping(
         &self,
-        actor: Actor<'_>,
+        actor: &Actor,
         write: MappingWrite<'_>,
     ) -> Result<PutMapping, StoreError> {
         match self.put_zone_mapping_once(actor, write).await {
@@ -119,7 +125,7 @@ impl Store {
 
     async fn put_zone_mapping_once(
         &self,
-        actor: Actor<'_>,
+        actor: &Actor,
         write: MappingWrite<'_>,
     ) -> Result<PutMapping, StoreError> {
         let MappingWrite {
@@ -141,7 +147,7 @@ impl Store {
         .bind(label)
         .bind(&pairs)
         .bind(at)
-        .bind(actor.org)
+        .bind(&*actor.org)
         .bind(id.as_str())
         .execute(&mut *tx)
         .await
@@ -150,7 +156,7 @@ impl Store {
         if created {
             let count: i64 =
                 sqlx::query("SELECT COUNT(*) AS n FROM zone_mappings WHERE org_id = $1")
-                    .bind(actor.org)
+                    .bind(&*actor.org)
                     .fetch_all(&mut *tx)
                     .await
                     .classify()?
@@ -165,7 +171,7 @@ impl Store {
                 "INSERT INTO zone_mappings (org_id, id, provider, label, pairs, imported_at) \
                  VALUES ($1, $2, $3, $4, $5, $6)",
             )
-            .bind(actor.org)
+            .bind(&*actor.org)
             .bind(id.as_str())
             .bind(provider.as_str())
             .bind(label)
@@ -183,7 +189,7 @@ impl Store {
             at,
         )
         .await?;
-        let change = Change::ZoneMapping(change_subject(actor.org, id.as_str()));
+        let change = Change::ZoneMapping(change_subject(&actor.org, id.as_str()));
         changes::record(&mut tx, self.backend, &change).await?;
         tx.commit().await.classify()?;
         let stored = StoredMapping {
@@ -206,12 +212,12 @@ impl Store {
     /// Deletes the organization's mapping `id`; `false` when it has none of that id.
     pub async fn delete_zone_mapping(
         &self,
-        actor: Actor<'_>,
+        actor: &Actor,
         id: &ZoneMappingId,
     ) -> Result<bool, StoreError> {
         let mut tx = self.begin().await?;
         let deleted = sqlx::query("DELETE FROM zone_mappings WHERE org_id = $1 AND id = $2")
-            .bind(actor.org)
+            .bind(&*actor.org)
             .bind(id.as_str())
             .execute(&mut *tx)
             .await
@@ -221,7 +227,7 @@ impl Store {
             return Ok(false);
         }
         audit(&mut tx, actor, id, "delete", now_ms()).await?;
-        let change = Change::ZoneMapping(change_subject(actor.org, id.as_str()));
+        let change = Change::ZoneMapping(change_subject(&actor.org, id.as_str()));
         changes::record(&mut tx, self.backend, &change).await?;
         tx.commit().await.classify()?;
         Ok(true)
@@ -257,7 +263,7 @@ impl Store {
 
 async fn audit(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    actor: Actor<'_>,
+    actor: &Actor,
     id: &ZoneMappingId,
     action: &str,
     at: i64,
@@ -266,11 +272,11 @@ async fn audit(
         "INSERT INTO zone_mapping_audit (org_id, mapping_id, action, key_id, request_id, at) \
          VALUES ($1, $2, $3, $4, $5, $6)",
     )
-    .bind(actor.org)
+    .bind(&*actor.org)
     .bind(id.as_str())
     .bind(action)
-    .bind(actor.key_id)
-    .bind(actor.request_id)
+    .bind(&*actor.key_id)
+    .bind(&*actor.request_id)
     .bind(at)
     .execute(&mut **tx)
     .await

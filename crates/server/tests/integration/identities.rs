@@ -312,6 +312,28 @@ both_backends! {
         assert_eq!(audit[1].2, "drop-prod-1");
         assert!(app.admin_key.contains(&audit[1].1), "the audit names the admin key's id");
     }
+
+    async fn zone_mapping_writes_ignore_an_idempotency_key_they_do_not_take(app: TestApp) {
+        // Malformed by the profile delete's rule (over 255 characters): that operation would
+        // answer 400 `invalid_idempotency_key`; these do not read the header at all.
+        let malformed = "k".repeat(256);
+        let header = [("idempotency-key", malformed.as_str())];
+        let body = aws_body(describe());
+        let resp = app
+            .http
+            .put(app.url(&mapping_path("prod")))
+            .header("X-API-KEY", &app.admin_key)
+            .header("content-type", "application/json")
+            .header("idempotency-key", &malformed)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let stored = Resp::read(resp).await;
+        assert_eq!(stored.status, 201, "{}", stored.body);
+        let deleted = app.send(reqwest::Method::DELETE, &mapping_path("prod"), Some(&app.admin_key), &header).await;
+        assert_eq!((deleted.status, deleted.body.as_str()), (204, ""));
+    }
 }
 
 /// A mapping stored, replaced or deleted through one replica is what every other replica applies

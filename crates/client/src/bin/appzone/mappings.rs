@@ -162,7 +162,7 @@ impl From<ZoneMappingIdError> for Failure {
     fn from(error: ZoneMappingIdError) -> Self {
         Failure::Refused {
             message: format!("invalid zone mapping id: {error}"),
-            code: ErrorCode::Other(ErrorCode::ZONE_MAPPING_NOT_FOUND.to_owned()),
+            code: ErrorCode::ZONE_MAPPING_NOT_FOUND.into(),
         }
     }
 }
@@ -201,7 +201,7 @@ fn read_output(file: &Path) -> Result<serde_json::Value, Failure> {
     }
     serde_json::from_slice(&bytes).map_err(|e| Failure::Refused {
         message: format!("{shown} is not JSON ({e}): pass the cloud CLI's output as it printed it"),
-        code: ErrorCode::Other(ErrorCode::INVALID_BODY.to_owned()),
+        code: ErrorCode::INVALID_BODY.into(),
     })
 }
 
