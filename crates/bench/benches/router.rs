@@ -21,10 +21,10 @@
 use std::time::Duration;
 
 use appzone_contract::ErrorCode;
-use appzone_server::catalog::file::CatalogFile;
 use appzone_server::catalog::Snapshot;
 use appzone_server::http::error::ApiError;
 use appzone_server::keys::{digest_hex, KeyVerifier};
+use appzone_server::model::catalog_file::CatalogFile;
 use appzone_server::model::{OrgId, Role};
 use appzone_server::storage::{PoolSettings, Store};
 use appzone_server::{Service, ServiceConfig};

@@ -109,8 +109,8 @@ pub use identities::{
 };
 pub use ids::{IdError, IdKind, ProfileId, ProviderId, RegionId};
 pub use mappings::{
-    is_valid_zone_mapping_label, MappedRegion, MappedZone, ZoneMapping, ZoneMappingAnswer,
-    ZoneMappingId, ZoneMappingIdError, ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary,
+    is_valid_display_name, MappedRegion, MappedZone, ZoneMapping, ZoneMappingAnswer, ZoneMappingId,
+    ZoneMappingIdError, ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary,
     MAX_ZONE_MAPPINGS_PER_ORGANIZATION, MAX_ZONE_MAPPING_BYTES, MAX_ZONE_MAPPING_LABEL_CHARS,
 };
 pub use zones::{ZoneList, MAX_ZONES_PER_REGION, STATUS_SUCCESS};

@@ -20,21 +20,23 @@ pub const MAX_ZONE_MAPPING_BYTES: usize = 1024 * 1024;
 /// Longest label of a zone mapping, in characters.
 pub const MAX_ZONE_MAPPING_LABEL_CHARS: usize = 200;
 
-/// Whether `label` may label a zone mapping: 1 to [`MAX_ZONE_MAPPING_LABEL_CHARS`] characters,
-/// not only white space, and no control character (labels are printed in tables and logs). The
-/// server refuses any other with 400 `invalid_body`; the OpenAPI document states the same rule
-/// as the label's `minLength`, `maxLength` and `pattern` (a test of this crate compares them).
+/// Whether `name` may be a display name of any kind: a zone mapping's label, and on the
+/// server an organization's or profile's name and a catalog's provider and region names. 1 to
+/// [`MAX_ZONE_MAPPING_LABEL_CHARS`] characters, not only white space, and no control character
+/// (names are printed in tables and logs). The server refuses any other with 400
+/// `invalid_body`; the OpenAPI document states the same rule as a label's `minLength`,
+/// `maxLength` and `pattern` (a test of this crate compares them).
 ///
 /// ```
-/// use appzone_contract::is_valid_zone_mapping_label;
-/// assert!(is_valid_zone_mapping_label("production account"));
-/// assert!(!is_valid_zone_mapping_label("   "));
-/// assert!(!is_valid_zone_mapping_label("two\nlines"));
+/// use appzone_contract::is_valid_display_name;
+/// assert!(is_valid_display_name("production account"));
+/// assert!(!is_valid_display_name("   "));
+/// assert!(!is_valid_display_name("two\nlines"));
 /// ```
-pub fn is_valid_zone_mapping_label(label: &str) -> bool {
-    !label.trim().is_empty()
-        && label.chars().count() <= MAX_ZONE_MAPPING_LABEL_CHARS
-        && !label.chars().any(char::is_control)
+pub fn is_valid_display_name(name: &str) -> bool {
+    !name.trim().is_empty()
+        && name.chars().count() <= MAX_ZONE_MAPPING_LABEL_CHARS
+        && !name.chars().any(char::is_control)
 }
 
 /// Most zone mappings one organization may keep.

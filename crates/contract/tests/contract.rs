@@ -276,7 +276,7 @@ fn documented_label_pattern() -> regex::Regex {
 }
 
 /// A label the document allows is one the server takes, and the other way round: the
-/// document's pattern and `is_valid_zone_mapping_label` (the server's rule) agree, on the
+/// document's pattern and `is_valid_display_name` (the server's rule) agree, on the
 /// edges and on strings mixing letters, white space and control characters.
 #[test]
 fn the_documented_label_pattern_is_the_servers_label_rule() {
@@ -296,7 +296,7 @@ fn the_documented_label_pattern_is_the_servers_label_rule() {
     ] {
         assert_eq!(pattern.is_match(label), valid, "pattern, {label:?}");
         assert_eq!(
-            appzone_contract::is_valid_zone_mapping_label(label),
+            appzone_contract::is_valid_display_name(label),
             valid,
             "rule, {label:?}"
         );
@@ -310,7 +310,7 @@ proptest! {
     ) {
         prop_assert_eq!(
             LABEL_PATTERN.is_match(&label),
-            appzone_contract::is_valid_zone_mapping_label(&label),
+            appzone_contract::is_valid_display_name(&label),
             "{:?}", label
         );
     }

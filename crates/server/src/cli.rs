@@ -6,26 +6,27 @@
 //! database, and each change is one transaction. Errors print one `error: ...` line on stderr
 //! that names the argument, file or database (password hidden) at fault.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context};
-use appzone_contract::{ApiKey, KeyId, ProfileId};
-use clap::{Args, Parser, Subcommand};
-use tabwriter::TabWriter;
+use anyhow::{anyhow, bail};
+use clap::{Parser, Subcommand};
 
-use crate::catalog::file::{CatalogFile, Reference};
 pub use crate::logging::LogFormat;
-use crate::model::{cloud_output, format_ms, now_ms, OrgId, Role};
 use crate::storage::{
     explain_open_error, redact_url, sqlite_file, PoolSettings, Store, StoreError,
 };
 
+mod catalog;
+mod healthcheck;
 mod serve;
+mod tenants;
+pub use catalog::{CatalogCommand, CloudOutputKind};
+pub use healthcheck::HealthcheckArgs;
+use serve::run_serve;
 pub use serve::ServeArgs;
-use serve::{parse_listen, run_serve, DEFAULT_LISTEN};
+pub use tenants::{KeyCommand, OrgCommand, ProfileCommand};
 
 /// How long closing the database may take at exit.
 const CLOSE_TIMEOUT: Duration = Duration::from_millis(50);
@@ -121,170 +122,6 @@ pub enum Command {
     Healthcheck(HealthcheckArgs),
 }
 
-/// Options of `healthcheck`.
-#[derive(Debug, Args)]
-pub struct HealthcheckArgs {
-    /// The address the server listens on, as given to `serve`; a wildcard host (`0.0.0.0`,
-    /// `[::]`) is probed on loopback.
-    #[arg(long, env = "APPZONE_LISTEN", default_value = DEFAULT_LISTEN, value_parser = parse_listen)]
-    pub listen: String,
-    /// Probe /readyz (the database answers) instead of /healthz (the process serves).
-    #[arg(long)]
-    pub ready: bool,
-    /// Seconds to wait for the answer.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
-    pub timeout_secs: u64,
-}
-
-/// `org` subcommands.
-#[derive(Debug, Subcommand)]
-pub enum OrgCommand {
-    /// Create an organization; prints its id.
-    Create {
-        /// Organization id: letters, digits, '.', '_', '-'.
-        #[arg(value_parser = parse_org)]
-        org_id: OrgId,
-        /// Display name (defaults to the id).
-        #[arg(long, value_parser = parse_name)]
-        name: Option<String>,
-    },
-    /// List the organizations as a table, with their active keys and live profiles counted.
-    List,
-}
-
-/// `key` subcommands.
-#[derive(Debug, Subcommand)]
-pub enum KeyCommand {
-    /// Create a key; prints the key, alone on one line. It is shown only this once.
-    Create {
-        /// Organization the key belongs to.
-        #[arg(long, value_parser = parse_org)]
-        org: OrgId,
-        /// What the key may do.
-        #[arg(long, value_parser = ["admin", "member"])]
-        role: String,
-        /// A name to recognize the key by.
-        #[arg(long, default_value = "")]
-        name: String,
-    },
-    /// List an organization's keys as a table (never the keys themselves). LAST_USED is when
-    /// the key last authenticated a request, to within a minute (`-`: never).
-    List {
-        /// Organization whose keys to list.
-        #[arg(long, value_parser = parse_org)]
-        org: OrgId,
-    },
-    /// Revoke a key; every replica refuses it within a second (within the key cache TTL, on a
-    /// replica that has lost its change notifications). Confirms on stderr;
-    /// a key already revoked is left as it was and is not an error, so re-running is safe.
-    Revoke {
-        /// The 12-character KEY_ID shown by `key list` (the part after `apz_`), or the whole
-        /// key. Never echoed, in case it is a secret.
-        key: String,
-    },
-}
-
-/// `profile` subcommands.
-#[derive(Debug, Subcommand)]
-pub enum ProfileCommand {
-    /// Create a profile; prints its id.
-    Create {
-        /// Organization the profile belongs to.
-        #[arg(long, value_parser = parse_org)]
-        org: OrgId,
-        /// Profile name: 1 to 200 printable characters, not only spaces.
-        #[arg(long, value_parser = parse_name)]
-        name: String,
-        /// Profile id (default: `prof_` + a new ULID).
-        #[arg(long)]
-        id: Option<ProfileId>,
-    },
-    /// List an organization's profiles as a table.
-    List {
-        /// Organization whose profiles to list.
-        #[arg(long, value_parser = parse_org)]
-        org: OrgId,
-        /// List deleted profiles (restorable tombstones) instead of live ones.
-        #[arg(long)]
-        deleted: bool,
-    },
-    /// Restore a deleted profile.
-    Restore {
-        /// The profile id.
-        id: ProfileId,
-    },
-}
-
-/// `catalog` subcommands.
-#[derive(Debug, Subcommand)]
-pub enum CatalogCommand {
-    /// Replace the whole catalog with FILE (JSON, as `catalog export` prints it); prints what
-    /// it added, changed and removed on stderr.
-    ///
-    /// With `--from`, FILE... is a cloud's own output instead, and only the regions it shows
-    /// are refreshed: zone ids and names it shows that the catalog lacks are added (nothing is
-    /// removed: one account may not see every zone), and a name becomes a catalog fact only
-    /// in a region whose names are uniform (never one account's letters in the 8 old AWS
-    /// regions, nor an Azure subscription's logical zones). Prints each change on stderr.
-    #[command(
-        after_help = "Examples:\n  appzone-server catalog import catalog.json\n  \
-        aws ec2 describe-availability-zones --region eu-west-2 --all-availability-zones \
-        --output json > eu-west-2.json\n  \
-        appzone-server catalog import --from aws-describe eu-west-2.json us-east-1.json\n  \
-        az account list-locations -o json > locations.json\n  \
-        appzone-server catalog import --from azure-locations locations.json"
-    )]
-    Import {
-        /// Catalog JSON file (`-` reads stdin); with `--from`, one or more output files.
-        #[arg(required = true, num_args = 1..)]
-        files: Vec<PathBuf>,
-        /// Read the files as a cloud's CLI output: `aws-describe` (`aws ec2
-        /// describe-availability-zones --all-availability-zones --output json`, one region
-        /// each or an array of them) or `azure-locations` (`az account list-locations -o
-        /// json`).
-        #[arg(long, value_enum)]
-        from: Option<CloudOutputKind>,
-        /// Allow the import to remove providers, regions or zones (refused otherwise: a removed
-        /// zone drops out of its region's listing, a removed region's listing answers 404 and a
-        /// removed provider's listings answer 400).
-        #[arg(long)]
-        prune: bool,
-    },
-    /// Print the catalog as JSON.
-    Export,
-}
-
-/// The cloud output `catalog import --from` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CloudOutputKind {
-    /// `aws ec2 describe-availability-zones --output json`.
-    AwsDescribe,
-    /// `az account list-locations -o json`.
-    AzureLocations,
-}
-
-impl CloudOutputKind {
-    fn provider(self) -> &'static str {
-        match self {
-            CloudOutputKind::AwsDescribe => "aws",
-            CloudOutputKind::AzureLocations => "azure",
-        }
-    }
-
-    fn command(self) -> &'static str {
-        match self {
-            CloudOutputKind::AwsDescribe => "aws ec2 describe-availability-zones",
-            CloudOutputKind::AzureLocations => "az account list-locations",
-        }
-    }
-}
-
-/// What `catalog import` was given, read and checked before any database is opened.
-enum ImportInput {
-    Catalog(CatalogFile),
-    Cloud(CloudOutputKind, cloud_output::Output, Reference),
-}
-
 /// Parses the command line, runs it, and maps failure to one `error:` line and exit code 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -364,21 +201,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
     // input must not touch (or create) a database.
     let import = match &cli.command {
         Command::Catalog(CatalogCommand::Import { files, from, .. }) => {
-            Some(read_import(files, *from)?)
+            Some(catalog::read_import(files, *from)?)
         }
         _ => None,
     };
     if let Command::Key(KeyCommand::Revoke { key }) = &cli.command {
-        key_id_of(key)?;
+        tenants::key_id_of(key)?;
     }
     if let Command::Backup { file } = &cli.command {
         check_backup_target(&cli.database_url, file)?;
     }
     if let Command::Healthcheck(args) = &cli.command {
-        let path = if args.ready { "/readyz" } else { "/healthz" };
-        let address = crate::healthcheck::probe_address(&args.listen);
-        let timeout = Duration::from_secs(args.timeout_secs);
-        crate::healthcheck::probe(&address, path, timeout).await?;
+        healthcheck::run(args).await?;
         return Ok(String::new());
     }
     let store = open_store(&cli).await?;
@@ -389,48 +223,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<String> {
             String::new()
         }
         Command::Migrate => String::new(),
-        Command::Org(OrgCommand::Create { org_id, name }) => {
-            let name = name.unwrap_or_else(|| org_id.as_str().to_owned());
-            store.create_org(&org_id, &name).await?;
-            format!("{org_id}\n")
-        }
-        Command::Org(OrgCommand::List) => {
-            let rows = store.list_orgs().await?;
-            table(
-                &["ORG_ID", "NAME", "CREATED", "KEYS", "PROFILES"],
-                rows.into_iter().map(|o| {
-                    vec![
-                        o.id,
-                        o.name,
-                        format_ms(o.created_at),
-                        o.active_keys.to_string(),
-                        o.live_profiles.to_string(),
-                    ]
-                }),
-            )
-        }
-        Command::Key(command) => key_command(&store, command).await?,
-        Command::Profile(command) => profile_command(&store, command).await?,
+        Command::Org(command) => tenants::org_command(&store, command).await?,
+        Command::Key(command) => tenants::key_command(&store, command).await?,
+        Command::Profile(command) => tenants::profile_command(&store, command).await?,
         Command::Catalog(CatalogCommand::Import { prune, .. }) => {
-            let catalog = match import.ok_or_else(|| anyhow!("catalog import without input"))? {
-                ImportInput::Catalog(catalog) => catalog,
-                ImportInput::Cloud(kind, output, reference) => {
-                    let (_, current) = store.load_catalog().await?;
-                    let refresh = current
-                        .refreshed(kind.provider(), &output, reference)
-                        .map_err(|err| anyhow!("{err}; nothing was changed"))?;
-                    for line in &refresh.report {
-                        eprintln!("catalog import: {line}");
-                    }
-                    refresh.catalog
-                }
-            };
-            let import = store.import_catalog(&catalog, prune).await?;
-            // stdout stays empty, as documented; the summary is for the operator.
-            eprintln!(
-                "catalog import: {} (catalog version {})",
-                import.changes, import.version
-            );
+            let input = import.ok_or_else(|| anyhow!("catalog import without input"))?;
+            catalog::import(&store, input, prune).await?;
             String::new()
         }
         Command::Catalog(CatalogCommand::Export) => store.load_catalog().await?.1.to_json(),
@@ -527,169 +325,4 @@ fn check_backup_target(url: &str, file: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// Reads and validates a catalog file (`-` is stdin); errors name the file.
-/// `catalog import`'s input: one catalog file, or with `--from` the cloud output files, each
-/// read and checked for its shape.
-fn read_import(files: &[PathBuf], from: Option<CloudOutputKind>) -> anyhow::Result<ImportInput> {
-    let Some(kind) = from else {
-        let [file] = files else {
-            bail!("catalog import takes one catalog file (several files need --from)");
-        };
-        return Ok(ImportInput::Catalog(read_catalog(file)?));
-    };
-    let mut output = cloud_output::Output {
-        regions: Vec::new(),
-        other_zone_types: 0,
-    };
-    for file in files {
-        let (text, name) = read_input(file)?;
-        let json: serde_json::Value =
-            serde_json::from_str(&text).map_err(|err| anyhow!("{name}: not JSON: {err}"))?;
-        let read = match kind {
-            CloudOutputKind::AwsDescribe => cloud_output::aws(&json),
-            CloudOutputKind::AzureLocations => cloud_output::azure(&json),
-        };
-        let read = read.map_err(|cloud_output::ShapeError(err)| anyhow!("{name}: {err}"))?;
-        output.regions.extend(read.regions);
-        output.other_zone_types += read.other_zone_types;
-    }
-    let today = &format_ms(now_ms())[..10];
-    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let reference = Reference {
-        id: format!("I{}", today.replace('-', "")),
-        what: format!(
-            "{} output imported with catalog import --from {}",
-            kind.command(),
-            clap::ValueEnum::to_possible_value(&kind)
-                .map(|v| v.get_name().to_owned())
-                .unwrap_or_default()
-        ),
-        location: names.join(", "),
-        date: today.to_owned(),
-    };
-    Ok(ImportInput::Cloud(kind, output, reference))
-}
-
-/// A file's text and how to name it in errors; `-` is stdin.
-fn read_input(file: &Path) -> anyhow::Result<(String, String)> {
-    if file.as_os_str() == "-" {
-        let text = std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?;
-        return Ok((text, "stdin".to_owned()));
-    }
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    Ok((text, file.display().to_string()))
-}
-
-fn read_catalog(file: &Path) -> anyhow::Result<CatalogFile> {
-    let (text, name) = read_input(file)?;
-    CatalogFile::parse(&text).map_err(|err| anyhow!("{name}: {err}"))
-}
-
-/// The key id of a `key revoke` argument: a key id, or a whole key (whose id is revoked).
-/// The argument is never repeated in an error: it may be a secret.
-fn key_id_of(arg: &str) -> anyhow::Result<KeyId> {
-    if let Ok(key_id) = arg.parse::<KeyId>() {
-        return Ok(key_id);
-    }
-    if let Ok(key) = arg.parse::<ApiKey>() {
-        return Ok(key.key_id().clone());
-    }
-    bail!(
-        "the argument of `key revoke` is neither a key id nor a key: give the 12-character \
-         KEY_ID that `key list` shows (the argument is not repeated here, as it may be secret)"
-    )
-}
-
-async fn key_command(store: &Store, command: KeyCommand) -> anyhow::Result<String> {
-    Ok(match command {
-        KeyCommand::Create { org, role, name } => {
-            let role: Role = role.parse().map_err(anyhow::Error::msg)?;
-            let key = store.create_key(&org, role, &name).await?;
-            format!("{}\n", key.expose_secret())
-        }
-        KeyCommand::List { org } => {
-            let rows = store.list_keys(&org).await?;
-            table(
-                &["KEY_ID", "ROLE", "NAME", "CREATED", "REVOKED", "LAST_USED"],
-                rows.into_iter().map(|k| {
-                    vec![
-                        k.key_id,
-                        k.role.to_string(),
-                        k.name,
-                        format_ms(k.created_at),
-                        k.revoked_at
-                            .map(format_ms)
-                            .unwrap_or_else(|| "-".to_owned()),
-                        k.last_used_at
-                            .map(format_ms)
-                            .unwrap_or_else(|| "-".to_owned()),
-                    ]
-                }),
-            )
-        }
-        KeyCommand::Revoke { key } => {
-            let key_id = key_id_of(&key)?;
-            let revocation = store.revoke_key(key_id.as_str()).await?;
-            // On stderr: stdout stays empty, as for every command that only changes state.
-            if revocation.already {
-                eprintln!("key {key_id} was already revoked");
-            } else {
-                eprintln!("revoked key {key_id} (organization {})", revocation.org_id);
-            }
-            String::new()
-        }
-    })
-}
-
-async fn profile_command(store: &Store, command: ProfileCommand) -> anyhow::Result<String> {
-    Ok(match command {
-        ProfileCommand::Create { org, name, id } => {
-            let id = store.create_profile(&org, &name, id).await?;
-            format!("{id}\n")
-        }
-        ProfileCommand::List { org, deleted } => {
-            let rows = store.list_profiles(&org, deleted).await?;
-            table(
-                &["ID", "NAME", "CREATED", "DELETED"],
-                rows.into_iter().map(|p| {
-                    vec![
-                        p.id,
-                        p.name,
-                        format_ms(p.created_at),
-                        p.deleted_at
-                            .map(format_ms)
-                            .unwrap_or_else(|| "-".to_owned()),
-                    ]
-                }),
-            )
-        }
-        ProfileCommand::Restore { id } => {
-            store.restore_profile(&id).await?;
-            String::new()
-        }
-    })
-}
-
-fn parse_org(id: &str) -> Result<OrgId, String> {
-    id.parse()
-}
-
-/// A display name: not blank, at most 200 printable characters.
-fn parse_name(name: &str) -> Result<String, String> {
-    crate::model::check_display_name(name).map(|()| name.to_owned())
-}
-
-/// Left-aligned columns at least two spaces apart, header first.
-fn table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
-    let mut out = TabWriter::new(Vec::new()).minwidth(0);
-    for line in std::iter::once(header.join("\t")).chain(rows.map(|row| row.join("\t"))) {
-        // Into a Vec: writing cannot fail.
-        let _ = writeln!(out, "{line}");
-    }
-    out.into_inner()
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default()
 }

@@ -6,7 +6,7 @@
 //!
 //! Lookups are cached per `key_id` for a short TTL (default 10 s), so a flood of requests with
 //! one key costs one query per TTL. A revocation or creation reaches every server process
-//! through the change log ([`crate::changes`]), which drops the key from the caches within a
+//! through the change log ([`crate::change_follower`]), which drops the key from the caches within a
 //! second; the TTL is the bound should that fail. Negative answers (no live key has this id) are cached apart, for at most
 //! [`NEGATIVE_TTL`] and [`NEGATIVE_CACHE_BYTES`]: a repeated wrong key still costs one query per
 //! period, while a flood of made-up key ids cannot hold more than that memory, nor hold it long.

@@ -5,22 +5,22 @@
 //! - [`http`]: routing, middleware, handlers; [`http::auth`] authorizes, [`http::error`] is the
 //!   one place errors become the contract's body.
 //! - [`storage`]: the only module with SQL; knows no HTTP.
-//! - [`catalog`]: the in-memory zone snapshot and the catalog file format.
+//! - [`catalog`]: the in-memory zone snapshot; [`model`]: the domain types below storage, the
+//!   catalog file format among them.
 //! - [`keys`]: API-key digests, verification and its cache; [`last_used`]: when each key was
 //!   last used, written at most once a minute; [`limits`]: the rate limits.
 //! - [`metrics`]: the Prometheus registry and its exposition.
 //! - [`mappings`]: organizations' zone mappings: the cloud output they are taken from, and the
 //!   cache the identity listing reads them through.
-//! - [`changes`]: follows the change log, so keys revoked, catalogs imported and zone mappings
-//!   changed elsewhere reach this process within a second.
+//! - [`change_follower`]: follows the change log (`storage`'s), so keys revoked, catalogs
+//!   imported and zone mappings changed elsewhere reach this process within a second.
+//! - [`readiness`]: what `/readyz` reports, and the database probe behind it.
 //! - [`cli`]: the `appzone-server` command line.
 
 pub mod catalog;
-pub mod changes;
+pub mod change_follower;
 pub mod cli;
 pub mod demo;
-pub mod health;
-pub mod healthcheck;
 pub mod http;
 pub mod keys;
 pub mod last_used;
@@ -29,6 +29,7 @@ pub mod logging;
 pub mod mappings;
 pub mod metrics;
 pub mod model;
+pub mod readiness;
 pub mod serve;
 pub mod storage;
 
@@ -37,7 +38,6 @@ use std::time::Duration;
 use axum::body::Bytes;
 use tokio::task::JoinHandle;
 
-use catalog::file::CatalogFile;
 use catalog::Catalog;
 use http::ops::OpenApiJson;
 use http::{AppState, HttpConfig, SharedState};
@@ -46,6 +46,7 @@ use last_used::LastUsed;
 use limits::shared::SharedLimiter;
 use limits::RateLimits;
 use metrics::Metrics;
+use model::catalog_file::CatalogFile;
 use storage::{Store, StoreError};
 
 /// Behaviour settings of the service (not of the listener).
@@ -55,7 +56,7 @@ pub struct ServiceConfig {
     pub key_cache_ttl: Duration,
     /// How often the catalog version is polled.
     pub catalog_refresh: Duration,
-    /// How often the change log is read whatever the notices say (see [`changes::POLL`]).
+    /// How often the change log is read whatever the notices say (see [`change_follower::POLL`]).
     pub change_poll: Duration,
     /// How long deleted profiles stay restorable.
     pub tombstone_retention: Duration,
@@ -99,7 +100,7 @@ impl Default for ServiceConfig {
         Self {
             key_cache_ttl: Duration::from_secs(Self::DEFAULT_KEY_CACHE_TTL_SECS),
             catalog_refresh: Duration::from_secs(Self::DEFAULT_CATALOG_REFRESH_SECS),
-            change_poll: changes::POLL,
+            change_poll: change_follower::POLL,
             tombstone_retention: Duration::from_secs(
                 Self::DEFAULT_TOMBSTONE_RETENTION_DAYS * 24 * 3600,
             ),
@@ -179,7 +180,7 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
             }
         }
     }
-    let health = health::Health::new(store.availability().clone());
+    let readiness = readiness::Readiness::new(store.availability().clone());
     let state = AppState::new(SharedState {
         keys: KeyVerifier::new(store.clone(), config.key_cache_ttl),
         mappings: mappings::MappingCache::new(store.clone(), config.key_cache_ttl),
@@ -192,14 +193,14 @@ pub async fn service(store: Store, config: &ServiceConfig) -> Result<Service, St
             &config.http.deprecations,
         ))),
         store: store.clone(),
-        health,
+        readiness,
     });
-    let watcher = tokio::spawn(health::watch_database(store.clone()));
+    let watcher = tokio::spawn(readiness::watch_database(store.clone()));
     let expirer = tokio::spawn(expire_cached_keys(
         state.keys.clone(),
         state.last_used.clone(),
     ));
-    let follower = tokio::spawn(changes::follow(
+    let follower = tokio::spawn(change_follower::follow(
         store.clone(),
         state.keys.clone(),
         state.mappings.clone(),

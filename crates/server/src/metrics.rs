@@ -32,7 +32,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::catalog::Catalog;
-use crate::health::{DatabaseState, Health};
+use crate::readiness::{DatabaseState, Readiness};
 use crate::storage::Store;
 
 /// Upper bounds of the latency buckets, in seconds (an `+Inf` bucket follows).
@@ -359,13 +359,13 @@ impl Metrics {
         &self,
         store: &Store,
         catalog: &Catalog,
-        health: &Health,
+        readiness: &Readiness,
         format: Format,
     ) -> Result<String, std::fmt::Error> {
         self.0
             .database_up
-            .set(i64::from(health.database() == DatabaseState::Up));
-        self.0.draining.set(i64::from(health.is_draining()));
+            .set(i64::from(readiness.database() == DatabaseState::Up));
+        self.0.draining.set(i64::from(readiness.is_draining()));
         let (open, idle) = store.pool_usage();
         let idle = i64::try_from(idle).unwrap_or(i64::MAX);
         let [idle_state, in_use_state] = POOL_STATES;

@@ -10,10 +10,10 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Checks a display name (of an organization, profile, provider or region): 1 to 200
-/// characters, not only white space, no control characters; the rule of a zone mapping's label,
-/// which lives in the contract crate.
+/// characters, not only white space, no control characters: the contract's
+/// [`appzone_contract::is_valid_display_name`], which a zone mapping's label follows too.
 pub fn check_display_name(name: &str) -> Result<(), String> {
-    if appzone_contract::is_valid_zone_mapping_label(name) {
+    if appzone_contract::is_valid_display_name(name) {
         Ok(())
     } else {
         Err(format!(

@@ -104,7 +104,7 @@ const H2_MAX_SEND_BUF: usize = 64 * 1024;
 
 /// Serves `app` on `listener` until `shutdown` completes, then shuts down in three steps:
 ///
-/// 1. at once, `app`'s health starts draining (`/readyz` answers 503) while the server goes
+/// 1. at once, `app`'s readiness starts draining (`/readyz` answers 503) while the server goes
 ///    on accepting and serving for `options.shutdown_delay`; each answer given then tells its
 ///    client to leave the connection (HTTP/1 `Connection: close`, HTTP/2 GOAWAY);
 /// 2. then the listener closes, and hyper tells each connection to finish: an HTTP/1 answer in
@@ -151,7 +151,7 @@ pub async fn serve(
         }
     }
 
-    app.health.start_draining();
+    app.readiness.start_draining();
     if !options.shutdown_delay.is_zero() {
         tracing::info!(
             delay = ?options.shutdown_delay,
@@ -227,7 +227,7 @@ impl Accept {
         let router = app.router.clone();
         let counted = Arc::clone(&idle);
         let mut leave = Leave::new(self.connections.clone());
-        let (health, goaway) = (app.health.clone(), leave.asker());
+        let (readiness, goaway) = (app.readiness.clone(), leave.asker());
         let metrics = app.metrics.clone();
         let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             // Started here, where hyper hands the request over: a request whose connection is
@@ -239,11 +239,11 @@ impl Accept {
             let version = request.version();
             let busy = Idle::begin(&counted);
             let served = router.clone().oneshot(request.map(Body::new));
-            let (health, goaway) = (health.clone(), Arc::clone(&goaway));
+            let (readiness, goaway) = (readiness.clone(), Arc::clone(&goaway));
             async move {
                 let mut response = served.await?;
                 unanswered.answered();
-                if health.is_draining() {
+                if readiness.is_draining() {
                     drain::leave(&mut response, version, &goaway);
                 }
                 Ok::<_, Infallible>(busy.until_sent(response))

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use appzone_contract::ProfileId;
-use appzone_server::catalog::file::{CatalogFile, ProviderEntry, RegionEntry};
+use appzone_server::model::catalog_file::{CatalogFile, ProviderEntry, RegionEntry};
 use appzone_server::model::{OrgId, Role};
 use appzone_server::serve::{serve, ServeOptions};
 use appzone_server::storage::{PoolSettings, Store};

@@ -9,7 +9,7 @@
 //! record; this replica drops its cached copy at once, the others through the change log.
 
 use appzone_contract::{
-    is_valid_zone_mapping_label, ErrorCode, ZoneMappingAnswer, ZoneMappingId, ZoneMappingList,
+    is_valid_display_name, ErrorCode, ZoneMappingAnswer, ZoneMappingId, ZoneMappingList,
     ZoneMappingRequest, ZoneMappingSummary, MAX_ZONE_MAPPINGS_PER_ORGANIZATION,
     MAX_ZONE_MAPPING_LABEL_CHARS,
 };
@@ -148,7 +148,7 @@ pub async fn put_zone_mapping(
         .label
         .clone()
         .unwrap_or_else(|| mapping_id.as_str().to_owned());
-    if !is_valid_zone_mapping_label(&label) {
+    if !is_valid_display_name(&label) {
         return Err(invalid_body(format!(
             "label must be 1 to {MAX_ZONE_MAPPING_LABEL_CHARS} printable characters, not only \
              white space"

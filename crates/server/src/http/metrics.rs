@@ -14,7 +14,7 @@ pub async fn serve_metrics(State(state): State<AppState>, headers: HeaderMap) ->
     let format = Format::negotiate(&headers);
     match state
         .metrics
-        .render(&state.store, &state.catalog, &state.health, format)
+        .render(&state.store, &state.catalog, &state.readiness, format)
     {
         Ok(text) => (
             [

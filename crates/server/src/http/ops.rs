@@ -8,7 +8,7 @@ use http::header::CONTENT_TYPE;
 use http::HeaderValue;
 
 use super::error::ApiError;
-use crate::health::{DatabaseState, Health};
+use crate::readiness::{DatabaseState, Readiness};
 
 /// The checked-in document, served byte for byte.
 #[derive(Debug, Clone)]
@@ -23,13 +23,13 @@ pub async fn healthz() -> Response {
 /// background check last saw it (`{"status":"ready","database":"up"}`, or `"down"`: listings
 /// are answered from memory, deletes answer 503); 503 `unavailable` once shutdown has begun,
 /// so the load balancer stops sending before the listener closes.
-pub async fn readyz(State(health): State<Health>) -> Response {
-    if health.is_draining() {
+pub async fn readyz(State(readiness): State<Readiness>) -> Response {
+    if readiness.is_draining() {
         return ApiError::new(ErrorCode::Unavailable, "shutting down")
             .with_retry_after(1)
             .into_response();
     }
-    json(match health.database() {
+    json(match readiness.database() {
         DatabaseState::Up => r#"{"status":"ready","database":"up"}"#,
         DatabaseState::Down => r#"{"status":"ready","database":"down"}"#,
         DatabaseState::Unknown => r#"{"status":"ready","database":"unknown"}"#,

@@ -1,5 +1,5 @@
 //! Whether the database can be reached: one state per [`Store`], shared by every request and
-//! set by the background probe ([`Store::probe`], run by `health::watch_database`) and by the
+//! set by the background probe ([`Store::probe`], run by `readiness::watch_database`) and by the
 //! first request that fails to reach the database.
 //!
 //! Why: sqlx's pool, asked for a connection while PostgreSQL is down, retries a refused

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use appzone_server::catalog::file::{CatalogFile, ProviderEntry};
+use appzone_server::model::catalog_file::{CatalogFile, ProviderEntry};
 
 use crate::server_process::{acme_database, acme_key, operator, ServerProcess};
 use appzone_test_support::{both_backends, eventually, fast_config, test_catalog, Resp, TestApp};

@@ -119,7 +119,7 @@ fn database_url(app: &TestApp) -> String {
 /// test's thread while the server in this process goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_revoked_by_the_operator_cli_is_refused_by_the_sqlite_server_within_a_second() {
-    let app = TestApp::sqlite_with(long_ttl(appzone_server::changes::POLL)).await;
+    let app = TestApp::sqlite_with(long_ttl(appzone_server::change_follower::POLL)).await;
     let url = database_url(&app);
     let path = TestApp::zones_path("aws", "us-east-1");
     let mut seen = Vec::new();

@@ -191,7 +191,7 @@ both_backends! {
         let other = scaled_catalog(2);
         app.store.import_catalog(&other, true).await.unwrap();
         assert_eq!(app.store.load_catalog().await.unwrap().1, other);
-        let builtin = appzone_server::catalog::file::CatalogFile::builtin();
+        let builtin = appzone_server::model::catalog_file::CatalogFile::builtin();
         app.store.import_catalog(&builtin, true).await.unwrap();
         assert_eq!(app.store.load_catalog().await.unwrap().1, builtin);
     }
@@ -272,8 +272,8 @@ async fn postgres_with_synchronous_commit_off_is_refused() {
 }
 
 /// The built-in catalog `times` over: provider `aws` becomes `aws`, `aws-1`, `aws-2`, ...
-fn scaled_catalog(times: usize) -> appzone_server::catalog::file::CatalogFile {
-    let builtin = appzone_server::catalog::file::CatalogFile::builtin();
+fn scaled_catalog(times: usize) -> appzone_server::model::catalog_file::CatalogFile {
+    let builtin = appzone_server::model::catalog_file::CatalogFile::builtin();
     let mut providers = Vec::new();
     for copy in 0..times {
         for provider in &builtin.providers {
@@ -284,7 +284,7 @@ fn scaled_catalog(times: usize) -> appzone_server::catalog::file::CatalogFile {
             providers.push(provider);
         }
     }
-    appzone_server::catalog::file::CatalogFile {
+    appzone_server::model::catalog_file::CatalogFile {
         source: builtin.source.clone(),
         providers,
     }

@@ -1,11 +1,11 @@
-//! What the zone-identity and zone-mapping commands print: tables, the server's summary, and
-//! the text or the JSON body by `--output`.
+//! What the commands print on stdout: listings' ids, tables, the server's summary, a
+//! confirmation, or with `--output json` the body on one line.
 
-use std::io::Write;
+use std::io::{self, Write};
 
 use tabwriter::TabWriter;
 
-use super::{json_line, one_line, print, Failure, Output};
+use super::{Failure, Output};
 
 /// Prints `text()` or, with `--output json`, `json()` on one line.
 pub fn print_output(
@@ -41,4 +41,53 @@ pub fn message_line(message: &str) -> String {
     } else {
         format!("{}\n", one_line(message))
     }
+}
+
+/// Prints a listing: its ids one per line, or its whole body (`json`) on one line.
+pub fn print_list(
+    ids: &[String],
+    json: impl FnOnce() -> Result<String, serde_json::Error>,
+    output: Output,
+) -> Result<(), Failure> {
+    let text = match output {
+        Output::Text => ids.iter().map(|id| format!("{id}\n")).collect(),
+        Output::Json => json_line(json())?,
+    };
+    print(&text)
+}
+
+pub fn print_deleted(id: &str, output: Output) -> Result<(), Failure> {
+    let text = match output {
+        Output::Text => format!("deleted profile {id}\n"),
+        Output::Json => json_line(serde_json::to_string(&serde_json::json!({ "deleted": id })))?,
+    };
+    print(&text)
+}
+
+pub fn json_line(json: Result<String, serde_json::Error>) -> Result<String, Failure> {
+    let mut line = json.map_err(|e| Failure::Local(format!("cannot write JSON: {e}")))?;
+    line.push('\n');
+    Ok(line)
+}
+
+/// Writes to stdout; a closed pipe (`appzone zones aws us-east-1 | head -1`) is not an error.
+pub fn print(text: &str) -> Result<(), Failure> {
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(Failure::Local(format!("cannot write to stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `text` on one line: a server's message or a request id could otherwise break the report's
+/// shape, or send control sequences to the terminal.
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }

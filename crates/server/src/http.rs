@@ -66,12 +66,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::catalog::Catalog;
-use crate::health::Health;
 use crate::keys::KeyVerifier;
 use crate::last_used::LastUsed;
 use crate::limits::RateLimits;
 use crate::mappings::MappingCache;
 use crate::metrics::Metrics;
+use crate::readiness::Readiness;
 use crate::storage::Store;
 use ops::OpenApiJson;
 
@@ -147,7 +147,7 @@ pub struct SharedState {
     /// Limits of the HTTP layer.
     pub http: HttpConfig,
     /// Shutdown and database state, for `/readyz` and `/metrics`.
-    pub health: Health,
+    pub readiness: Readiness,
 }
 
 impl AppState {
@@ -181,7 +181,7 @@ macro_rules! from_ref {
         })*
     };
 }
-from_ref!(store: Store, catalog: Catalog, keys: KeyVerifier, mappings: MappingCache, metrics: Metrics, openapi: OpenApiJson, health: Health);
+from_ref!(store: Store, catalog: Catalog, keys: KeyVerifier, mappings: MappingCache, metrics: Metrics, openapi: OpenApiJson, readiness: Readiness);
 
 /// The templates of every route [`app`] registers, the documentation page's assets counted as
 /// `/docs`: the route labels of metrics and logs (every other path is `unmatched`), and what a
@@ -233,7 +233,7 @@ pub struct App {
     /// Every route behind the layers.
     pub router: Router,
     /// Shutdown and database state.
-    pub health: Health,
+    pub readiness: Readiness,
     /// The service's metrics.
     pub metrics: Metrics,
 }
@@ -304,7 +304,7 @@ pub fn with_middleware(routes: Router<AppState>, state: AppState) -> App {
         .with_state(state.clone());
     App {
         router,
-        health: state.health.clone(),
+        readiness: state.readiness.clone(),
         metrics: state.metrics.clone(),
     }
 }

@@ -10,10 +10,6 @@
 pub mod identities;
 pub mod suggest;
 
-/// The catalog file format lives in [`crate::model`], below storage, which reads and writes it;
-/// this name keeps its old path.
-pub use crate::model::catalog_file as file;
-
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -6,14 +6,39 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use axum::body::Body;
+use clap::Args;
 use http::header::HOST;
 use http::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use super::serve::{parse_listen, DEFAULT_LISTEN};
+
+/// Options of `healthcheck`.
+#[derive(Debug, Args)]
+pub struct HealthcheckArgs {
+    /// The address the server listens on, as given to `serve`; a wildcard host (`0.0.0.0`,
+    /// `[::]`) is probed on loopback.
+    #[arg(long, env = "APPZONE_LISTEN", default_value = DEFAULT_LISTEN, value_parser = parse_listen)]
+    pub listen: String,
+    /// Probe /readyz (the database answers) instead of /healthz (the process serves).
+    #[arg(long)]
+    pub ready: bool,
+    /// Seconds to wait for the answer.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout_secs: u64,
+}
+
+/// Probes `/healthz`, or `/readyz` with `--ready`, of the server listening on `--listen`.
+pub(super) async fn run(args: &HealthcheckArgs) -> anyhow::Result<()> {
+    let path = if args.ready { "/readyz" } else { "/healthz" };
+    let address = probe_address(&args.listen);
+    probe(&address, path, Duration::from_secs(args.timeout_secs)).await
+}
+
 /// The address to probe for a server listening on `listen`: a wildcard host (`0.0.0.0`, `[::]`)
 /// listens on loopback too, so the probe goes there.
-pub fn probe_address(listen: &str) -> String {
+fn probe_address(listen: &str) -> String {
     match listen.rsplit_once(':') {
         Some(("0.0.0.0", port)) => format!("127.0.0.1:{port}"),
         Some(("[::]", port)) => format!("[::1]:{port}"),
@@ -23,7 +48,7 @@ pub fn probe_address(listen: &str) -> String {
 
 /// `GET path` on `address` over one HTTP/1.1 connection; `Ok` when the answer is 200 within
 /// `timeout`.
-pub async fn probe(address: &str, path: &str, timeout: Duration) -> anyhow::Result<()> {
+async fn probe(address: &str, path: &str, timeout: Duration) -> anyhow::Result<()> {
     let url = format!("http://{address}{path}");
     let status = tokio::time::timeout(timeout, get(address, path))
         .await

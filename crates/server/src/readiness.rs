@@ -15,7 +15,7 @@ use crate::storage::{Availability, Store, PROBE_PERIOD, PROBE_TIMEOUT};
 
 /// Shared readiness state. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Health(Arc<Inner>);
+pub struct Readiness(Arc<Inner>);
 
 #[derive(Debug)]
 struct Inner {
@@ -24,7 +24,7 @@ struct Inner {
     database: Availability,
 }
 
-impl Health {
+impl Readiness {
     /// A replica that is not draining, reporting the database's state from `database`.
     pub fn new(database: Availability) -> Self {
         Self(Arc::new(Inner {
