@@ -254,6 +254,22 @@ impl TestApp {
     pub fn zones_path(provider: &str, region: &str) -> String {
         format!("/api/v1/providers/{provider}/regions/{region}/zones")
     }
+
+    /// Stores acme's zone mapping `id` (one zone of aws/us-east-1) with the admin key; panics
+    /// unless it is created (201).
+    pub async fn store_mapping(&self, id: &str) {
+        let mapping = serde_json::json!({"provider": "aws", "output": {"AvailabilityZones": [
+            {"RegionName": "us-east-1", "ZoneName": "us-east-1a", "ZoneId": "use1-az2"}]}});
+        let stored = self
+            .http
+            .put(self.url(&format!("/api/v1/zone-mappings/{id}")))
+            .header("X-API-KEY", &self.admin_key)
+            .body(mapping.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stored.status(), 201, "zone mapping {id} stored");
+    }
 }
 
 impl Drop for TestApp {

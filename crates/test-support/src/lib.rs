@@ -14,6 +14,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod app;
+mod backend;
 mod cluster;
 pub mod fixtures;
 mod postgres;
@@ -25,6 +26,7 @@ mod seed;
 pub use app::{eventually, fast_config, spawn_server, test_catalog, Replica, Resp, TestApp};
 /// The server the harness runs, for tests that configure it (`ServiceConfig`, `HttpConfig`).
 pub use appzone_server;
+pub use backend::{Backend, FreshDatabase, OnBackend};
 pub use cluster::ThrowawayPostgres;
 pub use postgres::{
     connect_admin, fresh_postgres_schema, postgres_schema, scoped_url, PgSchema, PG_ENV,
@@ -43,6 +45,34 @@ pub fn found_or_skipped(found: bool, notice: &str) -> bool {
         eprintln!("SKIPPED: {notice}");
     }
     found
+}
+
+/// `template` (a path of the OpenAPI document, `{name}` for each parameter) with every parameter
+/// replaced by its value in `values`. Panics naming a parameter `values` lacks, so that a test
+/// walking the document never sends a literal `{name}` (which a route may answer as it answers
+/// any unknown id, and so pass whatever the route does).
+pub fn fill_path(template: &str, values: &[(&str, &str)]) -> String {
+    let mut path = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let close = rest[open..]
+            .find('}')
+            .map(|close| open + close)
+            .unwrap_or_else(|| panic!("{template}: unclosed parameter"));
+        let name = &rest[open + 1..close];
+        let value = values
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, value)| *value)
+            .unwrap_or_else(|| {
+                panic!("{template}: no value for the parameter {{{name}}}: add one to the test")
+            });
+        path.push_str(&rest[..open]);
+        path.push_str(value);
+        rest = &rest[close + 1..];
+    }
+    path.push_str(rest);
+    path
 }
 
 /// The environment variable naming the Redis the tests of the shared rate limits use
@@ -82,19 +112,31 @@ pub fn redis_test_prefix() -> String {
     format!("appzone:test:{}:rl:", ulid::Ulid::generate())
 }
 
-/// Runs each `async fn name(app: TestApp)` once per backend, as `sqlite::name` and
-/// `postgres::name`. The PostgreSQL half is ignored unless selected (`--include-ignored`), so a
-/// run without PostgreSQL reports those tests as ignored rather than as passed.
+/// Runs each `async fn name(arg: T)` once per backend, as `sqlite::name` and `postgres::name`,
+/// with `arg` made by [`OnBackend`] for that backend (a [`TestApp`], the [`Backend`] itself for
+/// tests that set up their own server or database, or a suite's own fixture). The PostgreSQL
+/// half is ignored unless selected (`--include-ignored`), so a run without PostgreSQL reports
+/// those tests as ignored rather than as passed: every test that needs PostgreSQL for one
+/// backend of a pair goes through here, and [`postgres_only!`] for the others, so the message
+/// is written once.
+///
+/// Each test runs on `#[tokio::test]`; a test may name its runtime instead
+/// (`#[tokio::test(flavor = "multi_thread", worker_threads = 2)]`) after its doc comment.
 #[macro_export]
 macro_rules! both_backends {
-    ($(async fn $name:ident($app:ident: TestApp) $body:block)*) => {
+    ($(
+        $(#[doc = $doc:expr])*
+        $(#[tokio::test $runtime:tt])?
+        async fn $name:ident($arg:ident: $ty:ty) $body:block
+    )*) => {
         mod sqlite {
             #[allow(unused_imports)]
             use super::*;
             $(
-                #[::tokio::test]
+                $(#[doc = $doc])*
+                #[::tokio::test $($runtime)?]
                 async fn $name() {
-                    let $app = $crate::TestApp::sqlite().await;
+                    let $arg = <$ty as $crate::OnBackend>::on($crate::Backend::Sqlite).await;
                     $body
                 }
             )*
@@ -103,13 +145,33 @@ macro_rules! both_backends {
             #[allow(unused_imports)]
             use super::*;
             $(
-                #[::tokio::test]
+                $(#[doc = $doc])*
+                #[::tokio::test $($runtime)?]
                 #[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
                 async fn $name() {
-                    let $app = $crate::TestApp::postgres().await;
+                    let $arg = <$ty as $crate::OnBackend>::on($crate::Backend::Postgres).await;
                     $body
                 }
             )*
         }
+    };
+}
+
+/// Tests with no SQLite half (replicas following PostgreSQL's `NOTIFY`, a proxy in front of
+/// PostgreSQL, a throwaway cluster), ignored as the PostgreSQL half of [`both_backends!`] is,
+/// under their own names.
+#[macro_export]
+macro_rules! postgres_only {
+    ($(
+        $(#[doc = $doc:expr])*
+        $(#[tokio::test $runtime:tt])?
+        async fn $name:ident() $body:block
+    )*) => {
+        $(
+            $(#[doc = $doc])*
+            #[::tokio::test $($runtime)?]
+            #[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
+            async fn $name() $body
+        )*
     };
 }

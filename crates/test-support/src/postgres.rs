@@ -9,7 +9,7 @@ pub const PG_ENV: &str = "APPZONE_TEST_POSTGRES_URL";
 /// A test's database, kept alive as long as the test uses it.
 #[derive(Debug)]
 pub(crate) enum Database {
-    Sqlite(#[allow(dead_code)] tempfile::TempDir),
+    Sqlite(tempfile::TempDir),
     /// A database the test made and cleans up itself.
     Elsewhere,
     Postgres {
@@ -21,9 +21,17 @@ pub(crate) enum Database {
 impl Database {
     /// A fresh SQLite file, and its URL.
     pub(crate) fn sqlite() -> (String, Self) {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("appzone.db").display());
-        (url, Self::Sqlite(dir))
+        let db = Self::Sqlite(tempfile::tempdir().unwrap());
+        let url = format!("sqlite://{}", db.sqlite_file().unwrap().display());
+        (url, db)
+    }
+
+    /// The SQLite file of [`Database::sqlite`]; `None` for another database.
+    pub(crate) fn sqlite_file(&self) -> Option<std::path::PathBuf> {
+        match self {
+            Self::Sqlite(dir) => Some(dir.path().join("appzone.db")),
+            Self::Elsewhere | Self::Postgres { .. } => None,
+        }
     }
 
     /// A fresh PostgreSQL schema, and the URL scoped to it.

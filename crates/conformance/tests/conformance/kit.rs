@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use appzone_client::Client;
 use appzone_conformance::{self as conformance, Config, Outcome, Report};
-use appzone_test_support::TestApp;
+use appzone_test_support::{both_backends, TestApp};
 
 use appzone_test_support::proxy::{self, Mutation};
 use appzone_test_support::scripted::{closed_port, Reply, Server};
@@ -31,15 +31,10 @@ fn failed(report: &Report) -> Vec<&'static str> {
         .collect()
 }
 
-#[tokio::test]
-async fn every_check_passes_against_the_real_server() {
-    every_check_passes_against(TestApp::sqlite().await).await;
-}
-
-#[tokio::test]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_every_check_passes_against_the_real_server() {
-    every_check_passes_against(TestApp::postgres().await).await;
+both_backends! {
+    async fn every_check_passes_against_the_real_server(server: TestApp) {
+        every_check_passes_against(server).await;
+    }
 }
 
 async fn every_check_passes_against(server: TestApp) {

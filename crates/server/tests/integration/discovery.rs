@@ -6,7 +6,10 @@ use std::time::Duration;
 use appzone_server::model::catalog_file::{CatalogFile, ProviderEntry};
 
 use crate::server_process::{acme_database, acme_key, operator, ServerProcess};
-use appzone_test_support::{both_backends, eventually, fast_config, test_catalog, Resp, TestApp};
+
+use appzone_test_support::{
+    both_backends, eventually, fast_config, postgres_only, test_catalog, Resp, TestApp,
+};
 
 const PROVIDERS: &str = "/api/v1/providers";
 
@@ -250,64 +253,64 @@ async fn regions_keep_the_order_of_the_imported_catalog() {
     assert_eq!(listing(&resp, "34 regions in aws"), expected);
 }
 
-/// `catalog import` by the operator CLI reaches both replicas' discovery listings.
-#[tokio::test]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_a_catalog_import_is_seen_through_the_discovery_listings_of_both_replicas() {
-    let a = TestApp::postgres().await;
-    let b = a.replica(fast_config()).await;
-    let url = a.store.pool().connect_options().database_url.to_string();
-    let on = |base: &str, path: &str| {
-        let request = a
-            .http
-            .get(format!("{base}{path}"))
-            .header("x-api-key", &a.member_key);
-        async move { Resp::read(request.send().await.unwrap()).await }
-    };
-    for base in [&a.base, &b.base] {
-        let providers = on(base, PROVIDERS).await.json()["data"].clone();
-        assert_eq!(
-            providers,
-            serde_json::json!(["aws", "gcp", "azure", "acme-cloud"])
-        );
-    }
-
-    let mut catalog = CatalogFile::builtin();
-    catalog.providers[2].regions.truncate(2); // azure keeps two regions
-    catalog.providers[2].regions[1].id = "newregion-1".parse().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("catalog.json");
-    std::fs::write(&file, catalog.to_json()).unwrap();
-    operator(
-        &url,
-        &["catalog", "import", file.to_str().unwrap(), "--prune"],
-    );
-
-    let want_providers = serde_json::json!(["aws", "gcp", "azure"]);
-    let azure_regions =
-        serde_json::json!([catalog.providers[2].regions[0].id.as_str(), "newregion-1"]);
-    let both = eventually(Duration::from_secs(5), || async {
-        let mut all = true;
+postgres_only! {
+    /// `catalog import` by the operator CLI reaches both replicas' discovery listings.
+    async fn postgres_a_catalog_import_is_seen_through_the_discovery_listings_of_both_replicas() {
+        let a = TestApp::postgres().await;
+        let b = a.replica(fast_config()).await;
+        let url = a.store.pool().connect_options().database_url.to_string();
+        let on = |base: &str, path: &str| {
+            let request = a
+                .http
+                .get(format!("{base}{path}"))
+                .header("x-api-key", &a.member_key);
+            async move { Resp::read(request.send().await.unwrap()).await }
+        };
         for base in [&a.base, &b.base] {
-            all &= on(base, PROVIDERS).await.json()["data"] == want_providers;
-            all &= on(base, &regions_path("azure")).await.json()["data"] == azure_regions;
+            let providers = on(base, PROVIDERS).await.json()["data"].clone();
+            assert_eq!(
+                providers,
+                serde_json::json!(["aws", "gcp", "azure", "acme-cloud"])
+            );
         }
-        all
-    })
-    .await;
-    assert!(
-        both,
-        "the import was not served by both replicas within the refresh interval"
-    );
-    // Both replicas answer alike, validators included.
-    for path in [PROVIDERS.to_owned(), regions_path("azure")] {
-        let (on_a, on_b) = (on(&a.base, &path).await, on(&b.base, &path).await);
-        assert_eq!(on_a.header("etag"), on_b.header("etag"), "{path}");
-        assert_eq!(on_a.json()["data"], on_b.json()["data"], "{path}");
+
+        let mut catalog = CatalogFile::builtin();
+        catalog.providers[2].regions.truncate(2); // azure keeps two regions
+        catalog.providers[2].regions[1].id = "newregion-1".parse().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("catalog.json");
+        std::fs::write(&file, catalog.to_json()).unwrap();
+        operator(
+            &url,
+            &["catalog", "import", file.to_str().unwrap(), "--prune"],
+        );
+
+        let want_providers = serde_json::json!(["aws", "gcp", "azure"]);
+        let azure_regions =
+            serde_json::json!([catalog.providers[2].regions[0].id.as_str(), "newregion-1"]);
+        let both = eventually(Duration::from_secs(5), || async {
+            let mut all = true;
+            for base in [&a.base, &b.base] {
+                all &= on(base, PROVIDERS).await.json()["data"] == want_providers;
+                all &= on(base, &regions_path("azure")).await.json()["data"] == azure_regions;
+            }
+            all
+        })
+        .await;
+        assert!(
+            both,
+            "the import was not served by both replicas within the refresh interval"
+        );
+        // Both replicas answer alike, validators included.
+        for path in [PROVIDERS.to_owned(), regions_path("azure")] {
+            let (on_a, on_b) = (on(&a.base, &path).await, on(&b.base, &path).await);
+            assert_eq!(on_a.header("etag"), on_b.header("etag"), "{path}");
+            assert_eq!(on_a.json()["data"], on_b.json()["data"], "{path}");
+        }
+        on(&b.base, &regions_path("acme-cloud"))
+            .await
+            .assert_error(400, "invalid_provider");
     }
-    on(&b.base, &regions_path("acme-cloud"))
-        .await
-        .assert_error(400, "invalid_provider");
 }
 
 /// The discovery listings are served from the in-memory snapshot: with the database file

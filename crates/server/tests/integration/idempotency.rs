@@ -4,7 +4,8 @@
 //! a key is forgotten after 24 hours. On both backends, and across two replicas.
 
 use appzone_server::model::now_ms;
-use appzone_test_support::{both_backends, fast_config, Resp, TestApp};
+
+use appzone_test_support::{both_backends, fast_config, postgres_only, Resp, TestApp};
 
 async fn delete(app: &TestApp, base: &str, key: &str, id: &str, idem: Option<&str>) -> Resp {
     let mut request = app
@@ -122,34 +123,34 @@ both_backends! {
     }
 }
 
-/// Two replicas on one PostgreSQL, the same key sent to both at once, many times: the profile is
-/// deleted once, one answer is that deletion, and every other answer is its replay (or 409 while
-/// it ran on the same replica); never 422, 404 or 5xx.
-#[tokio::test]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn the_same_key_on_two_replicas_at_once_deletes_once_and_replays_to_the_rest() {
-    let app = TestApp::postgres().await;
-    let replica = app.replica(fast_config()).await;
-    let ids = app.seed_profiles("acme", "twin", 20).await;
-    for (n, id) in ids.iter().enumerate() {
-        let key = format!("twin-{n}");
-        let calls = (0..8).map(|i| {
-            let base = if i % 2 == 0 { &app.base } else { &replica.base };
-            delete(&app, base, &app.admin_key, id, Some(key.as_str()))
-        });
-        let answers = futures_util::future::join_all(calls).await;
-        let mut own = 0;
-        for answer in &answers {
-            match (answer.status, answer.header("idempotent-replayed")) {
-                (204, None) => own += 1,
-                (204, Some("true")) => {}
-                (409, _) => {
-                    answer.assert_error(409, "idempotency_key_in_use");
+postgres_only! {
+    /// Two replicas on one PostgreSQL, the same key sent to both at once, many times: the profile is
+    /// deleted once, one answer is that deletion, and every other answer is its replay (or 409 while
+    /// it ran on the same replica); never 422, 404 or 5xx.
+    async fn the_same_key_on_two_replicas_at_once_deletes_once_and_replays_to_the_rest() {
+        let app = TestApp::postgres().await;
+        let replica = app.replica(fast_config()).await;
+        let ids = app.seed_profiles("acme", "twin", 20).await;
+        for (n, id) in ids.iter().enumerate() {
+            let key = format!("twin-{n}");
+            let calls = (0..8).map(|i| {
+                let base = if i % 2 == 0 { &app.base } else { &replica.base };
+                delete(&app, base, &app.admin_key, id, Some(key.as_str()))
+            });
+            let answers = futures_util::future::join_all(calls).await;
+            let mut own = 0;
+            for answer in &answers {
+                match (answer.status, answer.header("idempotent-replayed")) {
+                    (204, None) => own += 1,
+                    (204, Some("true")) => {}
+                    (409, _) => {
+                        answer.assert_error(409, "idempotency_key_in_use");
+                    }
+                    (status, _) => panic!("{id}: {status} {}", answer.body),
                 }
-                (status, _) => panic!("{id}: {status} {}", answer.body),
             }
+            assert_eq!(own, 1, "{id}: {own} answers claim the deletion");
+            assert_eq!(audit_records(&app, id).await, 1, "{id}");
         }
-        assert_eq!(own, 1, "{id}: {own} answers claim the deletion");
-        assert_eq!(audit_records(&app, id).await, 1, "{id}");
     }
 }

@@ -21,6 +21,7 @@ const LEGACY: [&str; 8] = [
 
 /// Real-shaped cloud output (the shapes of the AWS and Azure CLIs; the pairs are constructed).
 const DESCRIBE_US_EAST_1: &str = include_str!("fixtures/describe-us-east-1.json");
+
 const LIST_LOCATIONS: &str = include_str!("fixtures/list-locations-sample.json");
 
 fn identities_path(provider: &str, region: &str) -> String {
@@ -334,113 +335,88 @@ both_backends! {
         let deleted = app.send(reqwest::Method::DELETE, &mapping_path("prod"), Some(&app.admin_key), &header).await;
         assert_eq!((deleted.status, deleted.body.as_str()), (204, ""));
     }
-}
 
-/// A mapping stored, replaced or deleted through one replica is what every other replica applies
-/// within a second, although each caches what it read.
-async fn mapping_changes_reach_another_replica_within_a_second(app: TestApp) {
-    let replica = app.replica(fast_config()).await;
-    let path = format!(
-        "{}{}?mapping=prod",
-        replica.base,
-        identities_path("aws", "us-east-1")
-    );
-    let on_replica = || async {
-        let resp = app
-            .http
-            .get(&path)
-            .header("X-API-KEY", &app.member_key)
-            .send()
+    /// A mapping stored, replaced or deleted through one replica is what every other replica applies
+    /// within a second, although each caches what it read.
+    async fn mapping_changes_reach_another_replica_within_a_second(app: TestApp) {
+        let replica = app.replica(fast_config()).await;
+        let path = format!(
+            "{}{}?mapping=prod",
+            replica.base,
+            identities_path("aws", "us-east-1")
+        );
+        let on_replica = || async {
+            let resp = app
+                .http
+                .get(&path)
+                .header("X-API-KEY", &app.member_key)
+                .send()
+                .await
+                .unwrap();
+            Resp::read(resp).await
+        };
+        // The replica caches the mapping's absence first.
+        assert_eq!(on_replica().await.status, 404);
+        let within = |what: &'static str, want: fn(&Resp) -> bool| {
+            let on_replica = &on_replica;
+            async move {
+                let started = Instant::now();
+                assert!(
+                    eventually(Duration::from_secs(1), || async {
+                        want(&on_replica().await)
+                    })
+                    .await,
+                    "{what} did not reach the replica within a second"
+                );
+                started.elapsed()
+            }
+        };
+        assert_eq!(
+            put(&app, "prod", &app.admin_key, aws_body(describe()))
+                .await
+                .status,
+            201
+        );
+        within("a new mapping", |r| {
+            r.status == 200 && r.json()["data"][0]["zone_name"] == "us-east-1d"
+        })
+        .await;
+        let mut changed = describe();
+        changed["AvailabilityZones"][0]["ZoneId"] = json!("use1-az1");
+        changed["AvailabilityZones"][3]["ZoneId"] = json!("use1-az2");
+        assert_eq!(
+            put(&app, "prod", &app.admin_key, aws_body(changed))
+                .await
+                .status,
+            200
+        );
+        within("a replaced mapping", |r| {
+            r.status == 200 && r.json()["data"][0]["zone_name"] == "us-east-1a"
+        })
+        .await;
+        assert_eq!(
+            app.delete(&mapping_path("prod"), Some(&app.admin_key))
+                .await
+                .status,
+            204
+        );
+        within("a deletion", |r| r.status == 404).await;
+    }
+
+    /// Concurrent first stores of one new mapping id: one creates it (201), the others replace it
+    /// (200); none fails, and one mapping is stored.
+    async fn concurrent_stores_of_a_new_mapping_create_it_once(app: TestApp) {
+        let body = aws_body(describe());
+        let stores = (0..8).map(|_| put(&app, "race", &app.admin_key, body.clone()));
+        let mut statuses: Vec<u16> = futures_util::future::join_all(stores)
             .await
-            .unwrap();
-        Resp::read(resp).await
-    };
-    // The replica caches the mapping's absence first.
-    assert_eq!(on_replica().await.status, 404);
-    let within = |what: &'static str, want: fn(&Resp) -> bool| {
-        let on_replica = &on_replica;
-        async move {
-            let started = Instant::now();
-            assert!(
-                eventually(Duration::from_secs(1), || async {
-                    want(&on_replica().await)
-                })
-                .await,
-                "{what} did not reach the replica within a second"
-            );
-            started.elapsed()
-        }
-    };
-    assert_eq!(
-        put(&app, "prod", &app.admin_key, aws_body(describe()))
-            .await
-            .status,
-        201
-    );
-    within("a new mapping", |r| {
-        r.status == 200 && r.json()["data"][0]["zone_name"] == "us-east-1d"
-    })
-    .await;
-    let mut changed = describe();
-    changed["AvailabilityZones"][0]["ZoneId"] = json!("use1-az1");
-    changed["AvailabilityZones"][3]["ZoneId"] = json!("use1-az2");
-    assert_eq!(
-        put(&app, "prod", &app.admin_key, aws_body(changed))
-            .await
-            .status,
-        200
-    );
-    within("a replaced mapping", |r| {
-        r.status == 200 && r.json()["data"][0]["zone_name"] == "us-east-1a"
-    })
-    .await;
-    assert_eq!(
-        app.delete(&mapping_path("prod"), Some(&app.admin_key))
-            .await
-            .status,
-        204
-    );
-    within("a deletion", |r| r.status == 404).await;
-}
-
-#[tokio::test]
-async fn sqlite_mapping_changes_reach_another_replica_within_a_second() {
-    mapping_changes_reach_another_replica_within_a_second(
-        TestApp::sqlite_with(fast_config()).await,
-    )
-    .await;
-}
-
-#[tokio::test]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_mapping_changes_reach_another_replica_within_a_second() {
-    mapping_changes_reach_another_replica_within_a_second(TestApp::postgres().await).await;
-}
-
-/// Concurrent first stores of one new mapping id: one creates it (201), the others replace it
-/// (200); none fails, and one mapping is stored.
-async fn concurrent_stores_of_a_new_mapping_create_it_once(app: TestApp) {
-    let body = aws_body(describe());
-    let stores = (0..8).map(|_| put(&app, "race", &app.admin_key, body.clone()));
-    let mut statuses: Vec<u16> = futures_util::future::join_all(stores)
-        .await
-        .iter()
-        .map(|r| r.status)
-        .collect();
-    statuses.sort_unstable();
-    assert_eq!(statuses, [200, 200, 200, 200, 200, 200, 200, 201]);
-    let audit = app.store.zone_mapping_audit("acme", "race").await.unwrap();
-    assert_eq!(audit.iter().filter(|(a, _, _)| a == "create").count(), 1);
-    assert_eq!(audit.len(), 8);
-}
-
-#[tokio::test]
-async fn sqlite_concurrent_stores_of_a_new_mapping_create_it_once() {
-    concurrent_stores_of_a_new_mapping_create_it_once(TestApp::sqlite().await).await;
-}
-
-#[tokio::test]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_concurrent_stores_of_a_new_mapping_create_it_once() {
-    concurrent_stores_of_a_new_mapping_create_it_once(TestApp::postgres().await).await;
+            .iter()
+            .map(|r| r.status)
+            .collect();
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 200, 200, 200, 200, 200, 200, 201]);
+        let audit = app.store.zone_mapping_audit("acme", "race").await.unwrap();
+        assert_eq!(audit.iter().filter(|(a, _, _)| a == "create").count(), 1);
+        assert_eq!(audit.len(), 8);
+    }
 }

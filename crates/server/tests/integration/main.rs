@@ -3,7 +3,7 @@
 //! One binary (faster linking); each module is one area. The harness (`TestApp`, raw HTTP/1.1,
 //! seeding) is `appzone-test-support`, shared with the client's tests. Tests that take a
 //! `TestApp` run once per backend through `both_backends!`. PostgreSQL tests (those of
-//! `both_backends!` and the few written for PostgreSQL alone) are marked ignored: a run without
+//! `both_backends!` and of `postgres_only!`) are marked ignored: a run without
 //! PostgreSQL lists them as ignored, never as passed. Run them with `APPZONE_TEST_POSTGRES_URL`
 //! set and `-- --include-ignored` (as `cargo xtask ci` does); each test gets its own schema, so
 //! they run in parallel.

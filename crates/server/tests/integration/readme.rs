@@ -91,31 +91,31 @@ const RUN_BY: &[(&str, &str)] = &[
     ("appzone ", "client-tests:cli.rs"),
     (
         "createdb ",
-        "test:cli::postgres_backup_and_restore_as_documented",
+        "test:cli::backup::postgres_backup_and_restore_as_documented",
     ),
     (
         "export APPZONE_DATABASE_URL=",
-        "test:cli::postgres_backup_and_restore_as_documented",
+        "test:cli::backup::postgres_backup_and_restore_as_documented",
     ),
     (
         "sqlite3 ",
-        "test:cli::sqlite_backup_and_restore_as_documented",
+        "test:cli::backup::sqlite_backup_and_restore_as_documented",
     ),
     (
         "appzone-server backup appzone-backup.db",
-        "test:cli::sqlite_backup_and_restore_as_documented",
+        "test:cli::backup::sqlite_backup_and_restore_as_documented",
     ),
     (
         "cp appzone-backup.db",
-        "test:cli::sqlite_backup_and_restore_as_documented",
+        "test:cli::backup::sqlite_backup_and_restore_as_documented",
     ),
     (
         "pg_dump ",
-        "test:cli::postgres_backup_and_restore_as_documented",
+        "test:cli::backup::postgres_backup_and_restore_as_documented",
     ),
     (
         "pg_restore ",
-        "test:cli::postgres_backup_and_restore_as_documented",
+        "test:cli::backup::postgres_backup_and_restore_as_documented",
     ),
     (
         "git clone --depth 1 https://github.com/rustsec/advisory-db",

@@ -6,9 +6,12 @@
 use std::time::{Duration, Instant};
 
 use appzone_server::model::{OrgId, Role};
+
 use appzone_server::storage::{PoolSettings, Store};
+
 use appzone_server::ServiceConfig;
-use appzone_test_support::{fast_config, Replica, TestApp};
+
+use appzone_test_support::{fast_config, postgres_only, Replica, TestApp};
 
 use crate::server_process::operator;
 
@@ -136,138 +139,138 @@ async fn a_key_revoked_by_the_operator_cli_is_refused_by_the_sqlite_server_withi
     assert!(seen.iter().all(|took| *took <= BOUND), "{seen:?}");
 }
 
-/// A key revoked by another process is refused by all three replicas within a second, every
-/// trial, by the NOTIFY alone: the log's own interval is set to a minute here.
-#[tokio::test]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_a_revoked_key_is_refused_by_every_replica_within_a_second_through_notify() {
-    let config = long_ttl(Duration::from_secs(60));
-    let app = TestApp::postgres_with(config.clone(), |url| url).await;
-    let (b, c) = three(&app, &config).await;
-    let bases = [app.base.as_str(), b.base.as_str(), c.base.as_str()];
-    let outsider = outsider(&app).await;
-    // The replicas' listeners connect as they start; the first notice must find them.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut slowest = Vec::new();
-    for _ in 0..5 {
-        let key = cached_key(&app, &bases, &outsider).await;
-        slowest.push(revoke_and_time(&app, &bases, &outsider, &key).await);
+postgres_only! {
+    /// A key revoked by another process is refused by all three replicas within a second, every
+    /// trial, by the NOTIFY alone: the log's own interval is set to a minute here.
+    async fn postgres_a_revoked_key_is_refused_by_every_replica_within_a_second_through_notify() {
+        let config = long_ttl(Duration::from_secs(60));
+        let app = TestApp::postgres_with(config.clone(), |url| url).await;
+        let (b, c) = three(&app, &config).await;
+        let bases = [app.base.as_str(), b.base.as_str(), c.base.as_str()];
+        let outsider = outsider(&app).await;
+        // The replicas' listeners connect as they start; the first notice must find them.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let mut slowest = Vec::new();
+        for _ in 0..5 {
+            let key = cached_key(&app, &bases, &outsider).await;
+            slowest.push(revoke_and_time(&app, &bases, &outsider, &key).await);
+        }
+        eprintln!("revocation, slowest of 3 replicas per trial: {slowest:?}");
+        assert!(slowest.iter().all(|took| *took <= BOUND), "{slowest:?}");
     }
-    eprintln!("revocation, slowest of 3 replicas per trial: {slowest:?}");
-    assert!(slowest.iter().all(|took| *took <= BOUND), "{slowest:?}");
 }
 
-/// With their listening connections terminated by the database, the replicas reconnect on
-/// their own and read what they may have missed from the log: a key revoked at once after the
-/// termination is still refused within the log's interval (the bound for lost notices), and
-/// the next one within the second.
-#[tokio::test]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_with_the_listeners_terminated_revocations_still_reach_every_replica() {
-    // The log's interval is 2 s here, the bound when a notice is lost; the poll-only path
-    // alone is what the SQLite test measures.
-    let config = long_ttl(Duration::from_secs(2));
-    // Tagged, so that this test's listeners are told from those of tests running beside it.
-    let tag = format!("appzone-test-{}", std::process::id());
-    let tagged = tag.clone();
-    let app = TestApp::postgres_with(config.clone(), move |url| {
-        format!("{url}&application_name={tagged}")
-    })
-    .await;
-    let (b, c) = three(&app, &config).await;
-    let bases = [app.base.as_str(), b.base.as_str(), c.base.as_str()];
-    let outsider = outsider(&app).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let pool = postgres_pool(&app).await;
-    let listeners = || async {
-        let rows: Vec<(i32,)> = sqlx::query_as(
-            "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%' \
-             AND application_name = $1",
-        )
-        .bind(&tag)
-        .fetch_all(&pool)
-        .await
-        .unwrap();
-        rows
-    };
-    assert_eq!(listeners().await.len(), 3, "one listener per replica");
-
-    let key = cached_key(&app, &bases, &outsider).await;
-    for (pid,) in listeners().await {
-        sqlx::query("SELECT pg_terminate_backend($1)")
-            .bind(pid)
-            .execute(&pool)
+postgres_only! {
+    /// With their listening connections terminated by the database, the replicas reconnect on
+    /// their own and read what they may have missed from the log: a key revoked at once after the
+    /// termination is still refused within the log's interval (the bound for lost notices), and
+    /// the next one within the second.
+    async fn postgres_with_the_listeners_terminated_revocations_still_reach_every_replica() {
+        // The log's interval is 2 s here, the bound when a notice is lost; the poll-only path
+        // alone is what the SQLite test measures.
+        let config = long_ttl(Duration::from_secs(2));
+        // Tagged, so that this test's listeners are told from those of tests running beside it.
+        let tag = format!("appzone-test-{}", std::process::id());
+        let tagged = tag.clone();
+        let app = TestApp::postgres_with(config.clone(), move |url| {
+            format!("{url}&application_name={tagged}")
+        })
+        .await;
+        let (b, c) = three(&app, &config).await;
+        let bases = [app.base.as_str(), b.base.as_str(), c.base.as_str()];
+        let outsider = outsider(&app).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let pool = postgres_pool(&app).await;
+        let listeners = || async {
+            let rows: Vec<(i32,)> = sqlx::query_as(
+                "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%' \
+                 AND application_name = $1",
+            )
+            .bind(&tag)
+            .fetch_all(&pool)
             .await
             .unwrap();
-    }
-    let took = revoke_and_time(&app, &bases, &outsider, &key).await;
-    eprintln!("listeners terminated: revocation refused everywhere after {took:?}");
-    assert!(
-        took <= Duration::from_secs(3),
-        "within the log's interval: {took:?}"
-    );
+            rows
+        };
+        assert_eq!(listeners().await.len(), 3, "one listener per replica");
 
-    // Reconnected on their own: notices again.
-    let back = appzone_test_support::eventually(Duration::from_secs(10), || async {
-        listeners().await.len() == 3
-    })
-    .await;
-    assert!(back, "the listeners reconnect");
-    let key = cached_key(&app, &bases, &outsider).await;
-    let took = revoke_and_time(&app, &bases, &outsider, &key).await;
-    eprintln!("after reconnecting: revocation refused everywhere after {took:?}");
-    assert!(took <= BOUND, "{took:?}");
-}
-
-/// A catalog imported by another process is served by all three replicas within a second (the
-/// catalog's own polling is set to a minute here).
-#[tokio::test]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_a_catalog_import_is_served_by_every_replica_within_a_second() {
-    let config = long_ttl(Duration::from_secs(60));
-    let app = TestApp::postgres_with(config.clone(), |url| url).await;
-    let (b, c) = three(&app, &config).await;
-    let bases = [app.base.as_str(), b.base.as_str(), c.base.as_str()];
-    let outsider = outsider(&app).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let (_, mut catalog) = outsider.load_catalog().await.unwrap();
-    let aws = catalog
-        .providers
-        .iter_mut()
-        .find(|provider| provider.id.as_str() == "aws")
-        .unwrap();
-    aws.regions[0]
-        .zones
-        .push("brand-new-zone-1x".parse().unwrap());
-    let region = aws.regions[0].id.to_string();
-    let path = TestApp::zones_path("aws", &region);
-    let started = Instant::now();
-    outsider.import_catalog(&catalog, false).await.unwrap();
-    let mut pending: Vec<&str> = bases.to_vec();
-    while !pending.is_empty() && started.elapsed() < Duration::from_secs(10) {
-        let mut still = Vec::new();
-        for base in pending {
-            let body: serde_json::Value = app
-                .http
-                .get(format!("{base}{path}"))
-                .header("x-api-key", &app.admin_key)
-                .send()
-                .await
-                .unwrap()
-                .json()
+        let key = cached_key(&app, &bases, &outsider).await;
+        for (pid,) in listeners().await {
+            sqlx::query("SELECT pg_terminate_backend($1)")
+                .bind(pid)
+                .execute(&pool)
                 .await
                 .unwrap();
-            if !body["data"].to_string().contains("brand-new-zone-1x") {
-                still.push(base);
-            }
         }
-        pending = still;
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        let took = revoke_and_time(&app, &bases, &outsider, &key).await;
+        eprintln!("listeners terminated: revocation refused everywhere after {took:?}");
+        assert!(
+            took <= Duration::from_secs(3),
+            "within the log's interval: {took:?}"
+        );
+
+        // Reconnected on their own: notices again.
+        let back = appzone_test_support::eventually(Duration::from_secs(10), || async {
+            listeners().await.len() == 3
+        })
+        .await;
+        assert!(back, "the listeners reconnect");
+        let key = cached_key(&app, &bases, &outsider).await;
+        let took = revoke_and_time(&app, &bases, &outsider, &key).await;
+        eprintln!("after reconnecting: revocation refused everywhere after {took:?}");
+        assert!(took <= BOUND, "{took:?}");
     }
-    let took = started.elapsed();
-    eprintln!("catalog import served by every replica after {took:?}");
-    assert!(pending.is_empty(), "not served within 10 s");
-    assert!(took <= BOUND, "{took:?}");
+}
+
+postgres_only! {
+    /// A catalog imported by another process is served by all three replicas within a second (the
+    /// catalog's own polling is set to a minute here).
+    async fn postgres_a_catalog_import_is_served_by_every_replica_within_a_second() {
+        let config = long_ttl(Duration::from_secs(60));
+        let app = TestApp::postgres_with(config.clone(), |url| url).await;
+        let (b, c) = three(&app, &config).await;
+        let bases = [app.base.as_str(), b.base.as_str(), c.base.as_str()];
+        let outsider = outsider(&app).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (_, mut catalog) = outsider.load_catalog().await.unwrap();
+        let aws = catalog
+            .providers
+            .iter_mut()
+            .find(|provider| provider.id.as_str() == "aws")
+            .unwrap();
+        aws.regions[0]
+            .zones
+            .push("brand-new-zone-1x".parse().unwrap());
+        let region = aws.regions[0].id.to_string();
+        let path = TestApp::zones_path("aws", &region);
+        let started = Instant::now();
+        outsider.import_catalog(&catalog, false).await.unwrap();
+        let mut pending: Vec<&str> = bases.to_vec();
+        while !pending.is_empty() && started.elapsed() < Duration::from_secs(10) {
+            let mut still = Vec::new();
+            for base in pending {
+                let body: serde_json::Value = app
+                    .http
+                    .get(format!("{base}{path}"))
+                    .header("x-api-key", &app.admin_key)
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                if !body["data"].to_string().contains("brand-new-zone-1x") {
+                    still.push(base);
+                }
+            }
+            pending = still;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let took = started.elapsed();
+        eprintln!("catalog import served by every replica after {took:?}");
+        assert!(pending.is_empty(), "not served within 10 s");
+        assert!(took <= BOUND, "{took:?}");
+    }
 }
 
 /// A pool on the test's PostgreSQL schema, for the statistics views.

@@ -5,12 +5,15 @@
 //! `APPZONE_TEST_REDIS_URL`; each uses a key prefix of its own.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+
 use std::sync::{Arc, Mutex};
+
 use std::time::{Duration, Instant};
 
 use appzone_server::ServiceConfig;
+
 use appzone_test_support::{
-    fast_config, redis_test_prefix, test_redis_url, Replica, Resp, TestApp,
+    fast_config, postgres_only, redis_test_prefix, test_redis_url, Replica, Resp, TestApp,
 };
 
 fn zones() -> String {
@@ -77,122 +80,123 @@ async fn hammer(app: &TestApp, bases: &[String], key: &str, run: Duration) -> (u
     (ok.load(Ordering::Relaxed), limited.load(Ordering::Relaxed))
 }
 
-/// The quota of one key at 20/s, hammered for 3 s through three replicas: with Redis the
-/// replicas accept what one would (20 a second plus a burst of 20), without it each accepts
-/// its own quota. The Redis timeout is raised: a test machine running many tests at once can
-/// leave a call unanswered for 25 ms, and a replica deciding locally for a second would blur
-/// what this measures (the fallback has a test of its own).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_three_replicas_with_redis_hold_one_quota_per_key() {
-    let Some(redis) = test_redis_url() else {
-        return;
-    };
-    let shared = ServiceConfig {
-        redis_key_prefix: redis_test_prefix(),
-        redis_timeout: Duration::from_millis(500),
-        ..config(20, Some(&redis))
-    };
-    let app = TestApp::postgres_with(shared.clone(), |url| url).await;
-    let b = app.replica(shared.clone()).await;
-    let c = app.replica(shared).await;
-    let bases = vec![app.base.clone(), b.base.clone(), c.base.clone()];
-    let run = Duration::from_secs(3);
-    let (accepted, refused) = hammer(&app, &bases, &app.admin_key, run).await;
-    let mut fallbacks = 0.0;
-    for base in &bases {
-        let body = get(&app, base, "/metrics", "").await.body;
-        fallbacks += metric(&body, "appzone_rate_limit_fallbacks_total");
-    }
-    eprintln!(
-        "with Redis: {accepted} accepted, {refused} refused in 3 s through 3 replicas; \
-         {fallbacks} requests decided locally (Redis over its timeout)"
-    );
-    // 20/s for 3 s plus the burst of 20, and 30% for the edges of the run.
-    assert!(
-        accepted <= 104,
-        "{accepted} accepted with Redis, at most 104 expected"
-    );
-    assert!(
-        accepted >= 60,
-        "{accepted} accepted with Redis, at least 60 expected"
-    );
-    assert!(refused > 0);
+postgres_only! {
+    /// The quota of one key at 20/s, hammered for 3 s through three replicas: with Redis the
+    /// replicas accept what one would (20 a second plus a burst of 20), without it each accepts
+    /// its own quota. The Redis timeout is raised: a test machine running many tests at once can
+    /// leave a call unanswered for 25 ms, and a replica deciding locally for a second would blur
+    /// what this measures (the fallback has a test of its own).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_three_replicas_with_redis_hold_one_quota_per_key() {
+        let Some(redis) = test_redis_url() else {
+            return;
+        };
+        let shared = ServiceConfig {
+            redis_key_prefix: redis_test_prefix(),
+            redis_timeout: Duration::from_millis(500),
+            ..config(20, Some(&redis))
+        };
+        let app = TestApp::postgres_with(shared.clone(), |url| url).await;
+        let b = app.replica(shared.clone()).await;
+        let c = app.replica(shared).await;
+        let bases = vec![app.base.clone(), b.base.clone(), c.base.clone()];
+        let run = Duration::from_secs(3);
+        let (accepted, refused) = hammer(&app, &bases, &app.admin_key, run).await;
+        let mut fallbacks = 0.0;
+        for base in &bases {
+            let body = get(&app, base, "/metrics", "").await.body;
+            fallbacks += metric(&body, "appzone_rate_limit_fallbacks_total");
+        }
+        eprintln!(
+            "with Redis: {accepted} accepted, {refused} refused in 3 s through 3 replicas; \
+             {fallbacks} requests decided locally (Redis over its timeout)"
+        );
+        // 20/s for 3 s plus the burst of 20, and 30% for the edges of the run.
+        assert!(
+            accepted <= 104,
+            "{accepted} accepted with Redis, at most 104 expected"
+        );
+        assert!(
+            accepted >= 60,
+            "{accepted} accepted with Redis, at least 60 expected"
+        );
+        assert!(refused > 0);
 
-    // The same through three replicas counting on their own: about three times as many.
-    let local: Vec<Replica> = vec![
-        app.replica(config(20, None)).await,
-        app.replica(config(20, None)).await,
-        app.replica(config(20, None)).await,
-    ];
-    let bases: Vec<String> = local.iter().map(|r| r.base.clone()).collect();
-    let (accepted_local, _) = hammer(&app, &bases, &app.member_key, run).await;
-    eprintln!("without Redis: {accepted_local} accepted in 3 s through 3 replicas");
-    assert!(
-        accepted_local > 2 * 80,
-        "{accepted_local} accepted without Redis: each replica should allow its own quota"
-    );
+        // The same through three replicas counting on their own: about three times as many.
+        let local: Vec<Replica> = vec![
+            app.replica(config(20, None)).await,
+            app.replica(config(20, None)).await,
+            app.replica(config(20, None)).await,
+        ];
+        let bases: Vec<String> = local.iter().map(|r| r.base.clone()).collect();
+        let (accepted_local, _) = hammer(&app, &bases, &app.member_key, run).await;
+        eprintln!("without Redis: {accepted_local} accepted in 3 s through 3 replicas");
+        assert!(
+            accepted_local > 2 * 80,
+            "{accepted_local} accepted without Redis: each replica should allow its own quota"
+        );
+    }
 }
 
-/// With Redis, the `RateLimit` headers of two replicas count one key's quota down together,
-/// and the 429 says when to retry; the failed authentications of one address add up too.
-#[tokio::test]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_ratelimit_headers_count_down_across_replicas_sharing_redis() {
-    let Some(redis) = test_redis_url() else {
-        return;
-    };
-    let shared = ServiceConfig {
-        redis_key_prefix: redis_test_prefix(),
-        redis_timeout: Duration::from_millis(500),
-        auth_failures_per_minute: 60,
-        ..config(5, Some(&redis))
-    };
-    let app = TestApp::postgres_with(shared.clone(), |url| url).await;
-    let b = app.replica(shared).await;
-    let bases = [app.base.clone(), b.base.clone()];
-    let mut seen = Vec::new();
-    for n in 0..6 {
-        let resp = get(&app, &bases[n % 2], &zones(), &app.member_key).await;
+postgres_only! {
+    /// With Redis, the `RateLimit` headers of two replicas count one key's quota down together,
+    /// and the 429 says when to retry; the failed authentications of one address add up too.
+    async fn postgres_ratelimit_headers_count_down_across_replicas_sharing_redis() {
+        let Some(redis) = test_redis_url() else {
+            return;
+        };
+        let shared = ServiceConfig {
+            redis_key_prefix: redis_test_prefix(),
+            redis_timeout: Duration::from_millis(500),
+            auth_failures_per_minute: 60,
+            ..config(5, Some(&redis))
+        };
+        let app = TestApp::postgres_with(shared.clone(), |url| url).await;
+        let b = app.replica(shared).await;
+        let bases = [app.base.clone(), b.base.clone()];
+        let mut seen = Vec::new();
+        for n in 0..6 {
+            let resp = get(&app, &bases[n % 2], &zones(), &app.member_key).await;
+            assert_eq!(
+                resp.header("ratelimit-policy"),
+                Some("\"per-key\";q=5;w=1"),
+                "{resp:?}"
+            );
+            seen.push((
+                resp.status,
+                resp.header("ratelimit").unwrap().to_owned(),
+                resp.header("retry-after").map(str::to_owned),
+            ));
+        }
+        let states: Vec<(u16, &str)> = seen.iter().map(|(s, r, _)| (*s, r.as_str())).collect();
         assert_eq!(
-            resp.header("ratelimit-policy"),
-            Some("\"per-key\";q=5;w=1"),
-            "{resp:?}"
+            states,
+            [
+                (200, "\"per-key\";r=4;t=1"),
+                (200, "\"per-key\";r=3;t=1"),
+                (200, "\"per-key\";r=2;t=1"),
+                (200, "\"per-key\";r=1;t=1"),
+                (200, "\"per-key\";r=0;t=1"),
+                (429, "\"per-key\";r=0;t=1"),
+            ],
+            "{seen:?}"
         );
-        seen.push((
-            resp.status,
-            resp.header("ratelimit").unwrap().to_owned(),
-            resp.header("retry-after").map(str::to_owned),
-        ));
-    }
-    let states: Vec<(u16, &str)> = seen.iter().map(|(s, r, _)| (*s, r.as_str())).collect();
-    assert_eq!(
-        states,
-        [
-            (200, "\"per-key\";r=4;t=1"),
-            (200, "\"per-key\";r=3;t=1"),
-            (200, "\"per-key\";r=2;t=1"),
-            (200, "\"per-key\";r=1;t=1"),
-            (200, "\"per-key\";r=0;t=1"),
-            (429, "\"per-key\";r=0;t=1"),
-        ],
-        "{seen:?}"
-    );
-    let retry: u64 = seen[5].2.as_deref().unwrap().parse().unwrap();
-    assert!(retry >= 1, "Retry-After {retry}");
-    assert!(seen[..5].iter().all(|(_, _, retry)| retry.is_none()));
+        let retry: u64 = seen[5].2.as_deref().unwrap().parse().unwrap();
+        assert!(retry >= 1, "Retry-After {retry}");
+        assert!(seen[..5].iter().all(|(_, _, retry)| retry.is_none()));
 
-    // A failed authentication on each replica: the address's one bucket, taken twice.
-    let mut failures = Vec::new();
-    for base in &bases {
-        let resp = get(&app, base, &zones(), "apz_nonsense").await;
-        assert_eq!(resp.status, 401, "{resp:?}");
-        failures.push(resp.header("ratelimit").unwrap().to_owned());
+        // A failed authentication on each replica: the address's one bucket, taken twice.
+        let mut failures = Vec::new();
+        for base in &bases {
+            let resp = get(&app, base, &zones(), "apz_nonsense").await;
+            assert_eq!(resp.status, 401, "{resp:?}");
+            failures.push(resp.header("ratelimit").unwrap().to_owned());
+        }
+        assert_eq!(
+            failures,
+            ["\"auth-failures\";r=59;t=1", "\"auth-failures\";r=58;t=2"]
+        );
     }
-    assert_eq!(
-        failures,
-        ["\"auth-failures\";r=59;t=1", "\"auth-failures\";r=58;t=2"]
-    );
 }
 
 /// Requests that arrive together share calls to Redis, and each still gets a decision of its

@@ -5,7 +5,7 @@ use axum::routing::get;
 use axum::Router;
 use tower::ServiceExt;
 
-use appzone_test_support::TestApp;
+use appzone_test_support::{fill_path, TestApp};
 
 /// The contract crate's document (the contract's own test pins `openapi.json` to it).
 fn document() -> serde_json::Value {
@@ -24,17 +24,27 @@ fn router_operations_match_openapi_json() {
     );
 }
 
-/// Fills a path template's parameters with values that would otherwise succeed.
+/// The zone mapping the coverage test stores, so that its operations name a real one.
+const MAPPING: &str = "prod";
+
+/// Fills a path template's parameters with values that would otherwise succeed (real ids of
+/// the fixture); a parameter without one fails the test.
 fn concrete(template: &str, profile: &str) -> String {
-    template
-        .replace("{providerId}", "aws")
-        .replace("{regionId}", "us-east-1")
-        .replace("{profileId}", profile)
+    fill_path(
+        template,
+        &[
+            ("providerId", "aws"),
+            ("regionId", "us-east-1"),
+            ("profileId", profile),
+            ("mappingId", MAPPING),
+        ],
+    )
 }
 
 #[tokio::test]
 async fn every_operation_refuses_a_missing_and_a_wrong_key() {
     let app = TestApp::sqlite().await;
+    app.store_mapping(MAPPING).await;
     let doc = document();
     let mut covered = 0;
     for (template, item) in doc["paths"].as_object().unwrap() {
@@ -72,6 +82,15 @@ async fn every_operation_refuses_a_missing_and_a_wrong_key() {
          reads, the profile delete, the zone mapping's PUT and DELETE)"
     );
     assert!(app.profile_is_live(&app.profile, "acme").await);
+    assert_eq!(
+        app.store
+            .zone_mapping_audit("acme", MAPPING)
+            .await
+            .unwrap()
+            .len(),
+        1,
+        "the mapping is as it was stored"
+    );
 }
 
 #[tokio::test]

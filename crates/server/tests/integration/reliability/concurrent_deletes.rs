@@ -3,10 +3,12 @@
 //! through two replicas on one PostgreSQL.
 
 use std::collections::HashMap;
+
 use std::time::Instant;
 
 use appzone_server::storage::Store;
-use appzone_test_support::{both_backends, fast_config, TestApp};
+
+use appzone_test_support::{both_backends, fast_config, postgres_only, TestApp};
 
 /// Requests in flight at once: each profile's attempts are started together, and at most this
 /// many requests are open, so the client's connections stay under the server's limit per client
@@ -96,25 +98,26 @@ both_backends! {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_two_replicas_deleting_the_same_profiles_give_exactly_one_204_each() {
-    let app = TestApp::postgres().await;
-    let replica = app.replica(fast_config()).await;
-    let profiles = app.seed_profiles("acme", "repl", 50).await;
-    let started = Instant::now();
-    let results = delete_all_at_once(
-        &app.http,
-        &[&app.base, &replica.base],
-        &app.admin_key,
-        &profiles,
-        8,
-    )
-    .await;
-    let elapsed = started.elapsed();
-    assert_exactly_once(&app.store, &results, &profiles).await;
-    eprintln!(
-        "concurrent deletes through two replicas: {} requests in {elapsed:?}, exactly one 204 per profile",
-        results.len()
-    );
+postgres_only! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_two_replicas_deleting_the_same_profiles_give_exactly_one_204_each() {
+        let app = TestApp::postgres().await;
+        let replica = app.replica(fast_config()).await;
+        let profiles = app.seed_profiles("acme", "repl", 50).await;
+        let started = Instant::now();
+        let results = delete_all_at_once(
+            &app.http,
+            &[&app.base, &replica.base],
+            &app.admin_key,
+            &profiles,
+            8,
+        )
+        .await;
+        let elapsed = started.elapsed();
+        assert_exactly_once(&app.store, &results, &profiles).await;
+        eprintln!(
+            "concurrent deletes through two replicas: {} requests in {elapsed:?}, exactly one 204 per profile",
+            results.len()
+        );
+    }
 }

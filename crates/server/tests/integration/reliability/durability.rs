@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use appzone_contract::ProfileId;
 use appzone_server::model::OrgId;
 use appzone_server::storage::{PoolSettings, Store};
-use appzone_test_support::{connect_admin, fresh_postgres_schema, seed_profiles, TestApp};
+use appzone_test_support::{both_backends, connect_admin, seed_profiles, Backend, TestApp};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
@@ -418,25 +418,20 @@ fn report_crashes(backend: &str, figures: &[CrashFigures]) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_acknowledged_deletes_survive_sigkill_and_the_file_stays_intact() {
-    let mut figures = Vec::new();
-    for seed in [0xA1, 0xB2, 0xC3] {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("appzone.db");
-        let url = format!("sqlite://{}", file.display());
-        figures.push(crash_seed(&url, Some(&file), seed, 2).await);
+both_backends! {
+    /// Acknowledged deletes survive SIGKILLs of the server, over several seeds (fewer on
+    /// PostgreSQL, whose runs are longer); a SQLite file stays intact too.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn acknowledged_deletes_survive_sigkill_of_the_server(backend: Backend) {
+        let seeds: &[u64] = match backend {
+            Backend::Sqlite => &[0xA1, 0xB2, 0xC3],
+            Backend::Postgres => &[0xD4, 0xE5],
+        };
+        let mut figures = Vec::new();
+        for &seed in seeds {
+            let db = backend.fresh_database().await;
+            figures.push(crash_seed(&db.url, db.sqlite_file().as_deref(), seed, 2).await);
+        }
+        report_crashes(backend.name(), &figures);
     }
-    report_crashes("SQLite", &figures);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_acknowledged_deletes_survive_sigkill_of_the_server() {
-    let mut figures = Vec::new();
-    for seed in [0xD4, 0xE5] {
-        let schema = fresh_postgres_schema().await;
-        figures.push(crash_seed(&schema.url, None, seed, 2).await);
-    }
-    report_crashes("PostgreSQL", &figures);
 }
