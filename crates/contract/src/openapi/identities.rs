@@ -7,8 +7,70 @@ use super::schemas::{
 };
 use crate::{
     ErrorBody, ProviderId, RegionId, ZoneIdentityList, ZoneMappingAnswer, ZoneMappingId,
-    ZoneMappingList, ZoneMappingRequest,
+    ZoneMappingList, ZoneMappingRequest, MAX_MAPPINGS_PER_LISTING, MAX_ZONES_PER_REGION,
 };
+use serde_json::json;
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::PartialSchema;
+
+/// The schema of a query list: an array of `items`, at most `max`, with `example` in its
+/// `examples` (a query parameter's own `example` would be pre-filled and sent by Swagger UI).
+fn query_list(items: RefOr<Schema>, max: usize, example: serde_json::Value) -> RefOr<Schema> {
+    ArrayBuilder::new()
+        .items(items)
+        .max_items(Some(max))
+        .examples([example])
+        .into()
+}
+
+/// A string matching `pattern`.
+fn word(pattern: &str) -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::Type(Type::String))
+        .pattern(Some(pattern))
+        .into()
+}
+
+/// Declares the schema types of the identity listing's query lists.
+macro_rules! query_lists {
+    ($($(#[$doc:meta])* $name:ident => $schema:expr;)+) => {$(
+        $(#[$doc])*
+        pub struct $name;
+
+        impl PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                $schema
+            }
+        }
+    )+};
+}
+
+query_lists! {
+    /// `mapping`, repeated: zone mapping ids.
+    MappingIds => query_list(
+        Ref::from_schema_name("ZoneMappingId").into(),
+        MAX_MAPPINGS_PER_LISTING,
+        json!(["prod", "staging"]),
+    );
+    /// `zone_type`: zone types, or `all`.
+    ZoneTypeList => query_list(
+        word("^[a-z_-]{1,64}$"),
+        MAX_ZONES_PER_REGION,
+        json!(["local-zone", "wavelength-zone"]),
+    );
+    /// `zone_id`: zone ids.
+    ZoneIdList => query_list(
+        word(ZONE_WORD),
+        MAX_ZONES_PER_REGION,
+        json!(["use1-az1", "use1-az2"]),
+    );
+    /// `zone_name`: zone names.
+    ZoneNameList => query_list(word(ZONE_WORD), MAX_ZONES_PER_REGION, json!(["us-east-1a"]));
+}
+
+/// The rule of a zone id or name (the region id's).
+const ZONE_WORD: &str = "^[a-z0-9][a-z0-9-]{0,62}$";
 
 /// Description of the zone-identity listing. Never called; see the module docs.
 #[utoipa::path(
@@ -59,10 +121,10 @@ mappings applied, and `Cache-Control: private, max-age=60`.",
     params(
         ("providerId" = ProviderId, Path, description = "Provider identifier, for example `aws`, `gcp` or `azure`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("regionId" = RegionId, Path, description = "Region identifier within the provider, for example `us-east-1`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
-        ("mapping" = Option<[ZoneMappingId]>, Query, style = Form, explode, max_items = 10, description = "Optional ids of zone mappings of your organization, for example `prod`, repeated for several (`mapping=prod&mapping=staging`, at most 10, each once). The first one's names fill `zone_name`, each one's fill `names`. Leave it out to see the catalog's names only.", example = json!(["prod", "staging"])),
-        ("zone_type" = inline(Option<[String]>), Query, style = Form, explode = false, max_items = 100, description = "Comma-separated zone types to show, for example `local-zone,wavelength-zone`, or `all`. Known types: `availability-zone`, `local-zone`, `wavelength-zone`, `extended-zone`, `ai-zone`; a well-formed type no zone has matches nothing. Default: `availability-zone`. Each type matches `^[a-z_-]{1,64}$`.", example = json!(["local-zone", "wavelength-zone"])),
-        ("zone_id" = inline(Option<[String]>), Query, style = Form, explode = false, max_items = 100, description = "Comma-separated zone ids to show, exact, for example `use1-az1,use1-az2`. Each matches `^[a-z0-9][a-z0-9-]{0,62}$`.", example = json!(["use1-az1", "use1-az2"])),
-        ("zone_name" = inline(Option<[String]>), Query, style = Form, explode = false, max_items = 100, description = "Comma-separated zone names to show, exact, compared with the name the answer shows (the first mapping's, with mappings), for example `us-east-1a`. Each matches `^[a-z0-9][a-z0-9-]{0,62}$`.", example = json!(["us-east-1a"])),
+        ("mapping" = inline(Option<MappingIds>), Query, style = Form, explode, description = "Optional ids of zone mappings of your organization, for example `prod`, repeated for several (`mapping=prod&mapping=staging`, at most 10, each once). The first one's names fill `zone_name`, each one's fill `names`. Leave it out to see the catalog's names only."),
+        ("zone_type" = inline(Option<ZoneTypeList>), Query, style = Form, explode = false, description = "Comma-separated zone types to show, for example `local-zone,wavelength-zone`, or `all`. Known types: `availability-zone`, `local-zone`, `wavelength-zone`, `extended-zone`, `ai-zone`; a well-formed type no zone has matches nothing. Default: `availability-zone`. Each type matches `^[a-z_-]{1,64}$`."),
+        ("zone_id" = inline(Option<ZoneIdList>), Query, style = Form, explode = false, description = "Comma-separated zone ids to show, exact, for example `use1-az1,use1-az2`. Each matches `^[a-z0-9][a-z0-9-]{0,62}$`."),
+        ("zone_name" = inline(Option<ZoneNameList>), Query, style = Form, explode = false, description = "Comma-separated zone names to show, exact, compared with the name the answer shows (the first mapping's, with mappings), for example `us-east-1a`. Each matches `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("If-None-Match" = Option<IfNoneMatch>, Header, nullable = false, description = if_none_match_parameter("W/\"0a1b2c3d4e5f60718293a4b5\"", "identities")),
         ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("zones-7f3a", ECHOED_IN_BODY))
     ),
