@@ -78,10 +78,8 @@ pub(crate) fn zone_identities_path(
     region: impl IntoId<RegionId>,
     mapping: Option<&ZoneMappingId>,
 ) -> Result<String, Error> {
-    let query = ZoneIdentityQuery {
-        mappings: mapping.into_iter().cloned().collect(),
-        ..ZoneIdentityQuery::default()
-    };
+    let mut query = ZoneIdentityQuery::default();
+    query.mappings.extend(mapping.cloned());
     zone_identities_query_path(provider, region, &query)
 }
 
