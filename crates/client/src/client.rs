@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use appzone_contract::headers::IDEMPOTENCY_KEY;
 use appzone_contract::{
-    paths, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneIdentityList, ZoneList,
-    ZoneMappingAnswer, ZoneMappingId, ZoneMappingList, ZoneMappingRequest,
+    paths, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneIdentityList,
+    ZoneIdentityQuery, ZoneList, ZoneMappingAnswer, ZoneMappingId, ZoneMappingList,
+    ZoneMappingRequest,
 };
 use http::{HeaderValue, Method, StatusCode};
 
@@ -37,7 +38,10 @@ mod listing;
 pub use builder::ClientBuilder;
 // For the conditional listings, which send `If-None-Match` through the same calls.
 pub(crate) use call::ExtraHeader;
-pub(crate) use listing::{read_listing, regions_path, zone_identities_path, zones_path, Listing};
+pub(crate) use listing::{
+    read_listing, regions_path, zone_identities_path, zone_identities_query_path, zones_path,
+    Listing,
+};
 
 /// The `User-Agent` the client sends unless told otherwise: `appzone-client/<version>`.
 pub const DEFAULT_USER_AGENT: &str = concat!("appzone-client/", env!("CARGO_PKG_VERSION"));
@@ -279,6 +283,46 @@ impl Client {
         mapping: Option<&ZoneMappingId>,
     ) -> Result<ZoneIdentityList, Error> {
         self.get_listing(&zone_identities_path(provider, region, mapping)?)
+            .await
+    }
+
+    /// Lists the zone identities of `region` of `provider` as `query` asks: several zone
+    /// mappings side by side, and filters by zone type, id and name
+    /// (`GET .../zone-identities?mapping=a&mapping=b&zone_type=...&zone_id=...&zone_name=...`).
+    ///
+    /// As [`zone_identities`](Client::zone_identities), which asks for one mapping or none.
+    /// With several mappings, each [`ZoneIdentity::names`](crate::ZoneIdentity::names) gives the
+    /// zone's name in each, in the order asked, and
+    /// [`ZoneIdentityList::mappings`] lists them; `zone_name` is the first one's. A filter that
+    /// matches nothing gives an empty list. Beside the errors of
+    /// [`zone_identities`](Client::zone_identities): 400 `invalid_query`
+    /// ([`ErrorCode::INVALID_QUERY`](crate::ErrorCode::INVALID_QUERY)) for a malformed filter
+    /// value, a mapping asked twice or more than 10 mappings.
+    ///
+    /// ```no_run
+    /// # async fn run(client: appzone_client::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// use appzone_client::ZoneIdentityQuery;
+    ///
+    /// // Which zone in account b is account a's us-east-1a?
+    /// let query = ZoneIdentityQuery::default()
+    ///     .mapping("a".parse()?)
+    ///     .mapping("b".parse()?)
+    ///     .zone_name("us-east-1a");
+    /// let zones = client.zone_identities_with("aws", "us-east-1", &query).await?;
+    /// for zone in &zones.data {
+    ///     let in_b = zone.names.get(1).and_then(|n| n.zone_name.as_deref());
+    ///     println!("{}: {}", zone.zone_id, in_b.unwrap_or("-"));
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn zone_identities_with(
+        &self,
+        provider: impl IntoId<ProviderId>,
+        region: impl IntoId<RegionId>,
+        query: &ZoneIdentityQuery,
+    ) -> Result<ZoneIdentityList, Error> {
+        self.get_listing(&zone_identities_query_path(provider, region, query)?)
             .await
     }
 

@@ -138,10 +138,10 @@ pub use appzone_contract::{
 };
 /// The zone-identity listing and the zone mappings (API 1.2).
 pub use appzone_contract::{
-    AppliedMapping, CatalogSource, MappedRegion, MappedZone, NameScope, SourceReference,
-    Visibility, ZoneIdentity, ZoneIdentityList, ZoneMapping, ZoneMappingAnswer, ZoneMappingId,
-    ZoneMappingIdError, ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary, ZoneType,
-    MAX_ZONE_MAPPING_BYTES,
+    AppliedMapping, CatalogSource, MappedName, MappedRegion, MappedZone, NameScope,
+    SourceReference, Visibility, ZoneIdentity, ZoneIdentityList, ZoneIdentityQuery, ZoneMapping,
+    ZoneMappingAnswer, ZoneMappingId, ZoneMappingIdError, ZoneMappingList, ZoneMappingRequest,
+    ZoneMappingSummary, ZoneType, ZoneTypes, MAX_MAPPINGS_PER_LISTING, MAX_ZONE_MAPPING_BYTES,
 };
 /// The HTTP types that [`ApiError`], [`DecodeError`] and [`Error::status`] use.
 pub use http::{Method, StatusCode};

@@ -88,8 +88,23 @@ const UNKNOWN_MAPPING: (&str, &str) = (
      `zone_mapping_not_found`",
 );
 
+const ZONE_ID_FILTER: (&str, &str) = (
+    "zone_identities_zone_id_filter_keeps_that_zone_only",
+    "**Filters** on `GET .../zone-identities`: ... `zone_id` and `zone_name` (comma-separated, \
+     exact)",
+);
+const FILTER_MATCHING_NOTHING: (&str, &str) = (
+    "zone_identities_filter_matching_nothing_is_200_with_empty_data",
+    "a filter that matches nothing answers 200 with `[]`",
+);
+const UNKNOWN_PARAMETER: (&str, &str) = (
+    "zone_identities_unknown_query_parameter_is_400_invalid_query",
+    "An unknown query parameter, a repeated one that may not repeat, or a malformed value \
+     answers 400 `invalid_query` naming the parameter",
+);
+
 /// The checks of the identity listing, skipped together when the catalog has no aws/us-east-1.
-const IDENTITY_CHECKS: [(&str, &str); 7] = [
+const IDENTITY_CHECKS: [(&str, &str); 10] = [
     ENVELOPE,
     ETAG,
     KEY,
@@ -97,6 +112,9 @@ const IDENTITY_CHECKS: [(&str, &str); 7] = [
     MALFORMED_REGION,
     UNKNOWN_REGION,
     UNKNOWN_MAPPING,
+    ZONE_ID_FILTER,
+    FILTER_MATCHING_NOTHING,
+    UNKNOWN_PARAMETER,
 ];
 
 /// The identity listing's checks; returns its zone ids when it answered them.
@@ -167,7 +185,74 @@ async fn listing(kit: &mut Kit) -> Option<Vec<String>> {
         };
         kit.record(name, promise, outcome);
     }
+    filters(kit, &path, zone_ids.as_deref()).await;
     zone_ids
+}
+
+/// The filter checks: `?zone_id=` of the first zone gives that zone only, a zone id no zone
+/// has gives `[]`, and an unknown parameter (the kit's own name) is 400 `invalid_query`
+/// naming it.
+async fn filters(kit: &mut Kit, path: &str, zone_ids: Option<&[String]>) {
+    let outcome = match zone_ids.and_then(<[String]>::first) {
+        None => skip("the listing gave no zone id to filter by"),
+        Some(first) => {
+            let filtered = format!("{path}?{}={first}", paths::ZONE_ID_QUERY);
+            match kit.get(&filtered, paths::LIST_ZONE_IDENTITIES).await {
+                Ok(ex) => done(shows_zones(&ex, &[first.as_str()])),
+                Err(failure) => failure,
+            }
+        }
+    };
+    kit.record(ZONE_ID_FILTER.0, ZONE_ID_FILTER.1, outcome);
+
+    let nothing = format!("{path}?{}=conformance-no-such-zone", paths::ZONE_ID_QUERY);
+    let outcome = match kit.get(&nothing, paths::LIST_ZONE_IDENTITIES).await {
+        Ok(ex) => done(shows_zones(&ex, &[])),
+        Err(failure) => failure,
+    };
+    kit.record(
+        FILTER_MATCHING_NOTHING.0,
+        FILTER_MATCHING_NOTHING.1,
+        outcome,
+    );
+
+    let parameter = "conformance-unknown";
+    let unknown = format!("{path}?{parameter}=1");
+    let outcome = match kit.get(&unknown, paths::LIST_ZONE_IDENTITIES).await {
+        Ok(ex) => done(
+            ex.expect_error(400, ErrorCode::INVALID_QUERY)
+                .and_then(|()| {
+                    let message = ex
+                        .json()
+                        .and_then(|b| b["error"].as_str().map(str::to_owned));
+                    match message {
+                        Some(message) if message.contains(parameter) => Ok(()),
+                        other => Err(ex.fail(
+                            format!("a message naming {parameter:?}"),
+                            format!("{other:?}"),
+                        )),
+                    }
+                }),
+        ),
+        Err(failure) => failure,
+    };
+    kit.record(UNKNOWN_PARAMETER.0, UNKNOWN_PARAMETER.1, outcome);
+}
+
+/// A 200 identity listing whose items are the zones `ids`, in that order.
+fn shows_zones(ex: &Exchange, ids: &[&str]) -> Result<(), Outcome> {
+    let shown: Option<Vec<String>> = ex.json().and_then(|body| {
+        body["data"].as_array().map(|items| {
+            items
+                .iter()
+                .map(|item| item["zone_id"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+    });
+    match shown {
+        Some(shown) if ex.status == 200 && shown == ids => Ok(()),
+        _ => Err(ex.fail(format!("200 with the zones {ids:?}"), ex.describe())),
+    }
 }
 
 /// The identity listing's body without a mapping; its zone ids when it is right.

@@ -112,6 +112,10 @@ impl ErrorCode {
     /// region, an id or a name twice); the message names the first offenders. Added in
     /// 1.2.0; arrives as [`ErrorCode::Other`].
     pub const INVALID_ZONE_MAPPING: &'static str = "invalid_zone_mapping";
+    /// 400: an unknown query parameter, one repeated that may not repeat, or a malformed
+    /// value (zone identities); the message names the parameter. Added in 1.2.0; arrives as
+    /// [`ErrorCode::Other`].
+    pub const INVALID_QUERY: &'static str = "invalid_query";
 
     /// The codes added within 1.x, in the order they were added.
     ///
@@ -122,7 +126,7 @@ impl ErrorCode {
     /// assert_eq!(code.as_str(), ErrorCode::IDEMPOTENCY_KEY_REUSED);
     /// assert_eq!(code.status().as_u16(), 422);
     /// ```
-    pub const ADDED: [AddedCode; 6] = [
+    pub const ADDED: [AddedCode; 7] = [
         AddedCode {
             code: ErrorCode::INVALID_IDEMPOTENCY_KEY,
             status: 400,
@@ -161,6 +165,13 @@ impl ErrorCode {
             status: 422,
             meaning: "a zone mapping the catalog contradicts; the message names the first \
                       offenders",
+            since: "1.2.0",
+        },
+        AddedCode {
+            code: ErrorCode::INVALID_QUERY,
+            status: 400,
+            meaning: "an unknown query parameter, a repeated one that may not repeat, or a \
+                      malformed value; the message names the parameter",
             since: "1.2.0",
         },
     ];

@@ -53,6 +53,13 @@ macro_rules! open_string_set {
                 }
             }
 
+            /// Whether `value` is a well-formed value of the set, known or not: 1 to 64
+            /// lowercase letters, `_` and `-` (the document's pattern).
+            pub fn is_valid(value: &str) -> bool {
+                (1..=64).contains(&value.len())
+                    && value.bytes().all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-')
+            }
+
             /// Parses the wire form; unknown values become `Other`.
             pub fn from_wire(value: &str) -> Self {
                 match value {
@@ -128,9 +135,19 @@ open_string_set! {
     pub enum ZoneType {
         /// An availability zone of the region.
         AvailabilityZone = "availability-zone",
+        /// AWS: a Local Zone, anchored to an availability zone of its parent region.
+        LocalZone = "local-zone",
+        /// AWS: a Wavelength Zone, in a carrier's network.
+        WavelengthZone = "wavelength-zone",
+        /// Azure: an Extended Zone, listed under its home region.
+        ExtendedZone = "extended-zone",
+        /// GCP: an AI zone.
+        AiZone = "ai-zone",
     }
-    schema: "The kind of zone. Known value: `availability-zone`. Values may be added (local \
-zones, say): accept one you do not know.",
+    schema: "The kind of zone. Known values: `availability-zone`, `local-zone` and \
+`wavelength-zone` (AWS), `extended-zone` (Azure, listed under its home region), `ai-zone` \
+(GCP). The listing shows availability zones only unless `zone_type` asks for others. Values \
+may be added: accept one you do not know.",
     example: "availability-zone"
 }
 
@@ -187,6 +204,10 @@ pub struct ZoneIdentity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 1024)]
     pub note: Option<String>,
+    /// The zone's name in each zone mapping applied (`?mapping=`), in the order asked; empty without one. The first one's name is `zone_name`.
+    #[serde(default)]
+    #[schema(required = true, max_items = 10)]
+    pub names: Vec<MappedName>,
 }
 
 impl ZoneIdentity {
@@ -206,6 +227,53 @@ impl ZoneIdentity {
             zone_type,
             visibility,
             note,
+            names: Vec::new(),
+        }
+    }
+}
+
+/// A zone's name in one of the zone mappings an identity listing applies: several accounts
+/// side by side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(
+    description = "The zone's name in one zone mapping applied, and the account's state of the \
+zone as that mapping records it.",
+    example = json!({"mapping": "prod", "zone_name": "us-east-1d", "state": null, "opt_in_status": null})
+)]
+pub struct MappedName {
+    /// The id of the zone mapping, as asked in `mapping`.
+    #[schema(value_type = ZoneMappingId)]
+    pub mapping: String,
+    /// The name this mapping's account deploys the zone with; the catalog's name where the mapping does not pair the zone but the name is the same for every account; else `null`.
+    #[schema(
+        required = true,
+        min_length = 1,
+        max_length = 63,
+        pattern = "^[a-z0-9][a-z0-9-]{0,62}$"
+    )]
+    pub zone_name: Option<String>,
+    /// The zone's state in the mapping's account (AWS `State`, such as `available`); `null` while mappings do not record it.
+    #[schema(required = true, max_length = 64)]
+    pub state: Option<String>,
+    /// The account's opt-in status of the zone (AWS `OptInStatus`, such as `opted-in`); `null` while mappings do not record it.
+    #[schema(required = true, max_length = 64)]
+    pub opt_in_status: Option<String>,
+}
+
+impl MappedName {
+    /// A zone's name in `mapping`.
+    pub fn new(
+        mapping: String,
+        zone_name: Option<String>,
+        state: Option<String>,
+        opt_in_status: Option<String>,
+    ) -> Self {
+        Self {
+            mapping,
+            zone_name,
+            state,
+            opt_in_status,
         }
     }
 }
@@ -325,10 +393,14 @@ envelope! {
         #[schema(max_items = 100)]
         pub data: Vec<ZoneIdentity>,
         message(512): "Human-readable summary, saying how to learn the names that are `null`. Do not parse it.",
-        /// The zone mapping applied (`?mapping=`), or `null`.
+        /// The zone mapping applied (`?mapping=`), or `null`; with several, the first.
         #[serde(default)]
         #[schema(required = true)]
         pub mapping: Option<AppliedMapping>,
+        /// Every zone mapping applied, in the order asked; empty without `?mapping=`.
+        #[serde(default)]
+        #[schema(required = true, max_items = 10)]
+        pub mappings: Vec<AppliedMapping>,
         /// How old the catalog is and what it rests on.
         #[serde(default)]
         #[schema(required = true)]
@@ -337,24 +409,116 @@ envelope! {
 }
 
 impl ZoneIdentityList {
-    /// A listing body.
+    /// A listing body; `mapping` is the first of `mappings`.
     pub fn new(
         data: Vec<ZoneIdentity>,
         id: String,
-        mapping: Option<AppliedMapping>,
+        mappings: Vec<AppliedMapping>,
         message: String,
         source: CatalogSource,
     ) -> Self {
         Self {
             data,
             id,
-            mapping,
+            mapping: mappings.first().cloned(),
+            mappings,
             message,
             source,
             status: crate::STATUS_SUCCESS.to_owned(),
         }
     }
 }
+
+/// Which zone types an identity listing shows (`zone_type`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ZoneTypes {
+    /// Availability zones only: what the listing shows when `zone_type` is not given.
+    #[default]
+    AvailabilityZones,
+    /// Every type (`zone_type=all`).
+    All,
+    /// These types (`zone_type=local-zone,wavelength-zone`).
+    Only(Vec<ZoneType>),
+}
+
+/// What a zone-identity listing asks for besides its region: the zone mappings to apply and
+/// the filters. [`Default`] asks for the plain listing (availability zones, no mapping).
+///
+/// ```
+/// use appzone_contract::{paths, ZoneIdentityQuery};
+/// let query = ZoneIdentityQuery::default()
+///     .mapping("a".parse().unwrap())
+///     .mapping("b".parse().unwrap())
+///     .zone_name("us-east-1a");
+/// let path = paths::list_zone_identities_with(&"aws".parse()?, &"us-east-1".parse()?, &query);
+/// assert_eq!(
+///     path,
+///     "/api/v1/providers/aws/regions/us-east-1/zone-identities?mapping=a&mapping=b&zone_name=us-east-1a"
+/// );
+/// # Ok::<(), appzone_contract::IdError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ZoneIdentityQuery {
+    /// The zone mappings to apply, in order (`mapping`, repeated; at most
+    /// [`MAX_MAPPINGS_PER_LISTING`]): the first one's names fill `zone_name`, each one's fill
+    /// `names`.
+    pub mappings: Vec<ZoneMappingId>,
+    /// The zone types to show (`zone_type`).
+    pub zone_types: ZoneTypes,
+    /// Only these zone ids (`zone_id`, exact); empty: every id.
+    pub zone_ids: Vec<String>,
+    /// Only zones shown with these names (`zone_name`, exact, compared with the name the answer
+    /// shows: the first mapping's); empty: every name.
+    pub zone_names: Vec<String>,
+}
+
+impl ZoneIdentityQuery {
+    /// Applies zone mapping `id` too, after those already asked.
+    pub fn mapping(mut self, id: ZoneMappingId) -> Self {
+        self.mappings.push(id);
+        self
+    }
+
+    /// Shows zones of type `zone_type` too (instead of availability zones only).
+    pub fn zone_type(mut self, zone_type: ZoneType) -> Self {
+        match &mut self.zone_types {
+            ZoneTypes::Only(types) => types.push(zone_type),
+            _ => self.zone_types = ZoneTypes::Only(vec![zone_type]),
+        }
+        self
+    }
+
+    /// Whether it asks for less than every availability zone: another zone type, or zone ids
+    /// or names.
+    pub fn filters(&self) -> bool {
+        self.zone_types != ZoneTypes::AvailabilityZones
+            || !self.zone_ids.is_empty()
+            || !self.zone_names.is_empty()
+    }
+
+    /// Shows zones of every type.
+    pub fn all_zone_types(mut self) -> Self {
+        self.zone_types = ZoneTypes::All;
+        self
+    }
+
+    /// Shows the zone with identity `zone_id` too (instead of every zone).
+    pub fn zone_id(mut self, zone_id: impl Into<String>) -> Self {
+        self.zone_ids.push(zone_id.into());
+        self
+    }
+
+    /// Shows the zone shown with name `zone_name` too (instead of every zone).
+    pub fn zone_name(mut self, zone_name: impl Into<String>) -> Self {
+        self.zone_names.push(zone_name.into());
+        self
+    }
+}
+
+/// The most zone mappings one identity listing applies (`mapping` repeated).
+pub const MAX_MAPPINGS_PER_LISTING: usize = 10;
 
 #[cfg(test)]
 mod tests {
@@ -365,8 +529,9 @@ mod tests {
         let scope: NameScope = serde_json::from_str("\"organization\"").unwrap();
         assert_eq!(scope, NameScope::Other("organization".into()));
         assert_eq!(serde_json::to_string(&scope).unwrap(), "\"organization\"");
-        let kind: ZoneType = serde_json::from_str("\"local-zone\"").unwrap();
-        assert_eq!(kind.as_str(), "local-zone");
+        let kind: ZoneType = serde_json::from_str("\"orbital-zone\"").unwrap();
+        assert_eq!(kind, ZoneType::Other("orbital-zone".into()));
+        assert_eq!(kind.as_str(), "orbital-zone");
         assert_eq!(
             serde_json::to_string(&ZoneType::AvailabilityZone).unwrap(),
             "\"availability-zone\""

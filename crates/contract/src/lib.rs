@@ -104,8 +104,9 @@ pub use deprecation::{Deprecation, DEPRECATIONS};
 pub use discovery::{ProviderList, RegionList, MAX_PROVIDERS, MAX_REGIONS_PER_PROVIDER};
 pub use error::{AddedCode, ErrorBody, ErrorCode};
 pub use identities::{
-    AppliedMapping, CatalogSource, NameScope, SourceReference, Visibility, ZoneIdentity,
-    ZoneIdentityList, ZoneType,
+    AppliedMapping, CatalogSource, MappedName, NameScope, SourceReference, Visibility,
+    ZoneIdentity, ZoneIdentityList, ZoneIdentityQuery, ZoneType, ZoneTypes,
+    MAX_MAPPINGS_PER_LISTING,
 };
 pub use ids::{IdError, IdKind, ProfileId, ProviderId, RegionId};
 pub use mappings::{

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, CONTROLS};
 
-use crate::{ProfileId, ProviderId, RegionId, ZoneMappingId};
+use crate::{ProfileId, ProviderId, RegionId, ZoneIdentityQuery, ZoneMappingId, ZoneTypes};
 
 /// Prefix of every versioned API path.
 pub const API_PREFIX: &str = "/api/v1";
@@ -21,13 +21,29 @@ pub const LIST_REGIONS: &str = "/api/v1/providers/{providerId}/regions";
 /// Template of the zone listing (`GET`).
 pub const LIST_ZONES: &str = "/api/v1/providers/{providerId}/regions/{regionId}/zones";
 
-/// Template of the zone-identity listing (`GET`); takes the optional query parameter
-/// [`MAPPING_QUERY`].
+/// Template of the zone-identity listing (`GET`); takes the optional query parameters
+/// [`MAPPING_QUERY`] (repeatable), [`ZONE_TYPE_QUERY`], [`ZONE_ID_QUERY`] and
+/// [`ZONE_NAME_QUERY`] (each at most once, a comma-separated list).
 pub const LIST_ZONE_IDENTITIES: &str =
     "/api/v1/providers/{providerId}/regions/{regionId}/zone-identities";
 
-/// The query parameter of the zone-identity listing naming a zone mapping to apply.
+/// The query parameter of the zone-identity listing naming a zone mapping to apply; repeated
+/// for several, side by side.
 pub const MAPPING_QUERY: &str = "mapping";
+
+/// The zone-identity listing's filter by zone type: comma-separated types, or
+/// [`ALL_ZONE_TYPES`].
+pub const ZONE_TYPE_QUERY: &str = "zone_type";
+
+/// The value of [`ZONE_TYPE_QUERY`] asking for every type.
+pub const ALL_ZONE_TYPES: &str = "all";
+
+/// The zone-identity listing's filter by zone id: comma-separated ids, exact.
+pub const ZONE_ID_QUERY: &str = "zone_id";
+
+/// The zone-identity listing's filter by the zone name the answer shows: comma-separated
+/// names, exact.
+pub const ZONE_NAME_QUERY: &str = "zone_name";
 
 /// Path of the organization's zone mappings (`GET`).
 pub const ZONE_MAPPINGS: &str = "/api/v1/zone-mappings";
@@ -121,16 +137,59 @@ pub fn list_zone_identities(
     region: &RegionId,
     mapping: Option<&ZoneMappingId>,
 ) -> String {
-    let path = format!(
+    let query = ZoneIdentityQuery {
+        mappings: mapping.into_iter().cloned().collect(),
+        ..ZoneIdentityQuery::default()
+    };
+    list_zone_identities_with(provider, region, &query)
+}
+
+/// The concrete path listing the zone identities of `provider`/`region` as `query` asks:
+/// `mapping` once per mapping, then `zone_type`, `zone_id` and `zone_name` as comma-separated
+/// lists (each value escaped, the commas not), each left out when it asks for the default.
+pub fn list_zone_identities_with(
+    provider: &ProviderId,
+    region: &RegionId,
+    query: &ZoneIdentityQuery,
+) -> String {
+    let mut pairs: Vec<(&str, String)> = query
+        .mappings
+        .iter()
+        .map(|id| (MAPPING_QUERY, encode(id.as_str()).to_string()))
+        .collect();
+    let list = |values: &mut dyn Iterator<Item = &str>| {
+        values
+            .map(|value| encode(value).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    match &query.zone_types {
+        ZoneTypes::All => pairs.push((ZONE_TYPE_QUERY, ALL_ZONE_TYPES.to_owned())),
+        ZoneTypes::Only(types) => {
+            pairs.push((ZONE_TYPE_QUERY, list(&mut types.iter().map(|t| t.as_str()))))
+        }
+        ZoneTypes::AvailabilityZones => {}
+    }
+    for (name, values) in [
+        (ZONE_ID_QUERY, &query.zone_ids),
+        (ZONE_NAME_QUERY, &query.zone_names),
+    ] {
+        if !values.is_empty() {
+            pairs.push((name, list(&mut values.iter().map(String::as_str))));
+        }
+    }
+    let mut path = format!(
         "{API_PREFIX}/providers/{}/regions/{}/zone-identities",
         encode(provider.as_str()),
         encode(region.as_str())
     );
-    match mapping {
-        // A mapping id's characters need no escaping in a query.
-        Some(id) => format!("{path}?{MAPPING_QUERY}={}", encode(id.as_str())),
-        None => path,
+    for (i, (name, value)) in pairs.iter().enumerate() {
+        path.push(if i == 0 { '?' } else { '&' });
+        path.push_str(name);
+        path.push('=');
+        path.push_str(value);
     }
+    path
 }
 
 /// The concrete path of zone mapping `id`.

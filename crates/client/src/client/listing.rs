@@ -3,8 +3,8 @@
 //! listings) and the listings' paths.
 
 use appzone_contract::{
-    paths, IdError, ProviderId, ProviderList, RegionId, RegionList, ZoneIdentityList, ZoneList,
-    ZoneMappingAnswer, ZoneMappingId, ZoneMappingList,
+    paths, IdError, ProviderId, ProviderList, RegionId, RegionList, ZoneIdentityList,
+    ZoneIdentityQuery, ZoneList, ZoneMappingAnswer, ZoneMappingId, ZoneMappingList,
 };
 
 use super::call::{Answer, MAX_BODY_BYTES};
@@ -78,9 +78,21 @@ pub(crate) fn zone_identities_path(
     region: impl IntoId<RegionId>,
     mapping: Option<&ZoneMappingId>,
 ) -> Result<String, Error> {
+    let mut query = ZoneIdentityQuery::default();
+    query.mappings.extend(mapping.cloned());
+    zone_identities_query_path(provider, region, &query)
+}
+
+/// The path of the zone-identity listing of `region` of `provider` as `query` asks; a
+/// malformed id is an [`Error::InvalidArgument`].
+pub(crate) fn zone_identities_query_path(
+    provider: impl IntoId<ProviderId>,
+    region: impl IntoId<RegionId>,
+    query: &ZoneIdentityQuery,
+) -> Result<String, Error> {
     let provider = provider.into_id().map_err(invalid_id)?;
     let region = region.into_id().map_err(invalid_id)?;
-    Ok(paths::list_zone_identities(&provider, &region, mapping))
+    Ok(paths::list_zone_identities_with(&provider, &region, query))
 }
 
 /// A listing's answer as the listing and its `ETag`: a non-2xx answer is an [`Error::Api`]; a

@@ -9,6 +9,7 @@
 
 mod cli;
 mod conformance;
+mod identities_cli;
 mod mappings_cli;
 mod real_server;
 mod run;

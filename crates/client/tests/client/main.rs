@@ -14,6 +14,7 @@
 mod api;
 mod conditional;
 mod deprecation;
+mod identity_query;
 mod mappings;
 mod mappings_real;
 mod real_server;

@@ -123,8 +123,11 @@ const DELETION_CHECKS: [&str; 5] = [
 ];
 
 /// The checks of API 1.2's zone identities and zone mappings that only read.
-const ZONE_MAPPING_READS: [&str; 9] = [
+const ZONE_MAPPING_READS: [&str; 12] = [
     "zone_identities_envelope_has_items_mapping_and_source",
+    "zone_identities_zone_id_filter_keeps_that_zone_only",
+    "zone_identities_filter_matching_nothing_is_200_with_empty_data",
+    "zone_identities_unknown_query_parameter_is_400_invalid_query",
     "zone_identities_has_weak_etag_and_304_on_if_none_match",
     "zone_identities_without_a_valid_key_is_401",
     "zone_identities_unknown_provider_is_400_invalid_provider",
@@ -308,6 +311,9 @@ const MUTATIONS: [(Mutation, &[&str]); 46] = [
         &[
             "zone_identities_unknown_mapping_is_404_zone_mapping_not_found",
             "zone_identities_with_mapping_show_its_names",
+            "zone_identities_zone_id_filter_keeps_that_zone_only",
+            "zone_identities_filter_matching_nothing_is_200_with_empty_data",
+            "zone_identities_unknown_query_parameter_is_400_invalid_query",
         ],
     ),
     (

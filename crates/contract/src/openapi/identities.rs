@@ -7,8 +7,70 @@ use super::schemas::{
 };
 use crate::{
     ErrorBody, ProviderId, RegionId, ZoneIdentityList, ZoneMappingAnswer, ZoneMappingId,
-    ZoneMappingList, ZoneMappingRequest,
+    ZoneMappingList, ZoneMappingRequest, MAX_MAPPINGS_PER_LISTING, MAX_ZONES_PER_REGION,
 };
+use serde_json::json;
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::PartialSchema;
+
+/// The schema of a query list: an array of `items`, at most `max`, with `example` in its
+/// `examples` (a query parameter's own `example` would be pre-filled and sent by Swagger UI).
+fn query_list(items: RefOr<Schema>, max: usize, example: serde_json::Value) -> RefOr<Schema> {
+    ArrayBuilder::new()
+        .items(items)
+        .max_items(Some(max))
+        .examples([example])
+        .into()
+}
+
+/// A string matching `pattern`.
+fn word(pattern: &str) -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::Type(Type::String))
+        .pattern(Some(pattern))
+        .into()
+}
+
+/// Declares the schema types of the identity listing's query lists.
+macro_rules! query_lists {
+    ($($(#[$doc:meta])* $name:ident => $schema:expr;)+) => {$(
+        $(#[$doc])*
+        pub struct $name;
+
+        impl PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                $schema
+            }
+        }
+    )+};
+}
+
+query_lists! {
+    /// `mapping`, repeated: zone mapping ids.
+    MappingIds => query_list(
+        Ref::from_schema_name("ZoneMappingId").into(),
+        MAX_MAPPINGS_PER_LISTING,
+        json!(["prod", "staging"]),
+    );
+    /// `zone_type`: zone types, or `all`.
+    ZoneTypeList => query_list(
+        word("^[a-z_-]{1,64}$"),
+        MAX_ZONES_PER_REGION,
+        json!(["local-zone", "wavelength-zone"]),
+    );
+    /// `zone_id`: zone ids.
+    ZoneIdList => query_list(
+        word(ZONE_WORD),
+        MAX_ZONES_PER_REGION,
+        json!(["use1-az1", "use1-az2"]),
+    );
+    /// `zone_name`: zone names.
+    ZoneNameList => query_list(word(ZONE_WORD), MAX_ZONES_PER_REGION, json!(["us-east-1a"]));
+}
+
+/// The rule of a zone id or name (the region id's).
+const ZONE_WORD: &str = "^[a-z0-9][a-z0-9-]{0,62}$";
 
 /// Description of the zone-identity listing. Never called; see the module docs.
 #[utoipa::path(
@@ -33,18 +95,36 @@ account, or the caller's own zone mapping does. To see your names in an `account
 `subscription` region, store your cloud CLI's output as a zone mapping (`PUT \
 /api/v1/zone-mappings/{mappingId}`) and pass its id as `mapping`; the answer's `mapping` then \
 names it, and zones it does not pair keep the catalog's name or `null`.\n\n\
+**Several accounts side by side**: `mapping` may repeat, with up to 10 distinct mappings of the \
+region's provider. Each item's `names` then gives the zone's name in each mapping, in the order \
+asked; `zone_name` is the first mapping's, `mapping` the first mapping and `mappings` all of \
+them. So `?mapping=a&mapping=b&zone_name=us-east-1a` answers \"which zone in account b is \
+account a's us-east-1a\" in one request. Without `mapping`, `names` and `mappings` are empty \
+arrays (always present, so a client never tells a missing field from an empty one).\n\n\
+**Filters**: `zone_type` (comma-separated types, or `all`; when absent, availability zones \
+only, so a reader never meets another type unasked), `zone_id` and `zone_name` \
+(comma-separated, exact; `zone_name` matches the name the answer shows, which with mappings is \
+the first mapping's, so a `null` name matches no filter). Filters combine: a zone is shown when \
+it matches every filter given. A filter that matches nothing, or a well-formed type no zone \
+has, answers 200 with an empty `data`.\n\n\
 Checks happen in this order: API key (401), then `providerId` (400 `invalid_provider`), then \
 `regionId` (400 `invalid_region`, 404 `region_not_found`), exactly as for the zone listing, \
-then `mapping` (404 `zone_mapping_not_found` when the caller's organization has no mapping \
-with that id; 422 `invalid_zone_mapping` when the mapping is of another provider). A region \
+then the query (400 `invalid_query`, naming the parameter: an unknown parameter, `zone_type`, \
+`zone_id` or `zone_name` given twice or malformed, a mapping asked twice, or more than 10 \
+mappings), then each `mapping` in the order asked (404 `zone_mapping_not_found` when the \
+caller's organization has no mapping with that id; 422 `invalid_zone_mapping` when the \
+mapping is of another provider). A region \
 without availability zones (Azure `westus`, say) answers 200 with an empty `data` array.\n\n\
 `source` says how old the catalog is (`compiled_on`) and what its facts about this region \
-rest on. The answer carries a weak `ETag` over the region's identities and the mapping \
-applied, and `Cache-Control: private, max-age=60`.",
+rest on. The answer carries a weak `ETag` over the region's identities, the filters and the \
+mappings applied, and `Cache-Control: private, max-age=60`.",
     params(
         ("providerId" = ProviderId, Path, description = "Provider identifier, for example `aws`, `gcp` or `azure`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("regionId" = RegionId, Path, description = "Region identifier within the provider, for example `us-east-1`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
-        ("mapping" = Option<ZoneMappingId>, Query, nullable = false, description = "Optional id of a zone mapping of your organization, for example `prod`, whose names fill `zone_name`. Leave it out to see the catalog's names only."),
+        ("mapping" = inline(Option<MappingIds>), Query, style = Form, explode, description = "Optional ids of zone mappings of your organization, for example `prod`, repeated for several (`mapping=prod&mapping=staging`, at most 10, each once). The first one's names fill `zone_name`, each one's fill `names`. Leave it out to see the catalog's names only."),
+        ("zone_type" = inline(Option<ZoneTypeList>), Query, style = Form, explode = false, description = "Comma-separated zone types to show, for example `local-zone,wavelength-zone`, or `all`. Known types: `availability-zone`, `local-zone`, `wavelength-zone`, `extended-zone`, `ai-zone`; a well-formed type no zone has matches nothing. Default: `availability-zone`. Each type matches `^[a-z_-]{1,64}$`."),
+        ("zone_id" = inline(Option<ZoneIdList>), Query, style = Form, explode = false, description = "Comma-separated zone ids to show, exact, for example `use1-az1,use1-az2`. Each matches `^[a-z0-9][a-z0-9-]{0,62}$`."),
+        ("zone_name" = inline(Option<ZoneNameList>), Query, style = Form, explode = false, description = "Comma-separated zone names to show, exact, compared with the name the answer shows (the first mapping's, with mappings), for example `us-east-1a`. Each matches `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("If-None-Match" = Option<IfNoneMatch>, Header, nullable = false, description = if_none_match_parameter("W/\"0a1b2c3d4e5f60718293a4b5\"", "identities")),
         ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("zones-7f3a", ECHOED_IN_BODY))
     ),
@@ -56,59 +136,84 @@ applied, and `Cache-Control: private, max-age=60`.",
             examples(
                 ("account" = (summary = "AWS, names per account: identities with null names", value = json!({
                     "data": [
-                        {"zone_id": "use1-az1", "zone_name": null, "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "note": "name mapped per account for accounts created before November 2025 (S1, S2); accounts created from November 2025 share one mapping that AWS does not publish"},
-                        {"zone_id": "use1-az2", "zone_name": null, "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "note": "name mapped per account for accounts created before November 2025 (S1, S2); accounts created from November 2025 share one mapping that AWS does not publish"}
+                        {"zone_id": "use1-az1", "zone_name": null, "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "note": "name mapped per account for accounts created before November 2025 (S1, S2); accounts created from November 2025 share one mapping that AWS does not publish", "names": []},
+                        {"zone_id": "use1-az2", "zone_name": null, "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "note": "name mapped per account for accounts created before November 2025 (S1, S2); accounts created from November 2025 share one mapping that AWS does not publish", "names": []}
                     ],
                     "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                     "mapping": null,
+                    "mappings": [],
                     "message": "6 zones in aws/us-east-1; 0 names known: names here are per account, so store your account's aws ec2 describe-availability-zones output as a zone mapping and ask again with ?mapping=",
                     "source": {"compiled_on": "2026-11-27", "references": [{"id": "S1", "what": "AWS 'AWS Availability Zones' page: the AZ ID table", "where": "https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.html", "date": "2026-11-27"}]},
                     "status": "success"
                 }))),
                 ("account_with_mapping" = (summary = "AWS, names per account, with the caller's mapping", value = json!({
                     "data": [
-                        {"zone_id": "use1-az1", "zone_name": "us-east-1d", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts"},
-                        {"zone_id": "use1-az2", "zone_name": "us-east-1a", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts"}
+                        {"zone_id": "use1-az1", "zone_name": "us-east-1d", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "names": [{"mapping": "prod", "zone_name": "us-east-1d", "state": null, "opt_in_status": null}]},
+                        {"zone_id": "use1-az2", "zone_name": "us-east-1a", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "names": [{"mapping": "prod", "zone_name": "us-east-1a", "state": null, "opt_in_status": null}]}
                     ],
                     "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                     "mapping": {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z"},
+                    "mappings": [{"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z"}],
                     "message": "6 zones in aws/us-east-1; 6 names from zone mapping prod",
+                    "source": {"compiled_on": "2026-11-27", "references": []},
+                    "status": "success"
+                }))),
+                ("side_by_side" = (summary = "Two accounts side by side: which zone in account staging is prod's us-east-1a (?mapping=prod&mapping=staging&zone_name=us-east-1a)", value = json!({
+                    "data": [
+                        {"zone_id": "use1-az2", "zone_name": "us-east-1a", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "names": [
+                            {"mapping": "prod", "zone_name": "us-east-1a", "state": null, "opt_in_status": null},
+                            {"mapping": "staging", "zone_name": "us-east-1c", "state": null, "opt_in_status": null}
+                        ]}
+                    ],
+                    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                    "mapping": {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z"},
+                    "mappings": [
+                        {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z"},
+                        {"id": "staging", "provider": "aws", "label": "staging account", "imported_at": "2026-11-27T11:00:00Z"}
+                    ],
+                    "message": "6 zones in aws/us-east-1; 6 names from zone mapping prod; names of zone mappings prod, staging side by side; 1 zone shown by the filters",
                     "source": {"compiled_on": "2026-11-27", "references": []},
                     "status": "success"
                 }))),
                 ("uniform" = (summary = "AWS, one name for every account", value = json!({
                     "data": [
-                        {"zone_id": "euc1-az2", "zone_name": "eu-central-1a", "name_scope": "uniform", "zone_type": "availability-zone", "visibility": "all_accounts"}
+                        {"zone_id": "euc1-az2", "zone_name": "eu-central-1a", "name_scope": "uniform", "zone_type": "availability-zone", "visibility": "all_accounts", "names": []}
                     ],
                     "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                     "mapping": null,
+                    "mappings": [],
                     "message": "3 zones in aws/eu-central-1; 3 names known, the same for every account",
                     "source": {"compiled_on": "2026-11-27", "references": []},
                     "status": "success"
                 }))),
                 ("global" = (summary = "GCP: the name is the identity", value = json!({
                     "data": [
-                        {"zone_id": "us-central1-a", "zone_name": "us-central1-a", "name_scope": "global", "zone_type": "availability-zone", "visibility": "all_accounts"}
+                        {"zone_id": "us-central1-a", "zone_name": "us-central1-a", "name_scope": "global", "zone_type": "availability-zone", "visibility": "all_accounts", "names": []}
                     ],
                     "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                     "mapping": null,
+                    "mappings": [],
                     "message": "4 zones in gcp/us-central1; zone names are the same in every project",
                     "source": {"compiled_on": "2026-11-27", "references": []},
                     "status": "success"
                 }))),
                 ("subscription" = (summary = "Azure: physical zones, logical names per subscription", value = json!({
                     "data": [
-                        {"zone_id": "eastus-az1", "zone_name": null, "name_scope": "subscription", "zone_type": "availability-zone", "visibility": "all_accounts"}
+                        {"zone_id": "eastus-az1", "zone_name": null, "name_scope": "subscription", "zone_type": "availability-zone", "visibility": "all_accounts", "names": []}
                     ],
                     "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                     "mapping": null,
+                    "mappings": [],
                     "message": "3 zones in azure/eastus; deployments name logical zones 1, 2, 3, mapped per subscription: store your az account list-locations output as a zone mapping and ask again with ?mapping=",
                     "source": {"compiled_on": "2026-11-27", "references": []},
                     "status": "success"
                 })))
             )),
-        (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. `invalid_region`: the region id is malformed.", body = ErrorBody,
-            example = json!({"error": "invalid region id: region id may contain only lowercase ASCII letters, digits and '-'; found 'E' at position 3", "error_code": "invalid_region"})),
+        (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. `invalid_region`: the region id is malformed. `invalid_query`: an unknown query parameter, one given twice that may not repeat, a mapping asked twice or more than 10, or a malformed value; the message names the parameter.", body = ErrorBody,
+            examples(
+                ("invalid_region" = (summary = "Malformed region id", value = json!({"error": "invalid region id: region id may contain only lowercase ASCII letters, digits and '-'; found 'E' at position 3", "error_code": "invalid_region"}))),
+                ("invalid_query" = (summary = "Unknown query parameter", value = json!({"error": "invalid query parameter \"foo\": unknown query parameter; this listing takes mapping, zone_type, zone_id and zone_name", "error_code": "invalid_query"})))
+            )),
         (status = 404, description = "`region_not_found`: the provider has no such region (the message names the closest region id when exactly one is close). `zone_mapping_not_found`: the caller's organization has no zone mapping with the id `mapping` names.", body = ErrorBody,
             examples(
                 ("region_not_found" = (summary = "Unknown region", value = json!({"error": "region not found: aws has no region \"us-eats-1\"; did you mean \"us-east-1\"?", "error_code": "region_not_found"}))),

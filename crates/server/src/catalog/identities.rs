@@ -6,11 +6,11 @@
 //! only the caller's own mapping can give one).
 
 use appzone_contract::{
-    AppliedMapping, CatalogSource, NameScope, SourceReference, Visibility, ZoneIdentity,
-    ZoneIdentityList, ZoneMapping, ZoneType,
+    paths, AppliedMapping, CatalogSource, MappedName, NameScope, SourceReference, Visibility,
+    ZoneIdentity, ZoneIdentityList, ZoneIdentityQuery, ZoneMapping, ZoneType, ZoneTypes,
 };
 
-use super::{weak_etag, Answer};
+use super::Answer;
 use crate::model::catalog_file::{CatalogFile, RegionEntry};
 
 /// Longest message of an identity listing, as the document promises (characters).
@@ -80,31 +80,44 @@ impl RegionIdentities {
             note: region.note.clone(),
             answer: Answer::placeholder(),
         };
-        let message = identities.message(None);
-        let body = |id| {
-            ZoneIdentityList::new(
-                identities.items.clone(),
-                id,
-                None,
-                message.clone(),
-                identities.source.clone(),
-            )
-        };
-        identities.answer = Answer::over_body("zone-identities", body);
+        identities.answer = identities.answer_to(&ZoneIdentityQuery::default(), &[]);
         identities
     }
 
-    /// The answer with `mapping` applied (its names replace the catalog's where it pairs the
-    /// zone), around the request id like the one without, and its weak `ETag`: the one without
-    /// a mapping combined with the mapping's id and version, so a replaced mapping changes it.
-    pub fn with_mapping(&self, mapping: &ZoneMapping, version: i64) -> Answer {
-        let region = self.at.split_once('/').map_or("", |(_, r)| r);
+    /// The answer to `query` with `mappings` (the ones it names, resolved, each with its
+    /// stored version) applied, around the request id like the precomputed one.
+    ///
+    /// The first mapping's names replace the catalog's where it pairs the zone, and each
+    /// mapping's fill `names`; then the filters keep the zones of the types asked (availability
+    /// zones when not asked) whose id and shown name are among those asked. The weak `ETag`
+    /// covers the body, the filters and each mapping's id and version: a 304 is never given
+    /// for another filter, mapping or version of a mapping.
+    pub fn answer_to(&self, query: &ZoneIdentityQuery, mappings: &[(&ZoneMapping, i64)]) -> Answer {
+        let region = self.region();
+        let first = mappings.first().map(|(mapping, _)| *mapping);
         let items: Vec<ZoneIdentity> = self
             .items
             .iter()
+            .filter(|item| match &query.zone_types {
+                ZoneTypes::AvailabilityZones => item.zone_type == ZoneType::AvailabilityZone,
+                ZoneTypes::Only(types) => types.contains(&item.zone_type),
+                _ => true,
+            })
             .map(|item| {
                 let mut item = item.clone();
-                if let Some(name) = mapping.name_of(region, &item.zone_id) {
+                item.names = mappings
+                    .iter()
+                    .map(|(mapping, _)| {
+                        let name = mapping.name_of(region, &item.zone_id);
+                        MappedName::new(
+                            mapping.id.clone(),
+                            name.map(str::to_owned).or_else(|| item.zone_name.clone()),
+                            None,
+                            None,
+                        )
+                    })
+                    .collect();
+                if let Some(name) = first.and_then(|m| m.name_of(region, &item.zone_id)) {
                     item.zone_name = Some(name.to_owned());
                     // The catalog's note says how to learn the name; the mapping gave it.
                     if matches!(
@@ -116,26 +129,77 @@ impl RegionIdentities {
                 }
                 item
             })
+            .filter(|item| {
+                (query.zone_ids.is_empty() || query.zone_ids.contains(&item.zone_id))
+                    && (query.zone_names.is_empty()
+                        || item
+                            .zone_name
+                            .as_ref()
+                            .is_some_and(|name| query.zone_names.contains(name)))
+            })
             .collect();
-        let applied = AppliedMapping::new(
-            mapping.id.clone(),
-            mapping.provider.clone(),
-            mapping.label.clone(),
-            mapping.imported_at.clone(),
+        let applied: Vec<AppliedMapping> = mappings
+            .iter()
+            .map(|(mapping, _)| {
+                AppliedMapping::new(
+                    mapping.id.clone(),
+                    mapping.provider.clone(),
+                    mapping.label.clone(),
+                    mapping.imported_at.clone(),
+                )
+            })
+            .collect();
+        let mut message = self.message(first);
+        if mappings.len() > 1 {
+            let ids: Vec<&str> = mappings.iter().map(|(m, _)| m.id.as_str()).collect();
+            message.push_str(&format!(
+                "; names of zone mappings {} side by side",
+                ids.join(", ")
+            ));
+        }
+        if query.filters() {
+            message.push_str(&format!(
+                "; {} shown by the filters",
+                super::count(items.len(), "zone", "zones")
+            ));
+        }
+        let message = at_most(message, MAX_MESSAGE_CHARS);
+        // What the ETag covers besides the body: the filters and the mappings' versions.
+        let mut covers = format!(
+            "zone-identities\0{}\0{}\0{}",
+            match &query.zone_types {
+                ZoneTypes::AvailabilityZones => String::new(),
+                ZoneTypes::Only(types) => types
+                    .iter()
+                    .map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                _ => paths::ALL_ZONE_TYPES.to_owned(),
+            },
+            query.zone_ids.join(","),
+            query.zone_names.join(",")
         );
-        let message = self.message(Some(mapping));
-        let mut answer = Answer::new(&[], |id| {
-            ZoneIdentityList::new(items, id, Some(applied), message, self.source.clone())
-        });
-        answer.etag = weak_etag([
-            self.answer.etag.as_bytes(),
-            mapping.id.as_bytes(),
-            &version.to_be_bytes()[..],
-        ]);
-        answer
+        for (mapping, version) in mappings {
+            covers.push_str(&format!("\0{}\0{version}", mapping.id));
+        }
+        Answer::over_body(&covers, |id| {
+            ZoneIdentityList::new(
+                items.clone(),
+                id,
+                applied.clone(),
+                message.clone(),
+                self.source.clone(),
+            )
+        })
     }
 
-    /// The summary: how many zones, how many names are known, and how to learn the others.
+    /// The region's id (`us-east-1` of `aws/us-east-1`).
+    fn region(&self) -> &str {
+        self.at.split_once('/').map_or("", |(_, r)| r)
+    }
+
+    /// The summary: how many zones, how many names are known, and how to learn the others
+    /// (not yet cut to [`MAX_MESSAGE_CHARS`]).
     fn message(&self, mapping: Option<&ZoneMapping>) -> String {
         let at = &self.at;
         let n = self.items.len();
@@ -146,7 +210,7 @@ impl RegionIdentities {
                 super::count(self.zone_count, "zone", "zones")
             );
         };
-        let region = at.split_once('/').map_or("", |(_, r)| r);
+        let region = self.region();
         let from_mapping = mapping.map_or(0, |m| {
             self.items
                 .iter()
@@ -210,10 +274,7 @@ impl RegionIdentities {
             message.push_str("; ");
             message.push_str(note);
         }
-        match message.char_indices().nth(MAX_MESSAGE_CHARS) {
-            Some((cut, _)) => message[..cut].to_owned(),
-            None => message,
-        }
+        message
     }
 
     /// The identities (`zone_id`s) of the region, in catalog order.
@@ -224,5 +285,13 @@ impl RegionIdentities {
     /// Whether the catalog holds identities for the region.
     pub fn known(&self) -> bool {
         self.scope.is_some()
+    }
+}
+
+/// `message` cut to its first `max` characters.
+fn at_most(message: String, max: usize) -> String {
+    match message.char_indices().nth(max) {
+        Some((cut, _)) => message[..cut].to_owned(),
+        None => message,
     }
 }

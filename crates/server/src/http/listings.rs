@@ -6,13 +6,20 @@
 //!
 //! All are served from the in-memory catalog snapshot: no database, and no JSON serialization
 //! per request (each body is precomputed around the request id). The one exception is an
-//! identity listing with the caller's zone mapping (`?mapping=`): the mapping is read through
-//! its cache and the body built for the request.
+//! identity listing with a query: the caller's zone mappings (`?mapping=`) are read through
+//! their cache, and the body is built for the request (kept in that cache when it applies one
+//! mapping and no filter).
 
 use std::sync::Arc;
 
-use appzone_contract::paths::{self, LIST_PROVIDERS, MAPPING_QUERY};
-use appzone_contract::{ErrorCode, IdError, ProviderId, RegionId, ZoneMappingId};
+use appzone_contract::paths::{
+    self, ALL_ZONE_TYPES, LIST_PROVIDERS, MAPPING_QUERY, ZONE_ID_QUERY, ZONE_NAME_QUERY,
+    ZONE_TYPE_QUERY,
+};
+use appzone_contract::{
+    ErrorCode, IdError, ProviderId, RegionId, ZoneIdentityQuery, ZoneMappingId, ZoneType,
+    ZoneTypes, MAX_MAPPINGS_PER_LISTING, MAX_ZONES_PER_REGION,
+};
 use axum::body::Body;
 use axum::extract::rejection::ExtensionRejection;
 use axum::extract::{FromRef, FromRequestParts, RawQuery, State};
@@ -103,11 +110,11 @@ pub async fn list_zones(listing: Listing, params: PathParams) -> Result<Response
     }
 }
 
-/// Lists a region's zone identities, with the caller's zone mapping when the query names one;
-/// see the operation's description in the contract crate.
+/// Lists a region's zone identities, with the caller's zone mappings and the filters the query
+/// names; see the operation's description in the contract crate.
 pub async fn list_zone_identities(
     listing: Listing,
-    State(mappings): State<MappingCache>,
+    State(cache): State<MappingCache>,
     Extension(Caller { key }): Extension<Caller>,
     RawQuery(query): RawQuery,
     params: PathParams,
@@ -117,39 +124,157 @@ pub async fn list_zone_identities(
     let Some(identities) = region.and_then(|r| provider.identities(r)) else {
         return Err(unknown_region(provider_id, provider, region));
     };
-    let Some(mapping_id) = mapping_query(query.as_deref()) else {
+    let query = identity_query(query.as_deref().unwrap_or_default())?;
+    if query == ZoneIdentityQuery::default() {
         return Ok(listing.answer(&identities.answer));
-    };
-    let not_found = || super::mappings::not_found(&mapping_id);
-    let mapping_id: ZoneMappingId = mapping_id.parse().map_err(|_| not_found())?;
-    let cached = mappings
-        .get(&key.org_id, &mapping_id)
-        .await
-        .map_err(ApiError::storage)?
-        .ok_or_else(not_found)?;
-    let stored = &cached.stored;
-    if stored.mapping.provider.as_str() != provider_id {
-        return Err(ApiError::new(
-            ErrorCode::INVALID_ZONE_MAPPING,
-            format!(
-                "zone mapping {:?} is of {}, not of {provider_id}",
-                mapping_id.as_str(),
-                stored.mapping.provider
-            ),
-        ));
     }
-    let region = region.unwrap_or_default();
-    let mapped = cached.answer(listing.snapshot.version, region, || {
-        identities.with_mapping(&stored.mapping, stored.version)
-    });
-    Ok(listing.answer(&mapped))
+    let mut cached = Vec::with_capacity(query.mappings.len());
+    for mapping_id in &query.mappings {
+        let not_found = || super::mappings::not_found(mapping_id.as_str());
+        let found = cache
+            .get(&key.org_id, mapping_id)
+            .await
+            .map_err(ApiError::storage)?
+            .ok_or_else(not_found)?;
+        let mapping = &found.stored.mapping;
+        if mapping.provider.as_str() != provider_id {
+            return Err(ApiError::new(
+                ErrorCode::INVALID_ZONE_MAPPING,
+                format!(
+                    "zone mapping {:?} is of {}, not of {provider_id}",
+                    mapping_id.as_str(),
+                    mapping.provider
+                ),
+            ));
+        }
+        cached.push(found);
+    }
+    let mappings: Vec<_> = cached
+        .iter()
+        .map(|c| (&c.stored.mapping, c.stored.version))
+        .collect();
+    let build = || identities.answer_to(&query, &mappings);
+    match cached.as_slice() {
+        // One mapping and no filter: the answer its cache keeps per region.
+        [one] if !query.filters() => {
+            let region = region.unwrap_or_default();
+            Ok(listing.answer(&one.answer(listing.snapshot.version, region, build)))
+        }
+        _ => Ok(listing.answer(&build())),
+    }
 }
 
-/// The value of the `mapping` query parameter, percent-decoded; `None` when absent.
-fn mapping_query(query: Option<&str>) -> Option<String> {
-    url::form_urlencoded::parse(query?.as_bytes())
-        .find(|(name, _)| name == MAPPING_QUERY)
-        .map(|(_, value)| value.into_owned())
+/// The zone-identity listing's query: `mapping` (repeatable, distinct, at most
+/// [`MAX_MAPPINGS_PER_LISTING`]; a malformed id is the 404 of an unknown one, as in the
+/// mapping's own path), `zone_type`, `zone_id` and `zone_name` (once each, comma-separated);
+/// anything else, or a malformed value, is a 400 `invalid_query` naming the parameter.
+fn identity_query(raw: &str) -> Result<ZoneIdentityQuery, ApiError> {
+    let mut query = ZoneIdentityQuery::default();
+    let mut seen: Vec<&str> = Vec::new();
+    for (name, value) in url::form_urlencoded::parse(raw.as_bytes()) {
+        let Some(&known) = [
+            ZONE_TYPE_QUERY,
+            ZONE_ID_QUERY,
+            ZONE_NAME_QUERY,
+            MAPPING_QUERY,
+        ]
+        .iter()
+        .find(|known| **known == name) else {
+            return Err(invalid_query(
+                &name,
+                format!(
+                    "unknown query parameter; this listing takes {MAPPING_QUERY}, \
+                     {ZONE_TYPE_QUERY}, {ZONE_ID_QUERY} and {ZONE_NAME_QUERY}"
+                ),
+            ));
+        };
+        if known == MAPPING_QUERY {
+            let id: ZoneMappingId = value
+                .parse()
+                .map_err(|_| super::mappings::not_found(&value))?;
+            if query.mappings.contains(&id) {
+                return Err(invalid_query(
+                    known,
+                    format!("zone mapping {id} asked twice"),
+                ));
+            }
+            if query.mappings.len() == MAX_MAPPINGS_PER_LISTING {
+                return Err(invalid_query(
+                    known,
+                    format!("at most {MAX_MAPPINGS_PER_LISTING} zone mappings per listing"),
+                ));
+            }
+            query.mappings.push(id);
+            continue;
+        }
+        if seen.contains(&known) {
+            return Err(invalid_query(
+                known,
+                "given twice; give one comma-separated list".to_owned(),
+            ));
+        }
+        seen.push(known);
+        let values = comma_list(known, &value)?;
+        if known == ZONE_TYPE_QUERY
+            && values.len() > 1
+            && values.iter().any(|v| v == ALL_ZONE_TYPES)
+        {
+            return Err(invalid_query(
+                known,
+                format!("{ALL_ZONE_TYPES:?} stands alone, not in a list of types"),
+            ));
+        }
+        match known {
+            ZONE_TYPE_QUERY if values == [ALL_ZONE_TYPES] => query.zone_types = ZoneTypes::All,
+            ZONE_TYPE_QUERY => {
+                query.zone_types =
+                    ZoneTypes::Only(values.iter().map(|v| ZoneType::from_wire(v)).collect())
+            }
+            ZONE_ID_QUERY => query.zone_ids = values,
+            _ => query.zone_names = values,
+        }
+    }
+    Ok(query)
+}
+
+/// The values of a comma-separated filter: each a zone type, id or name, whose rule is the
+/// region id's (`^[a-z0-9][a-z0-9-]{0,62}$`, for types also `_`, as the document states), and
+/// at most as many as a region has zones.
+fn comma_list(name: &str, value: &str) -> Result<Vec<String>, ApiError> {
+    let values: Vec<String> = value.split(',').map(str::to_owned).collect();
+    if values.len() > MAX_ZONES_PER_REGION {
+        return Err(invalid_query(
+            name,
+            format!("at most {MAX_ZONES_PER_REGION} values"),
+        ));
+    }
+    for item in &values {
+        let valid = if name == ZONE_TYPE_QUERY {
+            ZoneType::is_valid(item)
+        } else {
+            RegionId::validate(item).is_ok()
+        };
+        if !valid {
+            return Err(invalid_query(
+                name,
+                format!(
+                    "{:?} is not a zone {}; give a comma-separated list without spaces",
+                    item.chars().take(64).collect::<String>(),
+                    name.trim_start_matches("zone_").replace('_', " ")
+                ),
+            ));
+        }
+    }
+    Ok(values)
+}
+
+/// The 400 `invalid_query` for parameter `name`.
+fn invalid_query(name: &str, reason: String) -> ApiError {
+    let name: String = name.chars().take(64).collect();
+    ApiError::new(
+        ErrorCode::INVALID_QUERY,
+        format!("invalid query parameter {name:?}: {reason}"),
+    )
 }
 
 /// The 400 `invalid_region` for a malformed region id, or the 404 `region_not_found` with the

@@ -42,7 +42,7 @@ fn identities(resp: &Resp) -> Vec<Value> {
     fields.sort();
     assert_eq!(
         fields,
-        ["data", "id", "mapping", "message", "source", "status"]
+        ["data", "id", "mapping", "mappings", "message", "source", "status"]
     );
     assert_eq!(body["id"], resp.header("x-request-id").unwrap());
     assert_eq!(body["source"]["compiled_on"], "2026-11-27");

@@ -17,6 +17,7 @@ mod deprecation;
 mod discovery;
 mod idempotency;
 mod identities;
+mod identity_filters;
 mod ops;
 mod readme;
 mod reliability;

@@ -326,7 +326,14 @@ async fn documented_error_examples_are_the_servers_answers() {
                 Some(app.admin_key.as_str()),
                 delete,
             ),
-            ("listZoneIdentities", "400", "") => (identities("aws", "us-East-1"), member, get),
+            ("listZoneIdentities", "400", "invalid_region") => {
+                (identities("aws", "us-East-1"), member, get)
+            }
+            ("listZoneIdentities", "400", "invalid_query") => (
+                format!("{}?foo=1", identities("aws", "us-east-1")),
+                member,
+                get,
+            ),
             ("listZoneIdentities", "404", "region_not_found") => {
                 (identities("aws", "us-eats-1"), member, get)
             }

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use appzone_client::{exit_code, Client, ProfileId, ProviderId, RegionId, ZoneMappingId};
+use appzone_client::{exit_code, Client, ProfileId, ProviderId, RegionId, ZoneIdentityQuery};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 mod conformance;
@@ -255,8 +255,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 let zones = client.list_zones(provider, region).await?;
                 print_list(&zones.data, || serde_json::to_string(&zones), output)
             }
-            Call::Identities(provider, region, mapping) => {
-                zones::print_identities(&client, provider, region, mapping, output).await
+            Call::Identities(provider, region, query) => {
+                zones::print_identities(&client, provider, region, &query, output).await
             }
             Call::Mappings(call) => call.run(&client, output).await,
             Call::Delete(id, key) => {
@@ -277,7 +277,7 @@ enum Call {
     Zones(ProviderId, RegionId),
     /// The profile, and the caller's `Idempotency-Key` if any.
     Delete(ProfileId, Option<String>),
-    /// `zones --identities`, with the zone mapping to apply if any.
-    Identities(ProviderId, RegionId, Option<ZoneMappingId>),
+    /// `zones --identities`, with the zone mappings to apply and the filters.
+    Identities(ProviderId, RegionId, ZoneIdentityQuery),
     Mappings(mappings::Call),
 }

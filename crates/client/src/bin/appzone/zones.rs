@@ -1,7 +1,10 @@
 //! `appzone zones`: its options, and with `--identities` the zone-identity listing (API 1.2)
 //! as a table.
 
-use appzone_client::{Client, ProviderId, RegionId, ZoneIdentityList, ZoneMappingId};
+use appzone_client::{
+    Client, ProviderId, RegionId, ZoneIdentityList, ZoneIdentityQuery, ZoneMappingId, ZoneType,
+};
+use appzone_contract::paths::ALL_ZONE_TYPES;
 
 use super::output::{message_line, print_output, table};
 use super::{Call, Failure, Output};
@@ -17,13 +20,17 @@ use super::{Call, Failure, Output};
 /// `use1-az1`), ZONE_NAME (what you deploy with; `-` where it is not known for you: never
 /// guessed), SCOPE (for whom names hold: global, uniform, account, subscription) and
 /// VISIBILITY, then the server's summary. With --mapping ID, ZONE_NAME shows the names of
-/// your zone mapping ID (see `appzone mappings put`).
+/// your zone mapping ID (see `appzone mappings put`); with --mapping repeated, a column per
+/// mapping, ZONE_NAME(ID), shows each account's names side by side. --zone-name, --zone-id
+/// and --zone-type keep only the zones asked (each repeatable or comma-separated).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
   appzone zones aws us-east-1
   appzone zones aws us-east-1 --identities
   appzone zones aws us-east-1 --identities --mapping prod
+  appzone zones aws us-east-1 --identities --mapping a --mapping b --zone-name us-east-1a
+  appzone zones aws us-east-1 --identities --zone-type local-zone,wavelength-zone
   appzone --output json zones azure eastus --identities")]
 pub struct Args {
     /// Provider id, such as `aws`, `gcp` or `azure`.
@@ -35,8 +42,35 @@ pub struct Args {
     identities: bool,
     /// With --identities: fill ZONE_NAME from your organization's zone mapping ID, such as
     /// `prod` (`appzone mappings list` lists them).
+    /// Repeat it to see several accounts' names side by side (at most 10).
     #[arg(long, value_name = "ID", requires = "identities")]
-    mapping: Option<String>,
+    mapping: Vec<String>,
+    /// With --identities: only the zones shown with these names (exact; with --mapping, the
+    /// first mapping's names), such as `us-east-1a`.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "identities",
+        value_delimiter = ','
+    )]
+    zone_name: Vec<String>,
+    /// With --identities: only the zones with these ids (exact), such as `use1-az1`.
+    #[arg(
+        long,
+        value_name = "ID",
+        requires = "identities",
+        value_delimiter = ','
+    )]
+    zone_id: Vec<String>,
+    /// With --identities: the zone types to show, such as `local-zone`, or `all`
+    /// (default: availability zones only).
+    #[arg(
+        long,
+        value_name = "TYPE",
+        requires = "identities",
+        value_delimiter = ','
+    )]
+    zone_type: Vec<String>,
 }
 
 impl Args {
@@ -47,8 +81,19 @@ impl Args {
         if !self.identities {
             return Ok(Call::Zones(provider, region));
         }
-        let mapping = self.mapping.as_deref().map(str::parse).transpose()?;
-        Ok(Call::Identities(provider, region, mapping))
+        let mut query = ZoneIdentityQuery::default();
+        for mapping in &self.mapping {
+            query = query.mapping(mapping.parse::<ZoneMappingId>()?);
+        }
+        for zone_type in &self.zone_type {
+            query = match zone_type.as_str() {
+                ALL_ZONE_TYPES => query.all_zone_types(),
+                other => query.zone_type(ZoneType::from_wire(other)),
+            };
+        }
+        query.zone_ids = self.zone_id;
+        query.zone_names = self.zone_name;
+        Ok(Call::Identities(provider, region, query))
     }
 }
 
@@ -57,12 +102,10 @@ pub async fn print_identities(
     client: &Client,
     provider: ProviderId,
     region: RegionId,
-    mapping: Option<ZoneMappingId>,
+    query: &ZoneIdentityQuery,
     output: Output,
 ) -> Result<(), Failure> {
-    let list = client
-        .zone_identities(provider, region, mapping.as_ref())
-        .await?;
+    let list = client.zone_identities_with(provider, region, query).await?;
     print_output(
         output,
         || identities_table(&list),
@@ -70,18 +113,38 @@ pub async fn print_identities(
     )
 }
 
-/// `zones --identities`: ZONE_ID, ZONE_NAME (`-` when not known), SCOPE, VISIBILITY, then the
-/// message.
+/// `zones --identities`: ZONE_ID, ZONE_NAME (`-` when not known) or with several mappings
+/// ZONE_NAME(ID) for each, SCOPE, VISIBILITY, then the message.
 fn identities_table(list: &ZoneIdentityList) -> String {
+    let side_by_side = list.mappings.len() > 1;
+    let name_columns: Vec<String> = if side_by_side {
+        list.mappings
+            .iter()
+            .map(|m| format!("ZONE_NAME({})", m.id))
+            .collect()
+    } else {
+        vec!["ZONE_NAME".to_owned()]
+    };
+    let header: Vec<&str> = std::iter::once("ZONE_ID")
+        .chain(name_columns.iter().map(String::as_str))
+        .chain(["SCOPE", "VISIBILITY"])
+        .collect();
+    let shown = |name: &Option<String>| name.clone().unwrap_or_else(|| "-".to_owned());
     let mut text = table(
-        &["ZONE_ID", "ZONE_NAME", "SCOPE", "VISIBILITY"],
+        &header,
         list.data.iter().map(|zone| {
-            vec![
-                zone.zone_id.clone(),
-                zone.zone_name.clone().unwrap_or_else(|| "-".to_owned()),
-                zone.name_scope.to_string(),
-                zone.visibility.to_string(),
-            ]
+            let names: Vec<String> = if side_by_side {
+                // One cell per mapping, in the answer's order, even if a server sent fewer.
+                (0..list.mappings.len())
+                    .map(|i| shown(&zone.names.get(i).and_then(|n| n.zone_name.clone())))
+                    .collect()
+            } else {
+                vec![shown(&zone.zone_name)]
+            };
+            std::iter::once(zone.zone_id.clone())
+                .chain(names)
+                .chain([zone.name_scope.to_string(), zone.visibility.to_string()])
+                .collect()
         }),
     );
     text.push_str(&message_line(&list.message));
