@@ -3,10 +3,12 @@
 use std::time::Duration;
 
 use appzone_contract::headers::API_KEY;
-use http::{HeaderMap, Method};
+use http::{HeaderMap, HeaderValue, Method};
 use serde_json::Value;
 
 use crate::{CheckResult, Config, Outcome};
+
+mod early_answer;
 
 /// One request and its answer, exactly as they went over the wire.
 #[derive(Debug, Clone)]
@@ -192,15 +194,60 @@ impl Kit {
             .await
             .map_err(|e| no_answer(format!("the body broke off: {}", innermost(&e))))?
             .to_vec();
-        let exchange = Exchange {
+        Ok(self.keep(Exchange {
             request: line,
             operation: req.operation,
             status,
             headers,
             body,
+        }))
+    }
+
+    /// Sends `req`, whose body the server may refuse before reading it: over plain HTTP on a
+    /// connection of its own ([`early_answer`]), so that an answer sent before the body was
+    /// taken is read even when the server's close broke the body off; over TLS like any other.
+    pub async fn send_refusable(&mut self, req: Req) -> Result<Exchange, Outcome> {
+        let Some(target) = self.config.url.strip_prefix("http://") else {
+            return self.send(req).await;
         };
+        let (authority, prefix) = target.split_at(target.find('/').unwrap_or(target.len()));
+        let no_answer = |why: String| Outcome::Fail {
+            request: req.line(),
+            expected: "an answer".to_owned(),
+            received: why,
+        };
+        let body = req.body.clone().unwrap_or_default();
+        let mut head = format!("{} {prefix}{} HTTP/1.1\r\n", req.method, req.path);
+        let api_key = API_KEY;
+        let key = req.key.iter().map(|key| (api_key.as_str(), key.as_str()));
+        let headers = req.headers.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+        let length = body.len().to_string();
+        let framing = [("host", authority), ("content-length", length.as_str())];
+        for (name, value) in key.chain(headers).chain(framing) {
+            // What reqwest would refuse to send: a line break would end the header early.
+            if HeaderValue::from_str(value).is_err() {
+                return Err(no_answer(format!(
+                    "not sent: header {name} is not a header value"
+                )));
+            }
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        let answer = early_answer::exchange(authority, &head, &body, self.config.timeout)
+            .await
+            .map_err(no_answer)?;
+        Ok(self.keep(Exchange {
+            request: req.line(),
+            operation: req.operation,
+            status: answer.status,
+            headers: answer.headers,
+            body: answer.body,
+        }))
+    }
+
+    fn keep(&mut self, exchange: Exchange) -> Exchange {
         self.exchanges.push(exchange.clone());
-        Ok(exchange)
+        exchange
     }
 
     /// A `GET` of `path` with the API key, marked as the operation `template`.

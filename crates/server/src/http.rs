@@ -18,8 +18,9 @@
 //! 7. CORS, when origins are configured (preflights are answered before authentication);
 //! 8. [`auth`]: on `/api/v1/...`, the API key (401), then the per-key rate limit (429), and the
 //!    `RateLimit` headers; the handlers take the [`crate::keys::Caller`] as an extension;
-//! 9. the request body limit (tower-http `RequestBodyLimit`, 413), applied in [`app`] per
-//!    group of routes: [`HttpConfig::max_body_bytes`] on every route but a zone mapping's,
+//! 9. the request body limit ([`body_limit`]: tower-http `RequestBodyLimit`, 413 naming the
+//!    limit, a body declared over it read after the answer within bounds), applied in [`app`]
+//!    per group of routes: [`HttpConfig::max_body_bytes`] on every route but a zone mapping's,
 //!    whose `PUT` takes up to 1 MiB of cloud output.
 //!
 //! Handlers ([`listings`], [`profiles`], [`mappings`], [`ops`], [`docs`], [`metrics`]) take
@@ -28,6 +29,7 @@
 //! cannot exist without its entry in the OpenAPI document.
 
 pub mod auth;
+pub mod body_limit;
 mod conditional;
 pub mod docs;
 pub mod error;
@@ -58,7 +60,6 @@ use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -252,11 +253,11 @@ pub fn app(state: AppState) -> App {
         .route("/openapi.json", get(ops::openapi))
         .route("/docs", get(docs::index))
         .route("/docs/", get(docs::index))
-        .route("/docs/{*file}", get(docs::asset))
-        .layer(RequestBodyLimitLayer::new(state.http.max_body_bytes))
-        .merge(with_body.layer(RequestBodyLimitLayer::new(
-            appzone_contract::MAX_ZONE_MAPPING_BYTES,
-        )));
+        .route("/docs/{*file}", get(docs::asset));
+    let routes = body_limit::limited(routes, state.http.max_body_bytes).merge(body_limit::limited(
+        with_body,
+        appzone_contract::MAX_ZONE_MAPPING_BYTES,
+    ));
     with_middleware(routes, state)
 }
 

@@ -46,7 +46,7 @@ pub fn finish(openapi: utoipa::openapi::OpenApi) -> Value {
             };
             for operation in item.values_mut() {
                 add_path_parameter_examples(operation);
-                add_shared_responses(operation, &examples::concrete_path(path));
+                add_shared_responses(operation, path);
                 add_request_id_header(operation);
                 add_rate_limit_headers(operation);
             }
@@ -177,7 +177,8 @@ fn retry_headers() -> Value {
     })
 }
 
-fn add_shared_responses(operation: &mut Value, concrete_path: &str) {
+fn add_shared_responses(operation: &mut Value, template: &str) {
+    let concrete_path = &examples::concrete_path(template);
     let has_path_parameters = operation["parameters"]
         .as_array()
         .is_some_and(|params| params.iter().any(|p| p["in"] == "path"));
@@ -199,12 +200,12 @@ fn add_shared_responses(operation: &mut Value, concrete_path: &str) {
         (
             "413",
             error_response_with_example(
-                "`payload_too_large`: the request carries a body over the service's limit: \
-                 1 MiB for storing a zone mapping, the only operation that takes a body, and \
-                 64 KiB by default for every other.",
+                "`payload_too_large`: the request carries a body over the route's limit, which \
+                 the message names: 1 MiB on a zone mapping's path (storing one is the only \
+                 operation that takes a body), and 64 KiB by default on every other.",
                 request_id_header(),
                 &ErrorCode::PayloadTooLarge,
-                examples::PAYLOAD_TOO_LARGE,
+                &examples::payload_too_large(template),
             ),
         ),
         (

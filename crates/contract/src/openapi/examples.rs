@@ -10,7 +10,8 @@
 use serde_json::{json, Value};
 
 use crate::ids::EXAMPLE_PROFILE_ID;
-use crate::mappings::EXAMPLE_ZONE_MAPPING_ID;
+use crate::mappings::{EXAMPLE_ZONE_MAPPING_ID, MAX_ZONE_MAPPING_BYTES};
+use crate::paths;
 use crate::ErrorCode;
 
 /// Example value of each path parameter: a provider and region of the built-in catalog, the
@@ -22,8 +23,20 @@ pub(super) const PATH_PARAMETERS: [(&str, &str); 4] = [
     ("mappingId", EXAMPLE_ZONE_MAPPING_ID),
 ];
 
-/// 413: the message of the service's body limit.
-pub(super) const PAYLOAD_TOO_LARGE: &str = "request body too large";
+/// The body limit of every path but a zone mapping's when the operator has not set one: the
+/// server's `HttpConfig::DEFAULT_MAX_BODY_BYTES` (the examples test compares the answers).
+const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+
+/// 413: the message of the body limit of the path `template`, which names that limit: a zone
+/// mapping's path takes [`MAX_ZONE_MAPPING_BYTES`], every other the default.
+pub(super) fn payload_too_large(template: &str) -> String {
+    let limit = if template == paths::ZONE_MAPPING {
+        MAX_ZONE_MAPPING_BYTES
+    } else {
+        DEFAULT_BODY_LIMIT
+    };
+    format!("the request body is larger than this route's limit of {limit} bytes")
+}
 /// 429: the message of the per-key and per-address limits.
 pub(super) const RATE_LIMITED: &str = "rate limit exceeded, retry later";
 /// 500: the message of every internal error (the detail goes to the log only).

@@ -16,6 +16,7 @@ use axum::BoxError;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderValue, StatusCode, Uri};
 
+use super::body_limit::BodyLimit;
 use crate::storage::StoreError;
 
 /// Internal detail of an error response, logged with the request id, never sent.
@@ -188,6 +189,11 @@ fn not_found_message(path: &str) -> Cow<'static, str> {
     ))
 }
 
+/// The 413 message: the contract has every 413 name the limit of the route that refused it.
+pub fn payload_too_large(limit: usize) -> String {
+    format!("the request body is larger than this route's limit of {limit} bytes")
+}
+
 /// Safety net: an error response whose body is not JSON (made by a framework layer, such as
 /// tower-http's 413) gets the contract's body for its status; its headers are kept.
 pub fn json_errors(response: Response) -> Response {
@@ -215,10 +221,16 @@ pub fn json_errors(response: Response) -> Response {
         _ => ErrorCode::Other("bad_request".to_owned()),
     };
     let message = match &code {
-        ErrorCode::PayloadTooLarge => "request body too large",
-        ErrorCode::Unavailable => "service temporarily unavailable, retry later",
-        ErrorCode::InternalError => "internal error; quote the request id when reporting it",
-        _ => status.canonical_reason().unwrap_or("request refused"),
+        // Every route is behind a limit (`body_limit`), which marks its 413s with it.
+        ErrorCode::PayloadTooLarge => match response.extensions().get::<BodyLimit>() {
+            Some(BodyLimit(limit)) => Cow::Owned(payload_too_large(*limit)),
+            None => Cow::Borrowed("the request body is larger than this route's limit"),
+        },
+        ErrorCode::Unavailable => Cow::Borrowed("service temporarily unavailable, retry later"),
+        ErrorCode::InternalError => {
+            Cow::Borrowed("internal error; quote the request id when reporting it")
+        }
+        _ => Cow::Borrowed(status.canonical_reason().unwrap_or("request refused")),
     };
     let (mut parts, _) = response.into_parts();
     let body = serde_json::to_vec(&ErrorBody::new(code, message)).unwrap_or_default();

@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used)] // Test code: a panic is the failure report.
 
 mod api;
+mod body_limit;
 mod cli;
 mod deploy;
 mod deprecation;
