@@ -33,7 +33,7 @@ use crate::storage::Actor;
 
 /// The middleware: on API paths, 401 without a valid key (counted against the client's
 /// address: past its limit, 429), 503 when the key cannot be checked, 429 past the key's rate
-/// limit; else the request goes on with its [`Caller`](crate::keys::Caller).
+/// limit; else the request goes on with its [`Caller`].
 pub async fn authenticate(
     State(state): State<AppState>,
     mut request: Request,
