@@ -179,7 +179,8 @@ this caller from the catalog alone.",
         "name_scope": "account",
         "zone_type": "availability-zone",
         "visibility": "all_accounts",
-        "note": "name mapped per account for accounts created before November 2025"
+        "note": "name mapped per account for accounts created before November 2025",
+        "names": []
     })
 )]
 pub struct ZoneIdentity {
@@ -254,10 +255,10 @@ pub struct MappedName {
     )]
     pub zone_name: Option<String>,
     /// The zone's state in the mapping's account (AWS `State`, such as `available`); `null` while mappings do not record it.
-    #[schema(required = true, max_length = 64)]
+    #[schema(required = true, max_length = 64, pattern = "^[a-z][a-z-]{0,63}$")]
     pub state: Option<String>,
     /// The account's opt-in status of the zone (AWS `OptInStatus`, such as `opted-in`); `null` while mappings do not record it.
-    #[schema(required = true, max_length = 64)]
+    #[schema(required = true, max_length = 64, pattern = "^[a-z][a-z-]{0,63}$")]
     pub opt_in_status: Option<String>,
 }
 

@@ -24,11 +24,14 @@ fn query_list(items: RefOr<Schema>, max: usize, example: serde_json::Value) -> R
         .into()
 }
 
-/// A string matching `pattern`.
-fn word(pattern: &str) -> RefOr<Schema> {
+/// A string of at most `max_length` characters matching `pattern` (the length stated too, for
+/// the validators and proxies that read no pattern).
+fn word(pattern: &str, max_length: usize) -> RefOr<Schema> {
     ObjectBuilder::new()
         .schema_type(SchemaType::Type(Type::String))
         .pattern(Some(pattern))
+        .min_length(Some(1))
+        .max_length(Some(max_length))
         .into()
 }
 
@@ -55,18 +58,18 @@ query_lists! {
     );
     /// `zone_type`: zone types, or `all`.
     ZoneTypeList => query_list(
-        word("^[a-z_-]{1,64}$"),
+        word("^[a-z_-]{1,64}$", 64),
         MAX_ZONES_PER_REGION,
         json!(["local-zone", "wavelength-zone"]),
     );
     /// `zone_id`: zone ids.
     ZoneIdList => query_list(
-        word(ZONE_WORD),
+        word(ZONE_WORD, 63),
         MAX_ZONES_PER_REGION,
         json!(["use1-az1", "use1-az2"]),
     );
     /// `zone_name`: zone names.
-    ZoneNameList => query_list(word(ZONE_WORD), MAX_ZONES_PER_REGION, json!(["us-east-1a"]));
+    ZoneNameList => query_list(word(ZONE_WORD, 63), MAX_ZONES_PER_REGION, json!(["us-east-1a"]));
 }
 
 /// The rule of a zone id or name (the region id's).
