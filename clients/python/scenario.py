@@ -324,11 +324,13 @@ def step_open_string_sets() -> None:
         "name_scope": "brand_new_scope",
         "zone_type": "brand-new-zone-type",
         "visibility": "brand_new_visibility",
+        "names": [],
     }
     listing: dict[str, object] = {
         "data": [zone],
         "id": "stand-in",
         "mapping": None,
+        "mappings": [],
         "message": "1 zone",
         "source": {"compiled_on": None, "references": []},
         "status": "success",
@@ -344,6 +346,7 @@ def step_open_string_sets() -> None:
         name_scope="brand_new_scope",
         zone_type="brand-new-zone-type",
         visibility="brand_new_visibility",
+        names=[],
     )
     if decoded.to_dict() != built.to_dict() or decoded.to_dict() != zone:
         raise WrongAnswer(f"decoded {decoded.to_dict()!r}, want {zone!r}")
@@ -356,7 +359,10 @@ def identities(
     """A zone identity listing that must answer 200 with zones, `id` == `X-Request-Id`."""
     with keyed(base_url, key) as client:
         answer = list_zone_identities.sync_detailed(
-            provider, region, client=client, mapping=mapping
+            provider,
+            region,
+            client=client,
+            mapping=UNSET if isinstance(mapping, Unset) else [mapping],
         )
     return expect_listing(answer, ZoneIdentityList)
 

@@ -407,11 +407,13 @@ async function stepOpenStringSets(): Promise<void> {
     name_scope: scope,
     zone_type: zoneType,
     visibility,
+    names: [],
   };
   const listing: ZoneIdentityList = {
     data: [zone],
     id: 'stand-in',
     mapping: null,
+    mappings: [],
     message: '1 zone',
     source: { compiled_on: null, references: [] },
     status: 'success',
@@ -436,7 +438,7 @@ async function identities(
     await listZoneIdentities({
       client: client(baseUrl, key),
       path,
-      ...(mapping === undefined ? {} : { query: { mapping } }),
+      ...(mapping === undefined ? {} : { query: { mapping: [mapping] } }),
     }),
   );
   return expectListing<ZoneIdentityList>(outcome, 'identities').listing;

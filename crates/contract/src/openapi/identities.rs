@@ -54,7 +54,7 @@ query_lists! {
     MappingIds => query_list(
         Ref::from_schema_name("ZoneMappingId").into(),
         MAX_MAPPINGS_PER_LISTING,
-        json!(["prod", "staging"]),
+        json!(["prod"]),
     );
     /// `zone_type`: zone types, or `all`.
     ZoneTypeList => query_list(
