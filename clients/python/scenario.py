@@ -318,7 +318,7 @@ def step_open_string_sets() -> None:
     """Step 7c: `name_scope`, `zone_type` and `visibility` are open sets (plain strings in the
     document): an identity listing with values added after the client was generated decodes,
     keeping them, as a construction with them type-checks."""
-    zone = {
+    zone: dict[str, object] = {
         "zone_id": "use1-az1",
         "zone_name": None,
         "name_scope": "brand_new_scope",
