@@ -133,15 +133,16 @@ mod mappings;
 mod request_id;
 mod retry;
 
-pub use appzone_contract::{
-    ApiKey, ErrorCode, IdError, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
-};
 /// The zone-identity listing and the zone mappings (API 1.2).
 pub use appzone_contract::{
-    AppliedMapping, CatalogSource, MappedName, MappedRegion, MappedZone, NameScope,
-    SourceReference, Visibility, ZoneIdentity, ZoneIdentityList, ZoneIdentityQuery, ZoneMapping,
-    ZoneMappingAnswer, ZoneMappingId, ZoneMappingIdError, ZoneMappingList, ZoneMappingRequest,
-    ZoneMappingSummary, ZoneType, ZoneTypes, MAX_MAPPINGS_PER_LISTING, MAX_ZONE_MAPPING_BYTES,
+    is_valid_account, AppliedMapping, CatalogSource, MappedName, MappedRegion, MappedZone,
+    NameScope, OptIn, SkippedZone, SourceReference, Visibility, ZoneIdentity, ZoneIdentityList,
+    ZoneIdentityQuery, ZoneMapping, ZoneMappingAnswer, ZoneMappingId, ZoneMappingIdError,
+    ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary, ZoneType, ZoneTypes,
+    MAX_MAPPINGS_PER_LISTING, MAX_ZONE_MAPPING_BYTES,
+};
+pub use appzone_contract::{
+    ApiKey, ErrorCode, IdError, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
 };
 /// The HTTP types that [`ApiError`], [`DecodeError`] and [`Error::status`] use.
 pub use http::{Method, StatusCode};

@@ -18,8 +18,11 @@ use crate::Outcome;
 /// The pairs (zone name, zone id) the kit stores, as in the document's example.
 const STORED: [(&str, &str); 2] = [("us-east-1a", "use1-az2"), ("us-east-1b", "use1-az4")];
 
-/// A refused output: another pair for a known zone id, then a zone id us-east-1 does not have.
-const REFUSED: [(&str, &str); 2] = [("us-east-1c", "use1-az1"), ("us-east-1d", "use1-az9")];
+/// A refused output, contradicting itself: a known zone id, then the same id again.
+const REFUSED: [(&str, &str); 2] = [("us-east-1c", "use1-az1"), ("us-east-1d", "use1-az1")];
+
+/// A zone id us-east-1 does not have (AWS ids of us-east-1 are `use1-az1` to `use1-az6`).
+const UNKNOWN: (&str, &str) = ("us-east-1g", "use1-az9");
 
 const NON_JSON: (&str, &str) = (
     "non_json_zone_mapping_put_is_400_invalid_body",
@@ -47,9 +50,15 @@ const APPLIED: (&str, &str) = (
      mapping does; top level `mapping` (the mapping applied: id, provider, label, imported_at).",
 );
 const REFUSED_422: (&str, &str) = (
-    "unknown_zone_id_put_is_422_invalid_zone_mapping_and_changes_nothing",
-    "a zone id the catalog does not know for that region ... 422 `invalid_zone_mapping` naming \
-     the first offenders (every refusal leaves the stored mapping unchanged)",
+    "contradicted_zone_mapping_put_is_422_invalid_zone_mapping_and_changes_nothing",
+    "422 `invalid_zone_mapping` is for contradictions only: within the output (an id or a name \
+     twice, a name outside its region) ... naming the first offenders (every refusal leaves the \
+     stored mapping unchanged)",
+);
+const SKIPPED: (&str, &str) = (
+    "unknown_zone_id_is_skipped_and_named_and_the_rest_stored",
+    "What the catalog does not hold (a zone id unknown for its region, ...) is stored nowhere \
+     and named in the answer's `skipped: [{region, zone_id, zone_name, reason}]`",
 );
 const DELETE: (&str, &str) = (
     "zone_mapping_delete_is_204_then_404",
@@ -58,12 +67,13 @@ const DELETE: (&str, &str) = (
 );
 
 /// Every check here, in the order they are reported.
-const CHECKS: [(&str, &str); 7] = [
+const CHECKS: [(&str, &str); 8] = [
     NON_JSON,
     PUT,
     READ_BACK,
     APPLIED,
     REFUSED_422,
+    SKIPPED,
     MEMBER,
     DELETE,
 ];
@@ -193,7 +203,7 @@ async fn writes(kit: &mut Kit, mapping: &Mapping) -> bool {
     if !stored {
         // Deleted all the same at the end: a 404 there is harmless.
         let why = "the zone mapping could not be stored";
-        for (name, promise) in [READ_BACK, APPLIED, REFUSED_422] {
+        for (name, promise) in [READ_BACK, APPLIED, REFUSED_422, SKIPPED] {
             kit.record(name, promise, skip(why));
         }
         record_member(kit, member_put, None);
@@ -207,6 +217,8 @@ async fn writes(kit: &mut Kit, mapping: &Mapping) -> bool {
     kit.record(APPLIED.0, APPLIED.1, outcome);
     let outcome = done(refused(kit, mapping).await);
     kit.record(REFUSED_422.0, REFUSED_422.1, outcome);
+    let outcome = done(skipped(kit, mapping).await);
+    kit.record(SKIPPED.0, SKIPPED.1, outcome);
 
     // While the mapping is there, so that the member's DELETE meets it (403), not an
     // unknown one (404).
@@ -407,7 +419,7 @@ async fn applied(kit: &mut Kit, mapping: &Mapping) -> Result<(), Outcome> {
     ))
 }
 
-/// A `PUT` naming a zone id the region does not have is 422, and the mapping is as it was.
+/// A `PUT` whose output names one zone id twice is 422, and the mapping is as it was.
 async fn refused(kit: &mut Kit, mapping: &Mapping) -> Result<(), Outcome> {
     let (_, before) = mapping.read(kit).await?;
     let admin = mapping.admin.clone();
@@ -420,6 +432,41 @@ async fn refused(kit: &mut Kit, mapping: &Mapping) -> Result<(), Outcome> {
         Err(after_ex.fail(
             format!("the mapping as before the refused PUT: {before}"),
             after.to_string(),
+        ))
+    }
+}
+
+/// A `PUT` of the stored pairs and a zone id the region does not have replaces the mapping
+/// with the stored pairs (200) and names the unknown zone in `skipped`.
+async fn skipped(kit: &mut Kit, mapping: &Mapping) -> Result<(), Outcome> {
+    let admin = mapping.admin.clone();
+    let mut sent = STORED.to_vec();
+    sent.push(UNKNOWN);
+    let ex = mapping.put(kit, &admin, body(&sent)).await?;
+    let answer = ex.json().unwrap_or_default();
+    let named = answer
+        .get("skipped")
+        .and_then(Value::as_array)
+        .is_some_and(|skipped| {
+            skipped.iter().any(|s| {
+                s.get("zone_id").and_then(Value::as_str) == Some(UNKNOWN.1)
+                    && s.get("region").and_then(Value::as_str) == Some(REGION)
+                    && s.get("reason")
+                        .and_then(Value::as_str)
+                        .is_some_and(|r| !r.is_empty())
+            })
+        });
+    let kept = answer.get("data").map(pairs) == Some(stored_pairs());
+    if ex.status == 200 && named && kept {
+        Ok(())
+    } else {
+        Err(ex.fail(
+            format!(
+                "200 with the pairs {:?} and {} in `skipped` (with its region and a reason)",
+                stored_pairs(),
+                UNKNOWN.1
+            ),
+            ex.describe(),
         ))
     }
 }

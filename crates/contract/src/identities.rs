@@ -159,11 +159,32 @@ open_string_set! {
         /// Only some accounts see it (a constrained zone hidden from new accounts, say); the
         /// item's `note` says what is known.
         SomeAccounts = "some_accounts",
+        /// No source says which accounts see it: the zone is known from some accounts' own
+        /// output (an edge zone, or a zone a catalog import added).
+        Unknown = "unknown",
     }
     schema: "Which accounts can use the zone. Known values: `all_accounts`, `some_accounts` \
 (for example a constrained zone that new accounts do not see; the item's `note` says what is \
-known). Values may be added: accept one you do not know.",
+known), `unknown` (the zone is known from some accounts' own output; whether every account \
+sees it is not). Values may be added: accept one you do not know.",
     example: "all_accounts"
+}
+
+open_string_set! {
+    /// Whether an account must opt in before it can use a zone.
+    pub enum OptIn {
+        /// Every account that sees the zone can use it (availability zones).
+        NotRequired = "not_required",
+        /// Each account (AWS: per zone group), project (GCP) or subscription (Azure) opts in
+        /// first; a zone mapping's `opt_in_status` says whether that account has.
+        Required = "required",
+    }
+    schema: "Whether an account must opt in before it can use the zone. Known values: \
+`not_required` (availability zones), `required` (AWS Local and Wavelength Zones, opted into per \
+zone group; GCP AI zones, per project; Azure Extended Zones, per subscription). A zone \
+mapping's `opt_in_status` says whether that account has. Values may be added: accept one you \
+do not know.",
+    example: "not_required"
 }
 
 /// One zone of a region: its identity, and its name where the name is known for the caller.
@@ -179,6 +200,9 @@ this caller from the catalog alone.",
         "name_scope": "account",
         "zone_type": "availability-zone",
         "visibility": "all_accounts",
+        "parent_zone_id": null,
+        "network_border_group": null,
+        "opt_in": "not_required",
         "note": "name mapped per account for accounts created before November 2025",
         "names": []
     })
@@ -201,6 +225,27 @@ pub struct ZoneIdentity {
     pub zone_type: ZoneType,
     /// Which accounts can use the zone.
     pub visibility: Visibility,
+    /// The zone this one is anchored to, by its identity: the parent availability zone of an AWS Local or Wavelength Zone (the AZ that handles some of its control-plane operations), the standard zone of a GCP AI zone. `null` for an availability zone, an Azure Extended Zone (its home region is the region listed), and wherever no source gives the parent (`aws ec2 describe-availability-zones --all-availability-zones` prints it as `ParentZoneId`).
+    #[serde(default)]
+    #[schema(
+        required = true,
+        min_length = 1,
+        max_length = 63,
+        pattern = "^[a-z0-9][a-z0-9-]{0,62}$"
+    )]
+    pub parent_zone_id: Option<String>,
+    /// AWS: the network border group the zone advertises its addresses from (`us-east-1-bos-1` for a Local Zone; the region for most availability zones). `null` for other clouds and wherever no source gives it: `describe-availability-zones` prints it as `NetworkBorderGroup`.
+    #[serde(default)]
+    #[schema(
+        required = true,
+        min_length = 1,
+        max_length = 63,
+        pattern = "^[a-z0-9][a-z0-9-]{0,62}$"
+    )]
+    pub network_border_group: Option<String>,
+    /// Whether an account must opt in before using the zone.
+    #[serde(default = "OptIn::not_required")]
+    pub opt_in: OptIn,
     /// What else is known, and how to learn the name when it is `null`. Absent when there is nothing to add.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 1024)]
@@ -227,9 +272,19 @@ impl ZoneIdentity {
             name_scope,
             zone_type,
             visibility,
+            parent_zone_id: None,
+            network_border_group: None,
+            opt_in: OptIn::NotRequired,
             note,
             names: Vec::new(),
         }
+    }
+}
+
+impl OptIn {
+    /// `not_required`: what a server before edge zones meant for every zone.
+    fn not_required() -> Self {
+        OptIn::NotRequired
     }
 }
 
@@ -354,6 +409,14 @@ pub struct CatalogSource {
         pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
     )]
     pub compiled_on: Option<String>,
+    /// When this region was last refreshed from a cloud's own output (`YYYY-MM-DD`), later than `compiled_on`; `null` when it has not been since the catalog was compiled.
+    #[serde(default)]
+    #[schema(
+        required = true,
+        max_length = 10,
+        pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+    )]
+    pub refreshed_on: Option<String>,
     /// The sources of this region's facts.
     #[schema(max_items = 64)]
     pub references: Vec<SourceReference>,
@@ -364,8 +427,15 @@ impl CatalogSource {
     pub fn new(compiled_on: Option<String>, references: Vec<SourceReference>) -> Self {
         Self {
             compiled_on,
+            refreshed_on: None,
             references,
         }
+    }
+
+    /// The same block, with the date the region was last refreshed.
+    pub fn refreshed_on(mut self, date: Option<String>) -> Self {
+        self.refreshed_on = date;
+        self
     }
 }
 
@@ -441,6 +511,17 @@ pub enum ZoneTypes {
     All,
     /// These types (`zone_type=local-zone,wavelength-zone`).
     Only(Vec<ZoneType>),
+}
+
+impl ZoneTypes {
+    /// Whether a zone of type `zone_type` is shown.
+    pub fn admits(&self, zone_type: &ZoneType) -> bool {
+        match self {
+            ZoneTypes::AvailabilityZones => *zone_type == ZoneType::AvailabilityZone,
+            ZoneTypes::All => true,
+            ZoneTypes::Only(types) => types.contains(zone_type),
+        }
+    }
 }
 
 /// What a zone-identity listing asks for besides its region: the zone mappings to apply and

@@ -104,14 +104,15 @@ pub use deprecation::{Deprecation, DEPRECATIONS};
 pub use discovery::{ProviderList, RegionList, MAX_PROVIDERS, MAX_REGIONS_PER_PROVIDER};
 pub use error::{AddedCode, ErrorBody, ErrorCode};
 pub use identities::{
-    AppliedMapping, CatalogSource, MappedName, NameScope, SourceReference, Visibility,
+    AppliedMapping, CatalogSource, MappedName, NameScope, OptIn, SourceReference, Visibility,
     ZoneIdentity, ZoneIdentityList, ZoneIdentityQuery, ZoneType, ZoneTypes,
     MAX_MAPPINGS_PER_LISTING,
 };
 pub use ids::{IdError, IdKind, ProfileId, ProviderId, RegionId};
 pub use mappings::{
-    is_valid_display_name, MappedRegion, MappedZone, ZoneMapping, ZoneMappingAnswer, ZoneMappingId,
-    ZoneMappingIdError, ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary,
-    MAX_ZONE_MAPPINGS_PER_ORGANIZATION, MAX_ZONE_MAPPING_BYTES, MAX_ZONE_MAPPING_LABEL_CHARS,
+    is_valid_account, is_valid_display_name, MappedRegion, MappedZone, SkippedZone, ZoneMapping,
+    ZoneMappingAnswer, ZoneMappingId, ZoneMappingIdError, ZoneMappingList, ZoneMappingRequest,
+    ZoneMappingSummary, MAX_ZONE_MAPPINGS_PER_ORGANIZATION, MAX_ZONE_MAPPING_BYTES,
+    MAX_ZONE_MAPPING_LABEL_CHARS,
 };
 pub use zones::{ZoneList, MAX_ZONES_PER_REGION, STATUS_SUCCESS};

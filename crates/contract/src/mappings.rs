@@ -216,6 +216,7 @@ exactly as it printed it.",
     example = json!({
         "provider": "aws",
         "label": "production account",
+        "account": "111111111111",
         "output": {"AvailabilityZones": [
             {"RegionName": "us-east-1", "ZoneName": "us-east-1a", "ZoneId": "use1-az2", "ZoneType": "availability-zone", "State": "available"},
             {"RegionName": "us-east-1", "ZoneName": "us-east-1b", "ZoneId": "use1-az4", "ZoneType": "availability-zone", "State": "available"}
@@ -240,6 +241,15 @@ pub struct ZoneMappingRequest {
     /// The cloud CLI's JSON, unchanged. For `aws`: the output of `aws ec2 describe-availability-zones --all-availability-zones --output json` for one region (an object with `AvailabilityZones`), or an array of such outputs for several regions. For `azure`: the output of `az account list-locations -o json` (an array of locations with `availabilityZoneMappings`).
     #[schema(value_type = CloudOutput)]
     pub output: serde_json::Value,
+    /// The account the output was taken from: an AWS account id (12 digits) or an Azure subscription id (a GUID). For `azure`, when absent, the subscription the output's location `id` paths name, if they all name one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = "^(?:[0-9]{12}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
+        example = "123456789012"
+    )]
+    pub account: Option<String>,
 }
 
 impl ZoneMappingRequest {
@@ -249,27 +259,119 @@ impl ZoneMappingRequest {
             provider,
             label,
             output,
+            account: None,
         }
+    }
+
+    /// The same body naming the account (AWS account id, Azure subscription id) the output
+    /// was taken from.
+    pub fn with_account(mut self, account: impl Into<String>) -> Self {
+        self.account = Some(account.into());
+        self
     }
 }
 
-/// One zone of a stored mapping: an identity and the organization's name for it.
+/// Whether `account` is an AWS account id (12 digits) or an Azure subscription id (a GUID,
+/// `8-4-4-4-12` hexadecimal digits): what a zone mapping's `account` may be.
+///
+/// ```
+/// use appzone_contract::is_valid_account;
+/// assert!(is_valid_account("123456789012"));
+/// assert!(is_valid_account("0b1f6471-1bf0-4dda-aec3-111122223333"));
+/// assert!(!is_valid_account("prod"));
+/// ```
+pub fn is_valid_account(account: &str) -> bool {
+    let aws = account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit());
+    let groups: Vec<&str> = account.split('-').collect();
+    let azure = groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups
+            .iter()
+            .all(|g| g.bytes().all(|b| b.is_ascii_hexdigit()));
+    aws || azure
+}
+
+/// One zone of a stored mapping: an identity, the organization's name for it, and the
+/// account's state of the zone as the output gave it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[non_exhaustive]
-#[schema(description = "A zone identity and the organization's own name for it.")]
+#[schema(
+    description = "A zone identity, the organization's own name for it, and the \
+account's state of the zone as the cloud's output gave it."
+)]
 pub struct MappedZone {
-    /// The identity: the AWS AZ ID or the Azure physical zone.
+    /// The identity: the AWS zone id (`use1-az1`, `use1-bos1-az1`) or the Azure physical zone.
     #[schema(max_length = 63, pattern = "^[a-z0-9][a-z0-9-]{0,62}$")]
     pub zone_id: String,
     /// The organization's name: the AWS zone name or the Azure logical zone.
     #[schema(max_length = 63, pattern = "^[a-z0-9][a-z0-9-]{0,62}$")]
     pub zone_name: String,
+    /// The zone's state in the account: AWS `State` (such as `available`), as printed; `available` for each zone an Azure output maps; `null` where the output does not say.
+    #[serde(default)]
+    #[schema(required = true, max_length = 64, pattern = "^[a-z][a-z-]{0,63}$")]
+    pub state: Option<String>,
+    /// AWS `OptInStatus` as printed: `opt-in-not-required`, `opted-in` or `not-opted-in`; `null` for Azure and where the output does not say.
+    #[serde(default)]
+    #[schema(required = true, max_length = 64, pattern = "^[a-z][a-z-]{0,63}$")]
+    pub opt_in_status: Option<String>,
 }
 
 impl MappedZone {
-    /// A pair.
+    /// A pair, without state.
     pub fn new(zone_id: String, zone_name: String) -> Self {
-        Self { zone_id, zone_name }
+        Self {
+            zone_id,
+            zone_name,
+            state: None,
+            opt_in_status: None,
+        }
+    }
+
+    /// The same pair with the account's `state` and `opt_in_status` of the zone.
+    pub fn with_state(mut self, state: Option<String>, opt_in_status: Option<String>) -> Self {
+        self.state = state;
+        self.opt_in_status = opt_in_status;
+        self
+    }
+}
+
+/// Something of a cloud's output a zone mapping did not keep, and why: the catalog does not
+/// hold it (an unknown zone id or region, a region without zones, an Azure Extended Zone or
+/// canary location). Named in the answer of the `PUT` that stored the mapping.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[non_exhaustive]
+#[schema(
+    description = "What of the output was not kept, and why: the catalog does not hold it.",
+    example = json!({"region": "us-east-1", "zone_id": "use1-az9", "zone_name": "us-east-1g", "reason": "the catalog holds no zone use1-az9 in aws/us-east-1"})
+)]
+pub struct SkippedZone {
+    /// The region or location as the output names it.
+    #[schema(min_length = 1, max_length = 128)]
+    pub region: String,
+    /// The zone id as the output gives it; `null` when a whole location was skipped.
+    #[schema(required = true, max_length = 128)]
+    pub zone_id: Option<String>,
+    /// The zone name as the output gives it; `null` when a whole location was skipped.
+    #[schema(required = true, max_length = 128)]
+    pub zone_name: Option<String>,
+    /// Why it was not kept.
+    #[schema(min_length = 1, max_length = 256)]
+    pub reason: String,
+}
+
+impl SkippedZone {
+    /// A skipped zone (or location, without `zone_id` and `zone_name`).
+    pub fn new(
+        region: impl Into<String>,
+        zone_id: Option<String>,
+        zone_name: Option<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self {
+            region: region.into(),
+            zone_id,
+            zone_name,
+            reason: reason.into(),
+        }
     }
 }
 
@@ -310,6 +412,10 @@ pub struct ZoneMapping {
     /// When it was stored (RFC 3339, UTC).
     #[schema(format = DateTime, max_length = 20)]
     pub imported_at: String,
+    /// The AWS account id or Azure subscription id the output was taken from; `null` when the `PUT` did not say (and, for Azure, the output did not either).
+    #[serde(default)]
+    #[schema(required = true, max_length = 64)]
+    pub account: Option<String>,
     /// The pairs, per region, in the order of the cloud's output.
     #[schema(max_items = 1000)]
     pub regions: Vec<MappedRegion>,
@@ -329,19 +435,31 @@ impl ZoneMapping {
             provider,
             label,
             imported_at,
+            account: None,
             regions,
         }
     }
 
+    /// The same mapping, of `account`.
+    pub fn with_account(mut self, account: Option<String>) -> Self {
+        self.account = account;
+        self
+    }
+
     /// The organization's name for `zone_id` in `region`, when the mapping pairs it.
     pub fn name_of(&self, region: &str, zone_id: &str) -> Option<&str> {
+        self.zone_of(region, zone_id).map(|z| z.zone_name.as_str())
+    }
+
+    /// The mapping's zone `zone_id` in `region` (name and the account's state), when it has
+    /// it.
+    pub fn zone_of(&self, region: &str, zone_id: &str) -> Option<&MappedZone> {
         self.regions
             .iter()
             .find(|r| r.region.as_str() == region)?
             .zones
             .iter()
             .find(|z| z.zone_id == zone_id)
-            .map(|z| z.zone_name.as_str())
     }
 }
 
@@ -362,6 +480,10 @@ pub struct ZoneMappingSummary {
     /// When it was stored (RFC 3339, UTC).
     #[schema(format = DateTime, max_length = 20)]
     pub imported_at: String,
+    /// The AWS account id or Azure subscription id the output was taken from, or `null`.
+    #[serde(default)]
+    #[schema(required = true, max_length = 64)]
+    pub account: Option<String>,
     /// The regions it pairs zones for.
     #[schema(value_type = Vec<RegionId>, max_items = 1000)]
     pub regions: Vec<RegionId>,
@@ -375,6 +497,7 @@ impl ZoneMappingSummary {
             provider: mapping.provider.clone(),
             label: mapping.label.clone(),
             imported_at: mapping.imported_at.clone(),
+            account: mapping.account.clone(),
             regions: mapping.regions.iter().map(|r| r.region.clone()).collect(),
         }
     }
@@ -388,6 +511,14 @@ envelope! {
         /// The mapping.
         pub data: ZoneMapping,
         message(1024): "Human-readable summary (what was stored, what was skipped). Do not parse it.",
+        /// What of the output the `PUT` did not keep, and why; empty on a `GET` (skipped zones are stored nowhere).
+        #[serde(default)]
+        #[schema(required = true, max_items = 10000)]
+        pub skipped: Vec<SkippedZone>,
+        /// The regions the mapping held before this `PUT` replaced it and holds no longer; empty otherwise.
+        #[serde(default)]
+        #[schema(required = true, value_type = Vec<RegionId>, max_items = 1000)]
+        pub removed_regions: Vec<RegionId>,
     }
 }
 
@@ -398,6 +529,8 @@ impl ZoneMappingAnswer {
             data,
             id,
             message,
+            skipped: Vec::new(),
+            removed_regions: Vec::new(),
             status: crate::STATUS_SUCCESS.to_owned(),
         }
     }

@@ -24,9 +24,9 @@ use crate::mappings::CloudOutput;
 use crate::zones::{ListingStatus, ZoneId};
 use crate::{
     AppliedMapping, CatalogSource, ErrorBody, ErrorCode, MappedRegion, MappedZone, NameScope,
-    ProfileId, ProviderId, ProviderList, RegionId, RegionList, SourceReference, Visibility,
-    ZoneIdentity, ZoneIdentityList, ZoneList, ZoneMapping, ZoneMappingAnswer, ZoneMappingId,
-    ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary, ZoneType,
+    OptIn, ProfileId, ProviderId, ProviderList, RegionId, RegionList, SkippedZone, SourceReference,
+    Visibility, ZoneIdentity, ZoneIdentityList, ZoneList, ZoneMapping, ZoneMappingAnswer,
+    ZoneMappingId, ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary, ZoneType,
 };
 
 // The module is in parts: `operations` (the four `#[utoipa::path]` descriptions), `schemas`
@@ -200,6 +200,7 @@ https://appzone.example.com."
         NameScope,
         ZoneType,
         Visibility,
+        OptIn,
         AppliedMapping,
         CatalogSource,
         SourceReference,
@@ -209,6 +210,7 @@ https://appzone.example.com."
         ZoneMapping,
         MappedRegion,
         MappedZone,
+        SkippedZone,
         ZoneMappingList,
         ZoneMappingSummary,
         CloudOutput

@@ -9,11 +9,16 @@ Reads:
     Azure zonal and non-zonal regions, the GCP note) and the references S1..S16.
   * <facts-dir>/cloud-zones.json: the catalog's source notes; only used to check the AWS
     region-list citation (C1).
+  * <facts-dir>/extended-zones.json: the zones beyond availability zones (AWS Local and
+    Wavelength Zones, Azure Extended Zones, GCP AI zones) and the references E1..E22. They are
+    identities of their region only: `zones` (what /zones serves) stays availability zones.
 
 Writes crates/server/catalog/builtin.json in the 1.2 form:
   {"source": {"compiled_on", "references": [{"id", "what", "where", "date"}]},
    "providers": [{"id", "name", "regions": [
        {"id", "name", "zones", "name_scope", "identities", "sources", "note"?}]}]}
+An identity carries `parent_zone_id`, `network_border_group`, `opt_in` and its own
+`name_scope` only where they are not what an availability zone of the region has.
 The 1.1 `source_notes` are dropped; their facts are in `source.references`. The Azure
 regions without availability zones are added with `zones: []`.
 
@@ -31,7 +36,7 @@ import sys
 from pathlib import Path
 
 BUILTIN = Path(__file__).resolve().parent / "builtin.json"
-COMPILED_ON = "2026-11-27"
+COMPILED_ON = "2026-11-28"
 
 # The catalog's own AWS region list (from cloud-zones.json source_notes.aws).
 C1 = {
@@ -95,16 +100,163 @@ def sorted_ids(ids):
     return sorted(set(ids), key=lambda i: (i[0], int(i[1:])))
 
 
-def identity(zone_id, zone_name, visibility, note):
+def identity(zone_id, zone_name, visibility, note, zone_type="availability-zone", **edge):
     entry = {
         "zone_id": zone_id,
         "zone_name": zone_name,
-        "zone_type": "availability-zone",
+        "zone_type": zone_type,
         "visibility": visibility,
     }
+    # name_scope (when not the region's), parent_zone_id, network_border_group, opt_in.
+    entry.update({k: v for k, v in edge.items() if v is not None})
     if note:
         entry["note"] = note
     return entry
+
+
+# Edge zones that one account's later output no longer lists, with the zone it lists instead
+# (E8, E9): they may be retired, and no AWS page says so.
+SUCCEEDED = {
+    "use1-atl1-az1": ("us-east-1-atl-2a", "E9"),
+    "use1-chi1-az1": ("us-east-1-chi-2a", "E8"),
+    "use1-dfw1-az1": ("us-east-1-dfw-2a", "E8"),
+    "use1-iah1-az1": ("us-east-1-iah-2a", "E8"),
+    "use1-mia1-az1": ("us-east-1-mia-2a", "E9"),
+    "use1-nyc1-az1": ("us-east-1-nyc-2a", "E9"),
+    "usw2-phx1-az1": ("us-west-2-phx-2a", "E8"),
+}
+# AWS's own pages: a zone listed there is listed for every account.
+AWS_PAGES = {"E1", "E5"}
+
+
+def cite(ids):
+    return ", ".join(sorted_ids(ids))
+
+
+def aws_local_zone(z):
+    group = f" {z['group_name']}" if z["group_name"] else ""
+    note = f"A Local Zone; opt in to its zone group{group} before use (E2, E4)."
+    if z["parent_zone_id"] is None:
+        note += (
+            " No public source gives its parent zone: aws ec2 describe-availability-zones "
+            "--all-availability-zones prints it as ParentZoneId."
+        )
+    if z["zone_id"] in SUCCEEDED:
+        note += (
+            " One account's later output lists {} instead ({}): it may be retired.".format(
+                *SUCCEEDED[z["zone_id"]]
+            )
+        )
+    elif z["sources"] == ["E9"]:
+        note += " Seen in one account's output only (E9); no AWS page confirms it."
+    listed = bool(AWS_PAGES & set(z["sources"])) and z["zone_id"] not in SUCCEEDED
+    return identity(
+        z["zone_id"],
+        z["zone_name"],
+        "all_accounts" if listed else "unknown",
+        note,
+        "local-zone",
+        name_scope="uniform",
+        parent_zone_id=z["parent_zone_id"],
+        network_border_group=z["network_border_group"],
+        opt_in="required",
+    )
+
+
+def aws_wavelength_zone(z):
+    note = (
+        f"A Wavelength Zone, in a carrier's network; opt in to its zone group {z['group_name']} "
+        "before use (E2, E4). AWS says the number and mapping of Wavelength Zones per region "
+        f"can differ between accounts (E6), so no name is given: one account's output names it "
+        f"{z['zone_name']} ({cite(s for s in z['sources'] if s in ('E5', 'E7'))}); store your "
+        "account's output as a zone mapping to see yours."
+    )
+    if not z["listed_in_current_aws_docs_regions"]:
+        note += " AWS's current Wavelength page lists no Wavelength Zone in this region (E5): it may be retired."
+    return identity(
+        z["zone_id"],
+        None,
+        "unknown",
+        note,
+        "wavelength-zone",
+        name_scope="account",
+        parent_zone_id=z["parent_zone_id"],
+        network_border_group=z["network_border_group"],
+        opt_in="required",
+    )
+
+
+# The Azure Extended Zones Microsoft documents as current (E14, E15, E16); the older names some
+# specs and unofficial lists carry are left out.
+AZURE_EXTENDED = {"losangeles", "perth"}
+
+
+def azure_extended_zone(z):
+    region = z["home_region"]
+    note = (
+        f"An Azure Extended Zone whose home region is {region}: deploy with --location {region} "
+        f"--edge-zone {z['name']} ({cite(s for s in z['sources'] if s != 'E19')}). Each "
+        "subscription registers the Microsoft.EdgeZones provider and requests access first (E16)."
+    )
+    return identity(
+        z["name"], z["name"], "unknown", note, "extended-zone", name_scope="uniform", opt_in="required"
+    )
+
+
+def gcp_ai_zone(z):
+    note = (
+        f"A GCP AI zone anchored to {z['parent_zone']}, its parent zone (E20); each project "
+        f"makes AI zones visible before use (E20). Listed by zones.list since January 2026 (E22)."
+    )
+    return identity(
+        z["zone"],
+        z["zone"],
+        "unknown",
+        note,
+        "ai-zone",
+        parent_zone_id=z["parent_zone"],
+        opt_in="required",
+    )
+
+
+def edge_zones(extended):
+    """(provider, region) -> (identities, sources) of the zones beyond availability zones."""
+    edges = {}
+
+    def add(provider, region, entry, sources):
+        found = edges.setdefault((provider, region), ([], set()))
+        found[0].append(entry)
+        found[1].update(sources)
+        found[1].update(re.findall(r"\bE\d+\b", entry.get("note", "")))
+
+    for z in extended["aws_local_zones"]:
+        add("aws", z["region"], aws_local_zone(z), z["sources"])
+    for z in extended["aws_wavelength_zones"]:
+        add("aws", z["region"], aws_wavelength_zone(z), z["sources"])
+    for z in extended["azure_extended_zones"]:
+        if z["name"] in AZURE_EXTENDED:
+            add("azure", z["home_region"], azure_extended_zone(z), [])
+    for z in extended["gcp_ai_zones"]:
+        add("gcp", z["region"], gcp_ai_zone(z), z["sources"])
+    return edges
+
+
+def with_edges(provider, entry, edges):
+    """The region `entry` with its edge zones appended to its identities."""
+    found = edges.pop((provider, entry["id"]), None)
+    if found is None:
+        return entry
+    identities, sources = found
+    azs = {i["zone_id"] for i in entry["identities"]}
+    for i in identities:
+        parent = i.get("parent_zone_id")
+        if parent is not None and parent not in azs:
+            fail(f"{provider}/{entry['id']}: {i['zone_id']}'s parent {parent} is not one of its zones")
+    return {
+        **entry,
+        "identities": entry["identities"] + identities,
+        "sources": sorted_ids(entry["sources"] + sorted(sources)),
+    }
 
 
 def region(base, name_scope, identities, sources, note=None):
@@ -177,13 +329,18 @@ def add_missing_azure_regions(regions, facts):
     return sorted(regions, key=lambda r: r["id"])
 
 
-def references(facts, cloud_zones):
+def references(facts, cloud_zones, extended):
     aws_list = cloud_zones["source_notes"]["aws"]["region_list_and_names"]
     if "0e6e2404b85d" not in aws_list or "2026-08-07" not in aws_list:
         fail(f"cloud-zones.json no longer cites the C1 botocore commit: {aws_list!r}")
     refs = [C1] + [
         {"id": s["id"], "what": s["what"], "where": s["where"], "date": s["date"]}
         for s in facts["sources"]
+    ] + [
+        # A source without a date of its own carries the date it was read.
+        {"id": s["id"], "what": s["what"], "where": s["where"].strip(),
+         "date": s["date"] or extended["compiled_on"]}
+        for s in extended["sources"]
     ]
     ids = [r["id"] for r in refs]
     if len(ids) != len(set(ids)):
@@ -197,9 +354,11 @@ def main():
     facts_dir = Path(sys.argv[1])
     facts = json.loads((facts_dir / "zone-identities.json").read_text(encoding="utf-8"))
     cloud_zones = json.loads((facts_dir / "cloud-zones.json").read_text(encoding="utf-8"))
+    extended = json.loads((facts_dir / "extended-zones.json").read_text(encoding="utf-8"))
     current = json.loads(BUILTIN.read_text(encoding="utf-8"))
 
-    refs = references(facts, cloud_zones)
+    refs = references(facts, cloud_zones, extended)
+    edges = edge_zones(extended)
     providers = []
     for provider in current["providers"]:
         bases = provider["regions"]
@@ -211,7 +370,12 @@ def main():
             regions = [azure_region(b, facts) for b in add_missing_azure_regions(bases, facts)]
         else:
             fail(f"unknown provider {provider['id']}")
+        regions = [with_edges(provider["id"], r, edges) for r in regions]
         providers.append({**provider, "regions": regions})
+    # The one zone outside the catalog's regions (China partition) stays out.
+    outside = sorted(f"{p}/{r}" for p, r in edges)
+    if outside != ["aws/cn-north-1"]:
+        fail(f"edge zones of regions outside the catalog: {outside}")
 
     known = {r["id"] for r in refs}
     for provider in providers:
@@ -220,6 +384,10 @@ def main():
             if unknown:
                 fail(f"{provider['id']}/{r['id']} cites unknown references {sorted(unknown)}")
 
+    # Of the edge-zone references, only those some region cites are carried (E12 names a zone
+    # outside the catalog, E19 an unofficial list).
+    cited_ids = {s for provider in providers for r in provider["regions"] for s in r["sources"]}
+    refs = [r for r in refs if not r["id"].startswith("E") or r["id"] in cited_ids]
     catalog = {
         "source": {"compiled_on": COMPILED_ON, "references": refs},
         "providers": providers,

@@ -164,8 +164,16 @@ fn unix_midnight(date: &str) -> Option<i64> {
 }
 
 /// `3 zones`, `1 zone`, `0 zones`.
-fn count(n: usize, one: &str, many: &str) -> String {
+pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `message` cut to its first `max` characters.
+pub fn at_most(message: String, max: usize) -> String {
+    match message.char_indices().nth(max) {
+        Some((cut, _)) => message[..cut].to_owned(),
+        None => message,
+    }
 }
 
 /// Maps keyed by catalog ids, in catalog order (what the listings and the suggestions walk).
@@ -180,6 +188,10 @@ pub struct Snapshot {
     pub version: i64,
     /// When the catalog was compiled (`YYYY-MM-DD`), if it says.
     pub compiled_on: Option<String>,
+    /// The oldest of the regions' newest dates (the compile date, or the region's last
+    /// refresh from a cloud's output when later), midnight UTC, in Unix seconds; 0 when the
+    /// catalog gives no date.
+    pub oldest_facts_secs: i64,
     /// The provider listing.
     pub providers: Answer,
     by_id: IdMap<Provider>,
@@ -248,9 +260,22 @@ impl Snapshot {
                 (p.id.as_str().to_owned(), provider)
             })
             .collect();
+        let compiled_on = catalog.source.as_ref().and_then(|s| s.compiled_on.clone());
+        let compiled = compiled_on.as_deref().and_then(unix_midnight);
+        let oldest_facts_secs = catalog
+            .providers
+            .iter()
+            .flat_map(|p| &p.regions)
+            .filter_map(|r| {
+                let refreshed = r.refreshed_on.as_deref().and_then(unix_midnight);
+                compiled.max(refreshed)
+            })
+            .min()
+            .unwrap_or(0);
         Self {
             version,
-            compiled_on: catalog.source.as_ref().and_then(|s| s.compiled_on.clone()),
+            compiled_on,
+            oldest_facts_secs,
             providers: Answer::providers(catalog),
             by_id,
         }
@@ -356,5 +381,36 @@ mod tests {
         assert_eq!(super::unix_midnight("2026-11-27"), Some(1_795_737_600));
         assert_eq!(super::unix_midnight("2000-03-01"), Some(951_868_800));
         assert_eq!(super::unix_midnight("2026-13-01"), None);
+    }
+
+    /// The staleness gauge reads each region's newest date: a refresh of some regions leaves
+    /// it at the compile date, a refresh of every region moves it.
+    #[test]
+    fn the_oldest_facts_are_the_compile_date_until_every_region_is_refreshed() {
+        let mut catalog = crate::model::catalog_file::CatalogFile::builtin();
+        let compiled = super::Snapshot::build(1, &catalog).compiled_at_secs();
+        assert!(compiled > 0);
+        assert_eq!(
+            super::Snapshot::build(1, &catalog).oldest_facts_secs,
+            compiled
+        );
+        let regions = catalog.providers.iter_mut().flat_map(|p| &mut p.regions);
+        let mut all: Vec<_> = regions.collect();
+        for region in all.iter_mut().skip(1) {
+            region.refreshed_on = Some("2027-03-01".to_owned());
+        }
+        assert_eq!(
+            super::Snapshot::build(2, &catalog).oldest_facts_secs,
+            compiled
+        );
+        for provider in &mut catalog.providers {
+            for region in &mut provider.regions {
+                region.refreshed_on = Some("2027-03-01".to_owned());
+            }
+        }
+        assert_eq!(
+            super::Snapshot::build(3, &catalog).oldest_facts_secs,
+            super::unix_midnight("2027-03-01").unwrap()
+        );
     }
 }

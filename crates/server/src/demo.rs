@@ -92,6 +92,7 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
             .put_zone_mapping(
                 &actor,
                 MappingWrite {
+                    account: None,
                     id: &mapping_id,
                     provider: &aws,
                     label,

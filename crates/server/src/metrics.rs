@@ -152,6 +152,7 @@ struct Inner {
     pool: Family<PoolLabels, Gauge>,
     catalog_version: Gauge,
     catalog_compiled: Gauge,
+    catalog_oldest_facts: Gauge,
     database_up: Gauge,
     draining: Gauge,
 }
@@ -251,6 +252,14 @@ impl Metrics {
              midnight UTC), in Unix seconds; 0 when the catalog does not say",
             catalog_compiled.clone(),
         );
+        let catalog_oldest_facts = Gauge::default();
+        registry.register(
+            "catalog_oldest_facts_timestamp_seconds",
+            "The oldest of the regions' newest facts: for each region the catalog's compile \
+             date or its last catalog import --from when later, the oldest of these (midnight \
+             UTC), in Unix seconds; 0 when the catalog gives no date",
+            catalog_oldest_facts.clone(),
+        );
         let database_up = Gauge::default();
         registry.register(
             "database_up",
@@ -295,6 +304,7 @@ impl Metrics {
             pool,
             catalog_version,
             catalog_compiled,
+            catalog_oldest_facts,
             database_up,
             draining,
         }))
@@ -382,6 +392,7 @@ impl Metrics {
         let snapshot = catalog.snapshot();
         self.0.catalog_version.set(snapshot.version);
         self.0.catalog_compiled.set(snapshot.compiled_at_secs());
+        self.0.catalog_oldest_facts.set(snapshot.oldest_facts_secs);
         self.encode(format)
     }
 

@@ -57,6 +57,11 @@ async fn zone_identities_sends_the_contract_get_with_the_mapping_query_and_decod
         ("prod", "production account")
     );
     assert_eq!(list.source.compiled_on.as_deref(), Some("2026-11-27"));
+    // An answer without the fields edge zones brought decodes with what they mean for an
+    // availability zone.
+    assert_eq!(first.opt_in, appzone_client::OptIn::NotRequired);
+    assert_eq!(first.parent_zone_id, None);
+    assert_eq!(list.source.refreshed_on, None);
     assert_eq!(
         list.source.references[0].location,
         "https://docs.aws.amazon.com/"

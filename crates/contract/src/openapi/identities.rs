@@ -139,31 +139,31 @@ mappings applied, and `Cache-Control: private, max-age=60`.",
             examples(
                 ("account" = (summary = "AWS, names per account: identities with null names", value = json!({
                     "data": [
-                        {"zone_id": "use1-az1", "zone_name": null, "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "note": "name mapped per account for accounts created before November 2025 (S1, S2); accounts created from November 2025 share one mapping that AWS does not publish", "names": []},
-                        {"zone_id": "use1-az2", "zone_name": null, "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "note": "name mapped per account for accounts created before November 2025 (S1, S2); accounts created from November 2025 share one mapping that AWS does not publish", "names": []}
+                        {"zone_id": "use1-az1", "zone_name": null, "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "parent_zone_id": null, "network_border_group": null, "opt_in": "not_required", "note": "name mapped per account for accounts created before November 2025 (S1, S2); accounts created from November 2025 share one mapping that AWS does not publish", "names": []},
+                        {"zone_id": "use1-az2", "zone_name": null, "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "parent_zone_id": null, "network_border_group": null, "opt_in": "not_required", "note": "name mapped per account for accounts created before November 2025 (S1, S2); accounts created from November 2025 share one mapping that AWS does not publish", "names": []}
                     ],
                     "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                     "mapping": null,
                     "mappings": [],
                     "message": "6 zones in aws/us-east-1; 0 names known: names here are per account, so store your account's aws ec2 describe-availability-zones output as a zone mapping and ask again with ?mapping=",
-                    "source": {"compiled_on": "2026-11-27", "references": [{"id": "S1", "what": "AWS 'AWS Availability Zones' page: the AZ ID table", "where": "https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.html", "date": "2026-11-27"}]},
+                    "source": {"compiled_on": "2026-11-28", "refreshed_on": null, "references": [{"id": "S1", "what": "AWS 'AWS Availability Zones' page: the AZ ID table", "where": "https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.html", "date": "2026-11-27"}]},
                     "status": "success"
                 }))),
                 ("account_with_mapping" = (summary = "AWS, names per account, with the caller's mapping", value = json!({
                     "data": [
-                        {"zone_id": "use1-az1", "zone_name": "us-east-1d", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "names": [{"mapping": "prod", "zone_name": "us-east-1d", "state": null, "opt_in_status": null}]},
-                        {"zone_id": "use1-az2", "zone_name": "us-east-1a", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "names": [{"mapping": "prod", "zone_name": "us-east-1a", "state": null, "opt_in_status": null}]}
+                        {"zone_id": "use1-az1", "zone_name": "us-east-1d", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "parent_zone_id": null, "network_border_group": null, "opt_in": "not_required", "names": [{"mapping": "prod", "zone_name": "us-east-1d", "state": null, "opt_in_status": null}]},
+                        {"zone_id": "use1-az2", "zone_name": "us-east-1a", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "parent_zone_id": null, "network_border_group": null, "opt_in": "not_required", "names": [{"mapping": "prod", "zone_name": "us-east-1a", "state": null, "opt_in_status": null}]}
                     ],
                     "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                     "mapping": {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z"},
                     "mappings": [{"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z"}],
                     "message": "6 zones in aws/us-east-1; 6 names from zone mapping prod",
-                    "source": {"compiled_on": "2026-11-27", "references": []},
+                    "source": {"compiled_on": "2026-11-28", "refreshed_on": null, "references": []},
                     "status": "success"
                 }))),
                 ("side_by_side" = (summary = "Two accounts side by side: which zone in account staging is prod's us-east-1a (?mapping=prod&mapping=staging&zone_name=us-east-1a)", value = json!({
                     "data": [
-                        {"zone_id": "use1-az2", "zone_name": "us-east-1a", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "names": [
+                        {"zone_id": "use1-az2", "zone_name": "us-east-1a", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "parent_zone_id": null, "network_border_group": null, "opt_in": "not_required", "names": [
                             {"mapping": "prod", "zone_name": "us-east-1a", "state": null, "opt_in_status": null},
                             {"mapping": "staging", "zone_name": "us-east-1c", "state": null, "opt_in_status": null}
                         ]}
@@ -175,40 +175,67 @@ mappings applied, and `Cache-Control: private, max-age=60`.",
                         {"id": "staging", "provider": "aws", "label": "staging account", "imported_at": "2026-11-27T11:00:00Z"}
                     ],
                     "message": "6 zones in aws/us-east-1; 6 names from zone mapping prod; names of zone mappings prod, staging side by side; 1 zone shown by the filters",
-                    "source": {"compiled_on": "2026-11-27", "references": []},
+                    "source": {"compiled_on": "2026-11-28", "refreshed_on": null, "references": []},
                     "status": "success"
                 }))),
                 ("uniform" = (summary = "AWS, one name for every account", value = json!({
                     "data": [
-                        {"zone_id": "euc1-az2", "zone_name": "eu-central-1a", "name_scope": "uniform", "zone_type": "availability-zone", "visibility": "all_accounts", "names": []}
+                        {"zone_id": "euc1-az2", "zone_name": "eu-central-1a", "name_scope": "uniform", "zone_type": "availability-zone", "visibility": "all_accounts", "parent_zone_id": null, "network_border_group": null, "opt_in": "not_required", "names": []}
                     ],
                     "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                     "mapping": null,
                     "mappings": [],
                     "message": "3 zones in aws/eu-central-1; 3 names known, the same for every account",
-                    "source": {"compiled_on": "2026-11-27", "references": []},
+                    "source": {"compiled_on": "2026-11-28", "refreshed_on": null, "references": []},
                     "status": "success"
                 }))),
                 ("global" = (summary = "GCP: the name is the identity", value = json!({
                     "data": [
-                        {"zone_id": "us-central1-a", "zone_name": "us-central1-a", "name_scope": "global", "zone_type": "availability-zone", "visibility": "all_accounts", "names": []}
+                        {"zone_id": "us-central1-a", "zone_name": "us-central1-a", "name_scope": "global", "zone_type": "availability-zone", "visibility": "all_accounts", "parent_zone_id": null, "network_border_group": null, "opt_in": "not_required", "names": []}
                     ],
                     "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                     "mapping": null,
                     "mappings": [],
                     "message": "4 zones in gcp/us-central1; zone names are the same in every project",
-                    "source": {"compiled_on": "2026-11-27", "references": []},
+                    "source": {"compiled_on": "2026-11-28", "refreshed_on": null, "references": []},
                     "status": "success"
                 }))),
                 ("subscription" = (summary = "Azure: physical zones, logical names per subscription", value = json!({
                     "data": [
-                        {"zone_id": "eastus-az1", "zone_name": null, "name_scope": "subscription", "zone_type": "availability-zone", "visibility": "all_accounts", "names": []}
+                        {"zone_id": "eastus-az1", "zone_name": null, "name_scope": "subscription", "zone_type": "availability-zone", "visibility": "all_accounts", "parent_zone_id": null, "network_border_group": null, "opt_in": "not_required", "names": []}
                     ],
                     "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                     "mapping": null,
                     "mappings": [],
                     "message": "3 zones in azure/eastus; deployments name logical zones 1, 2, 3, mapped per subscription: store your az account list-locations output as a zone mapping and ask again with ?mapping=",
-                    "source": {"compiled_on": "2026-11-27", "references": []},
+                    "source": {"compiled_on": "2026-11-28", "refreshed_on": null, "references": []},
+                    "status": "success"
+                }))),
+                ("edge_zones" = (summary = "AWS Local and Wavelength Zones (?zone_type=local-zone,wavelength-zone&zone_id=use1-bos1-az1,use1-wl1-bos-wlz1)", value = json!({
+                    "data": [{"zone_id": "use1-bos1-az1", "zone_name": "us-east-1-bos-1a", "name_scope": "uniform", "zone_type": "local-zone", "visibility": "all_accounts", "parent_zone_id": "use1-az4", "network_border_group": "us-east-1-bos-1", "opt_in": "required", "note": "A Local Zone; opt in to its zone group us-east-1-bos-1 before use (E2, E4).", "names": []}, {"zone_id": "use1-wl1-bos-wlz1", "zone_name": null, "name_scope": "account", "zone_type": "wavelength-zone", "visibility": "unknown", "parent_zone_id": null, "network_border_group": "us-east-1-wl1-bos-wlz-1", "opt_in": "required", "note": "A Wavelength Zone, in a carrier's network; opt in to its zone group us-east-1-wl1 before use (E2, E4). AWS says the number and mapping of Wavelength Zones per region can differ between accounts (E6), so no name is given: one account's output names it us-east-1-wl1-bos-wlz-1 (E5, E7); store your account's output as a zone mapping to see yours.", "names": []}],
+                    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                    "mapping": null,
+                    "mappings": [],
+                    "message": "33 zones in aws/us-east-1; 20 of 33 names known: the others are per account, so store your account's aws ec2 describe-availability-zones --all-availability-zones output as a zone mapping and ask again with ?mapping=; 2 zones shown by the filters",
+                    "source": {"compiled_on": "2026-11-28", "refreshed_on": null, "references": []},
+                    "status": "success"
+                }))),
+                ("extended_zone" = (summary = "Azure Extended Zone, under its home region (?zone_type=extended-zone)", value = json!({
+                    "data": [{"zone_id": "losangeles", "zone_name": "losangeles", "name_scope": "uniform", "zone_type": "extended-zone", "visibility": "unknown", "parent_zone_id": null, "network_border_group": null, "opt_in": "required", "note": "An Azure Extended Zone whose home region is westus: deploy with --location westus --edge-zone losangeles (E15, E16). Each subscription registers the Microsoft.EdgeZones provider and requests access first (E16).", "names": []}],
+                    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                    "mapping": null,
+                    "mappings": [],
+                    "message": "1 zone in azure/westus; 1 name known, the same for every account; S10 shows no availability zones, yet one subscription's az account list-locations (S12, 2024) returned availabilityZoneMappings westus-az1..az3 for logical zones 1..3; treat as unconfirmed/not generally available; 1 zone shown by the filters",
+                    "source": {"compiled_on": "2026-11-28", "refreshed_on": null, "references": []},
+                    "status": "success"
+                }))),
+                ("ai_zone" = (summary = "GCP AI zone with its parent zone (?zone_type=ai-zone)", value = json!({
+                    "data": [{"zone_id": "us-central1-ai1a", "zone_name": "us-central1-ai1a", "name_scope": "global", "zone_type": "ai-zone", "visibility": "unknown", "parent_zone_id": "us-central1-a", "network_border_group": null, "opt_in": "required", "note": "A GCP AI zone anchored to us-central1-a, its parent zone (E20); each project makes AI zones visible before use (E20). Listed by zones.list since January 2026 (E22).", "names": []}],
+                    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                    "mapping": null,
+                    "mappings": [],
+                    "message": "1 zone in gcp/us-central1; zone names are the same in every project; 1 zone shown by the filters",
+                    "source": {"compiled_on": "2026-11-28", "refreshed_on": null, "references": []},
                     "status": "success"
                 })))
             )),
@@ -245,7 +272,7 @@ never shown.",
     responses(
         (status = 200, description = "The organization's zone mappings.", body = ZoneMappingList,
             example = json!({
-                "data": [{"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z", "regions": ["us-east-1"]}],
+                "data": [{"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z", "account": "111111111111", "regions": ["us-east-1"]}],
                 "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                 "message": "1 zone mapping",
                 "status": "success"
@@ -273,9 +300,14 @@ a missing one.",
         (status = 200, description = "The mapping.", body = ZoneMappingAnswer,
             example = json!({
                 "data": {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z",
-                    "regions": [{"region": "us-east-1", "zones": [{"zone_id": "use1-az2", "zone_name": "us-east-1a"}, {"zone_id": "use1-az4", "zone_name": "us-east-1b"}]}]},
+                    "account": "111111111111",
+                    "regions": [{"region": "us-east-1", "zones": [
+                        {"zone_id": "use1-az2", "zone_name": "us-east-1a", "state": "available", "opt_in_status": "opt-in-not-required"},
+                        {"zone_id": "use1-bos1-az1", "zone_name": "us-east-1-bos-1a", "state": "available", "opt_in_status": "opted-in"}]}]},
                 "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                 "message": "zone mapping prod: 2 zones in 1 region",
+                "removed_regions": [],
+                "skipped": [],
                 "status": "success"
             })),
         (status = 404, description = "`zone_mapping_not_found`: no mapping with this id in the caller's organization.", body = ErrorBody,
@@ -296,41 +328,56 @@ pub fn get_zone_mapping() {}
 pairing of zone identities and the organization's own zone names, taken from the cloud CLI's \
 output exactly as it printed it. Only keys with the `admin` role may store mappings.\n\n\
 - `aws`: `aws ec2 describe-availability-zones --all-availability-zones --output json` for one \
-region (the object with `AvailabilityZones`), or an array of such outputs. Entries whose \
-`ZoneType` is not `availability-zone` (local and wavelength zones) are skipped: the catalog \
-holds availability zones only.\n\
-- `azure`: `az account list-locations -o json`. Locations without \
-`availabilityZoneMappings`, and locations the catalog does not hold (logical and canary \
-locations), are skipped.\n\n\
-The pairs are checked against the catalog, and the whole request is refused, changing \
-nothing, when one fails: 400 `invalid_body` for a body that is not JSON or not of this shape; \
-422 `invalid_zone_mapping` for an AWS region the catalog does not hold, a zone id the catalog \
-does not know for its region, a zone name outside its region (or an Azure logical zone that \
-is not a number), or a zone id or name given twice in a region; the message names the first \
+region (the object with `AvailabilityZones`), or an array of such outputs. Every zone type is \
+kept (availability zones, Local and Wavelength Zones) with the account's `State` and \
+`OptInStatus`.\n\
+- `azure`: `az account list-locations -o json`. Each logical zone a location maps is kept, with \
+`state` `available`; locations without `availabilityZoneMappings` hold nothing to keep. When \
+`account` is absent, it is the subscription the locations' `id` paths name, if they agree.\n\n\
+What the catalog does not hold (a zone id unknown for its region, a region the catalog does \
+not list, a zone mapping for a region without availability zones, an Azure Extended Zone or \
+canary location) is stored nowhere and named in `skipped` with the reason; it never refuses \
+the rest. The whole request is refused, changing nothing: 400 `invalid_body` for a body that \
+is not JSON or not of this shape, or an `account` that is neither an AWS account id nor an \
+Azure subscription id; 422 `invalid_zone_mapping` for a contradiction (a zone name outside its \
+region or an Azure logical zone that is not a number, a zone id or name given twice in a \
+region, or a pair that contradicts the catalog's sources where a zone's name is the same for \
+every account), and for an output of which nothing could be kept; the message names the first \
 offenders. A body over 1 MiB answers 413. An organization keeps at most 100 mappings.\n\n\
-201 when the mapping is new, 200 when it replaced one; both return it. Every store is \
-recorded in the audit log with the key id and request id. Every replica applies a stored \
-mapping within a second.",
+201 when the mapping is new, 200 when it replaced one; both return it, with `skipped`, and a \
+replacement names in `removed_regions` the regions the old version had and the new one lacks. \
+Every store is recorded in the audit log with the key id and request id. Every replica \
+applies a stored mapping within a second.",
     params(
         ("mappingId" = ZoneMappingId, Path, description = "The mapping's id, for example `prod`. Pattern `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`; a value outside it answers 404."),
         ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("mappings-3", ECHOED_IN_AUDIT_LOG))
     ),
-    request_body(content = ZoneMappingRequest, description = "The provider, an optional label, and the cloud CLI's output unchanged.", content_type = "application/json"),
+    request_body(content = ZoneMappingRequest, description = "The provider, an optional label and account, and the cloud CLI's output unchanged.", content_type = "application/json"),
     responses(
         (status = 200, description = "Replaced: the mapping as now stored.", body = ZoneMappingAnswer,
             example = json!({
                 "data": {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z",
-                    "regions": [{"region": "us-east-1", "zones": [{"zone_id": "use1-az2", "zone_name": "us-east-1a"}, {"zone_id": "use1-az4", "zone_name": "us-east-1b"}]}]},
+                    "account": "111111111111",
+                    "regions": [{"region": "us-east-1", "zones": [
+                        {"zone_id": "use1-az2", "zone_name": "us-east-1a", "state": "available", "opt_in_status": "opt-in-not-required"},
+                        {"zone_id": "use1-bos1-az1", "zone_name": "us-east-1-bos-1a", "state": "available", "opt_in_status": "opted-in"}]}]},
                 "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
-                "message": "zone mapping prod replaced: 2 zones in 1 region",
+                "message": "zone mapping prod replaced: 2 zones in 1 region; no longer holds 1 region (eu-west-1); 1 skipped, not held by the catalog (see skipped)",
+                "removed_regions": ["eu-west-1"],
+                "skipped": [{"region": "us-east-1", "zone_id": "use1-az9", "zone_name": "us-east-1g", "reason": "the catalog holds no zone use1-az9 in aws/us-east-1"}],
                 "status": "success"
             })),
         (status = 201, description = "Created: the mapping as stored.", body = ZoneMappingAnswer,
             example = json!({
                 "data": {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z",
-                    "regions": [{"region": "us-east-1", "zones": [{"zone_id": "use1-az2", "zone_name": "us-east-1a"}, {"zone_id": "use1-az4", "zone_name": "us-east-1b"}]}]},
+                    "account": "111111111111",
+                    "regions": [{"region": "us-east-1", "zones": [
+                        {"zone_id": "use1-az2", "zone_name": "us-east-1a", "state": "available", "opt_in_status": "opt-in-not-required"},
+                        {"zone_id": "use1-bos1-az1", "zone_name": "us-east-1-bos-1a", "state": "available", "opt_in_status": "opted-in"}]}]},
                 "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                 "message": "zone mapping prod stored: 2 zones in 1 region",
+                "removed_regions": [],
+                "skipped": [],
                 "status": "success"
             })),
         (status = 400, description = "`invalid_body`: the body is not JSON, or not of the shape above (a missing field, a provider other than `aws` or `azure`, an output that is not the cloud's).", body = ErrorBody,
@@ -339,8 +386,8 @@ mapping within a second.",
             example = json!({"error": "your role may not change zone mappings; contact your organization admin", "error_code": "forbidden"})),
         (status = 404, description = "`zone_mapping_not_found`: the mapping id is malformed, so no mapping can have it.", body = ErrorBody,
             example = json!({"error": "zone mapping not found: a zone mapping id is 1 to 64 ASCII letters, digits, '.', '_' or '-', starting with a letter or digit", "error_code": "zone_mapping_not_found"})),
-        (status = 422, description = "`invalid_zone_mapping`: the catalog contradicts the output; the message names the first offenders (which id or name, which region). Nothing was stored.", body = ErrorBody,
-            example = json!({"error": "invalid zone mapping: us-east-1: zone id \"use1-az9\" is not a zone of aws/us-east-1 (its zones are use1-az1, use1-az2, use1-az3, use1-az4, use1-az5, use1-az6)", "error_code": "invalid_zone_mapping"})),
+        (status = 422, description = "`invalid_zone_mapping`: the output contradicts itself or the catalog's sourced pairs, or nothing of it could be kept; the message names the first offenders (which id or name, which region). Nothing was stored.", body = ErrorBody,
+            example = json!({"error": "invalid zone mapping: eu-central-1: the output names euc1-az2 \"eu-central-1b\", but its name is \"eu-central-1a\" for every account (the catalog's sources pair them); eu-central-1: the output names euc1-az3 \"eu-central-1a\", but its name is \"eu-central-1b\" for every account (the catalog's sources pair them)", "error_code": "invalid_zone_mapping"})),
     ),
     security(("apiKey" = []))
 )]

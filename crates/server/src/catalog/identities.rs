@@ -6,8 +6,9 @@
 //! only the caller's own mapping can give one).
 
 use appzone_contract::{
-    paths, AppliedMapping, CatalogSource, MappedName, NameScope, SourceReference, Visibility,
-    ZoneIdentity, ZoneIdentityList, ZoneIdentityQuery, ZoneMapping, ZoneType, ZoneTypes,
+    paths, AppliedMapping, CatalogSource, MappedName, NameScope, OptIn, SourceReference,
+    Visibility, ZoneIdentity, ZoneIdentityList, ZoneIdentityQuery, ZoneMapping, ZoneType,
+    ZoneTypes,
 };
 
 use super::Answer;
@@ -45,14 +46,21 @@ impl RegionIdentities {
                 .identities
                 .iter()
                 .map(|entry| {
-                    ZoneIdentity::new(
+                    let mut item = ZoneIdentity::new(
                         entry.zone_id.clone(),
                         entry.zone_name.clone(),
-                        scope.clone(),
+                        entry
+                            .name_scope
+                            .as_deref()
+                            .map_or_else(|| scope.clone(), NameScope::from_wire),
                         ZoneType::from_wire(&entry.zone_type),
                         Visibility::from_wire(&entry.visibility),
                         entry.note.clone(),
-                    )
+                    );
+                    item.parent_zone_id = entry.parent_zone_id.clone();
+                    item.network_border_group = entry.network_border_group.clone();
+                    item.opt_in = OptIn::from_wire(entry.opt_in());
+                    item
                 })
                 .collect(),
         };
@@ -76,7 +84,8 @@ impl RegionIdentities {
             zone_count: region.zones.len(),
             scope,
             items,
-            source: CatalogSource::new(compiled_on, references),
+            source: CatalogSource::new(compiled_on, references)
+                .refreshed_on(region.refreshed_on.clone()),
             note: region.note.clone(),
             answer: Answer::placeholder(),
         };
@@ -98,22 +107,19 @@ impl RegionIdentities {
         let items: Vec<ZoneIdentity> = self
             .items
             .iter()
-            .filter(|item| match &query.zone_types {
-                ZoneTypes::AvailabilityZones => item.zone_type == ZoneType::AvailabilityZone,
-                ZoneTypes::Only(types) => types.contains(&item.zone_type),
-                _ => true,
-            })
+            .filter(|item| query.zone_types.admits(&item.zone_type))
             .map(|item| {
                 let mut item = item.clone();
                 item.names = mappings
                     .iter()
                     .map(|(mapping, _)| {
-                        let name = mapping.name_of(region, &item.zone_id);
+                        let zone = mapping.zone_of(region, &item.zone_id);
                         MappedName::new(
                             mapping.id.clone(),
-                            name.map(str::to_owned).or_else(|| item.zone_name.clone()),
-                            None,
-                            None,
+                            zone.map(|z| z.zone_name.clone())
+                                .or_else(|| item.zone_name.clone()),
+                            zone.and_then(|z| z.state.clone()),
+                            zone.and_then(|z| z.opt_in_status.clone()),
                         )
                     })
                     .collect();
@@ -149,7 +155,7 @@ impl RegionIdentities {
                 )
             })
             .collect();
-        let mut message = self.message(first);
+        let mut message = self.message(first, &query.zone_types);
         if mappings.len() > 1 {
             let ids: Vec<&str> = mappings.iter().map(|(m, _)| m.id.as_str()).collect();
             message.push_str(&format!(
@@ -163,7 +169,7 @@ impl RegionIdentities {
                 super::count(items.len(), "zone", "zones")
             ));
         }
-        let message = at_most(message, MAX_MESSAGE_CHARS);
+        let message = super::at_most(message, MAX_MESSAGE_CHARS);
         // What the ETag covers besides the body: the filters and the mappings' versions.
         let mut covers = format!(
             "zone-identities\0{}\0{}\0{}",
@@ -200,9 +206,15 @@ impl RegionIdentities {
 
     /// The summary: how many zones, how many names are known, and how to learn the others
     /// (not yet cut to [`MAX_MESSAGE_CHARS`]).
-    fn message(&self, mapping: Option<&ZoneMapping>) -> String {
+    fn message(&self, mapping: Option<&ZoneMapping>, types: &ZoneTypes) -> String {
         let at = &self.at;
-        let n = self.items.len();
+        // The zones of the types asked, before the other filters.
+        let shown: Vec<&ZoneIdentity> = self
+            .items
+            .iter()
+            .filter(|i| types.admits(&i.zone_type))
+            .collect();
+        let n = shown.len();
         let Some(scope) = &self.scope else {
             return format!(
                 "{} in {at}; the catalog holds no zone identities for this region (it was \
@@ -212,13 +224,12 @@ impl RegionIdentities {
         };
         let region = self.region();
         let from_mapping = mapping.map_or(0, |m| {
-            self.items
+            shown
                 .iter()
                 .filter(|i| m.name_of(region, &i.zone_id).is_some())
                 .count()
         });
-        let known = self
-            .items
+        let known = shown
             .iter()
             .filter(|i| {
                 i.zone_name.is_some()
@@ -227,7 +238,12 @@ impl RegionIdentities {
             .count();
         let zones = super::count(n, "zone", "zones");
         let mut message = if n == 0 {
-            format!("0 zones in {at}: the region has no availability zones")
+            match types {
+                ZoneTypes::AvailabilityZones => {
+                    format!("0 zones in {at}: the region has no availability zones")
+                }
+                _ => format!("0 zones of the types asked in {at}"),
+            }
         } else {
             match (scope, mapping) {
                 (NameScope::Global, _) => {
@@ -248,19 +264,32 @@ impl RegionIdentities {
                     "{zones} in {at}; {from_mapping} names from zone mapping {}",
                     m.id
                 ),
-                (NameScope::Uniform, None) if known == n => {
-                    format!("{zones} in {at}; {n} names known, the same for every account")
-                }
+                (_, None) if known == n => format!(
+                    "{zones} in {at}; {} known, the same for every account",
+                    super::count(n, "name", "names")
+                ),
                 (NameScope::Uniform, None) => format!(
                     "{zones} in {at}; {known} of {n} names known, the same for every account; \
                      no public source pairs the others yet: store your aws ec2 \
                      describe-availability-zones output as a zone mapping and ask again with \
                      ?mapping="
                 ),
-                (NameScope::Account, None) => format!(
+                (NameScope::Account, None) if known == 0 => format!(
                     "{zones} in {at}; 0 names known: names here are per account, so store \
                      your account's aws ec2 describe-availability-zones output as a zone \
                      mapping and ask again with ?mapping="
+                ),
+                // Local Zones: one name for every account, beside per-account AZ names.
+                (NameScope::Account, None) => format!(
+                    "{zones} in {at}; {known} of {n} names known: the others are per account, \
+                     so store your account's aws ec2 describe-availability-zones \
+                     --all-availability-zones output as a zone mapping and ask again with \
+                     ?mapping="
+                ),
+                (NameScope::Subscription, None) if known > 0 => format!(
+                    "{zones} in {at}; {known} of {n} names known: the others are logical zones \
+                     1, 2, 3, mapped per subscription: store your az account list-locations \
+                     output as a zone mapping and ask again with ?mapping="
                 ),
                 (NameScope::Subscription, None) => format!(
                     "{zones} in {at}; deployments name logical zones 1, 2, 3, mapped per \
@@ -277,6 +306,18 @@ impl RegionIdentities {
         message
     }
 
+    /// The identity `zone_id` of the region, as the catalog serves it.
+    pub fn item(&self, zone_id: &str) -> Option<&ZoneIdentity> {
+        self.items.iter().find(|i| i.zone_id == zone_id)
+    }
+
+    /// Whether the region has availability zones (Azure's non-zonal regions have none).
+    pub fn has_availability_zones(&self) -> bool {
+        self.items
+            .iter()
+            .any(|i| i.zone_type == ZoneType::AvailabilityZone)
+    }
+
     /// The identities (`zone_id`s) of the region, in catalog order.
     pub fn zone_ids(&self) -> impl Iterator<Item = &str> {
         self.items.iter().map(|i| i.zone_id.as_str())
@@ -285,13 +326,5 @@ impl RegionIdentities {
     /// Whether the catalog holds identities for the region.
     pub fn known(&self) -> bool {
         self.scope.is_some()
-    }
-}
-
-/// `message` cut to its first `max` characters.
-fn at_most(message: String, max: usize) -> String {
-    match message.char_indices().nth(max) {
-        Some((cut, _)) => message[..cut].to_owned(),
-        None => message,
     }
 }

@@ -117,10 +117,7 @@ pub(super) fn read_import(
         };
         return Ok(ImportInput::Catalog(read_catalog(file)?));
     };
-    let mut output = cloud_output::Output {
-        regions: Vec::new(),
-        other_zone_types: 0,
-    };
+    let mut output = cloud_output::Output::default();
     for file in files {
         let (text, name) = read_input(file)?;
         let json: serde_json::Value =
@@ -130,21 +127,31 @@ pub(super) fn read_import(
             CloudOutputKind::AzureLocations => cloud_output::azure(&json),
         };
         let read = read.map_err(|cloud_output::ShapeError(err)| anyhow!("{name}: {err}"))?;
-        output.regions.extend(read.regions);
-        output.other_zone_types += read.other_zone_types;
+        output.extend(read);
     }
     let today = &format_ms(now_ms())[..10];
-    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    // What the reference says is served to every tenant: the command and the regions, never
+    // a path of the operator's machine. The id is made unique within the catalog on import.
+    let regions: Vec<&str> = output.regions.iter().map(|r| r.region.as_str()).collect();
+    let shown = match regions.len() {
+        0..=12 => regions.join(", "),
+        n => format!("{} and {} more", regions[..12].join(", "), n - 12),
+    };
     let reference = Reference {
         id: format!("I{}", today.replace('-', "")),
         what: format!(
-            "{} output imported with catalog import --from {}",
+            "The output of {} for {}, imported with catalog import --from {}",
             kind.command(),
+            if shown.is_empty() {
+                "no region".to_owned()
+            } else {
+                shown
+            },
             clap::ValueEnum::to_possible_value(&kind)
                 .map(|v| v.get_name().to_owned())
                 .unwrap_or_default()
         ),
-        location: names.join(", "),
+        location: format!("the operator's {} output", kind.command()),
         date: today.to_owned(),
     };
     Ok(ImportInput::Cloud(kind, output, reference))

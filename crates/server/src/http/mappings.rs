@@ -9,8 +9,8 @@
 //! record; this replica drops its cached copy at once, the others through the change log.
 
 use appzone_contract::{
-    is_valid_display_name, ErrorCode, ZoneMappingAnswer, ZoneMappingId, ZoneMappingList,
-    ZoneMappingRequest, ZoneMappingSummary, MAX_ZONE_MAPPINGS_PER_ORGANIZATION,
+    is_valid_account, is_valid_display_name, ErrorCode, ZoneMappingAnswer, ZoneMappingId,
+    ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary, MAX_ZONE_MAPPINGS_PER_ORGANIZATION,
     MAX_ZONE_MAPPING_LABEL_CHARS,
 };
 use axum::body::Bytes;
@@ -154,6 +154,12 @@ pub async fn put_zone_mapping(
              white space"
         )));
     }
+    if let Some(account) = request.account.as_deref().filter(|a| !is_valid_account(a)) {
+        return Err(invalid_body(format!(
+            "account {account:?} is neither an AWS account id (12 digits) nor an Azure \
+             subscription id (a GUID such as 0b1f6471-1bf0-4dda-aec3-111122223333)"
+        )));
+    }
     let parsed = {
         let snapshot = catalog.snapshot();
         parse(request.provider.as_str(), &request.output, &snapshot)
@@ -174,6 +180,11 @@ pub async fn put_zone_mapping(
                     id: &mapping_id,
                     provider: &request.provider,
                     label: &label,
+                    // Azure: the subscription the output names, unless the body says.
+                    account: request.account.as_deref().or(parsed
+                        .subscription
+                        .as_deref()
+                        .filter(|s| is_valid_account(s))),
                     regions: &parsed.regions,
                 },
             )
@@ -181,9 +192,9 @@ pub async fn put_zone_mapping(
             .map_err(ApiError::storage)?
     };
     mappings.forget(&change_subject(&write.actor.org, mapping_id.as_str()));
-    let (status, stored, done) = match put {
-        PutMapping::Created(stored) => (StatusCode::CREATED, stored, "stored"),
-        PutMapping::Replaced(stored) => (StatusCode::OK, stored, "replaced"),
+    let (status, stored, removed, done) = match put {
+        PutMapping::Created(stored) => (StatusCode::CREATED, stored, Vec::new(), "stored"),
+        PutMapping::Replaced(stored, removed) => (StatusCode::OK, stored, removed, "replaced"),
         PutMapping::TooMany => {
             return Err(ApiError::new(
                 ErrorCode::INVALID_ZONE_MAPPING,
@@ -198,14 +209,27 @@ pub async fn put_zone_mapping(
         "zone mapping {mapping_id} {done}: {}",
         extent(&stored.mapping)
     );
+    if !removed.is_empty() {
+        let regions: Vec<&str> = removed.iter().map(|r| r.as_str()).collect();
+        message.push_str(&format!(
+            "; no longer holds {}",
+            crate::catalog::count(regions.len(), "region", "regions")
+        ));
+        message.push_str(&format!(" ({})", regions.join(", ")));
+    }
     if !parsed.skipped.is_empty() {
         message.push_str(&format!(
-            "; skipped what the catalog does not hold: {}",
-            parsed.skipped.join(", ")
+            "; {} skipped, not held by the catalog (see skipped)",
+            parsed.skipped.len()
         ));
     }
-    let answer =
-        ZoneMappingAnswer::new(stored.mapping, write.actor.request_id.to_string(), message);
+    let mut answer = ZoneMappingAnswer::new(
+        stored.mapping,
+        write.actor.request_id.to_string(),
+        crate::catalog::at_most(message, 1024),
+    );
+    answer.skipped = parsed.skipped;
+    answer.removed_regions = removed;
     Ok((status, Json(answer)).into_response())
 }
 

@@ -1,24 +1,25 @@
 //! The clouds' own CLI output (read by [`crate::model::cloud_output`]) turned into a zone
-//! mapping's pairs, checked against the catalog.
+//! mapping's zones, checked against the catalog.
 //!
-//! - AWS: entries whose `ZoneType` is not `availability-zone` (local and wavelength zones)
-//!   are skipped: the catalog holds availability zones only, and refusing them would refuse
-//!   every real output of a region that has them.
-//! - Azure: `az account list-locations` prints every location of the subscription, so those
-//!   the catalog does not hold (logical locations such as `global`, canary regions) are
-//!   skipped.
+//! A mapping keeps what the output says: every zone of a region the catalog holds, of every
+//! type, with the account's `State` and `OptInStatus`. What the catalog does not hold (a zone
+//! id unknown for its region, a region unknown to the catalog or without zones, an Azure
+//! Extended Zone or canary location) is kept nowhere and named in `skipped`; it is never a
+//! reason to refuse the rest, since one account sees zones the catalog may not list yet.
 //!
-//! What the catalog contradicts is refused, whole: a region (AWS) or zone id the catalog does
-//! not know, a name outside its region, an id or a name twice in a region. The error names
-//! the first offenders, with their region.
+//! Refused, whole, is what contradicts: within the output (an id or a name twice in a region,
+//! a name outside its region), or a sourced pair of the catalog where the names are the same
+//! for every account (the rule `catalog import --from` applies). The error names the first
+//! offenders, with their region. An output whose zones are all skipped is refused too: it
+//! would store an empty mapping.
 
 use std::collections::HashSet;
 
-use appzone_contract::{MappedRegion, MappedZone, RegionId};
+use appzone_contract::{MappedRegion, MappedZone, NameScope, RegionId, SkippedZone};
 use serde_json::Value;
 
 use crate::catalog::{RegionIdentities, Snapshot};
-use crate::model::cloud_output::{self, name_fits, RegionPairs, ShapeError};
+use crate::model::cloud_output::{self, name_fits, RegionZones, ShapeError};
 
 /// Most offenders an error names.
 const OFFENDERS_NAMED: usize = 3;
@@ -28,20 +29,23 @@ const OFFENDERS_NAMED: usize = 3;
 pub enum MappingError {
     /// Not the shape of the cloud's output (400 `invalid_body`).
     Shape(String),
-    /// The catalog contradicts it (422 `invalid_zone_mapping`).
+    /// It contradicts itself or the catalog's sourced pairs, or nothing of it is held by the
+    /// catalog (422 `invalid_zone_mapping`).
     Catalog(String),
 }
 
-/// The pairs of an output, and what was skipped.
+/// The zones of an output, what was skipped, and the account it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Parsed {
-    /// The pairs, per region, in the output's order.
+    /// The zones, per region, in the output's order.
     pub regions: Vec<MappedRegion>,
-    /// What was left out and why, for the answer's message.
-    pub skipped: Vec<String>,
+    /// What was left out and why.
+    pub skipped: Vec<SkippedZone>,
+    /// Azure: the subscription the output's location ids name, when they agree.
+    pub subscription: Option<String>,
 }
 
-/// The pairs `output` of `provider` gives, checked against `snapshot`.
+/// The zones `output` of `provider` gives, checked against `snapshot`.
 pub fn parse(provider: &str, output: &Value, snapshot: &Snapshot) -> Result<Parsed, MappingError> {
     let read = match provider {
         "aws" => cloud_output::aws(output),
@@ -54,102 +58,161 @@ pub fn parse(provider: &str, output: &Value, snapshot: &Snapshot) -> Result<Pars
         }
     };
     let output = read.map_err(|ShapeError(message)| MappingError::Shape(message))?;
-    let mut parsed = check(provider, output.regions, snapshot)?;
-    if output.other_zone_types > 0 {
-        parsed.skipped.push(format!(
-            "{} zones that are not availability zones (local or wavelength zones)",
-            output.other_zone_types
-        ));
+    let (regions, skipped) = check(provider, output.regions, snapshot)?;
+    Ok(Parsed {
+        regions,
+        skipped,
+        subscription: output.subscription,
+    })
+}
+
+/// The first offenders, joined, with how many more there are.
+fn named(offenders: Vec<String>) -> String {
+    let more = offenders.len().saturating_sub(OFFENDERS_NAMED);
+    let mut message = offenders
+        .into_iter()
+        .take(OFFENDERS_NAMED)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if more > 0 {
+        message.push_str(&format!("; and {more} more"));
     }
-    Ok(parsed)
+    message
 }
 
 fn check(
     provider: &str,
-    raw: Vec<RegionPairs>,
+    raw: Vec<RegionZones>,
     snapshot: &Snapshot,
-) -> Result<Parsed, MappingError> {
+) -> Result<(Vec<MappedRegion>, Vec<SkippedZone>), MappingError> {
     let catalog = snapshot.provider(provider);
     let mut offenders = Vec::new();
     let mut skipped = Vec::new();
     let mut regions = Vec::new();
     let mut seen_regions = HashSet::new();
-    for RegionPairs { region, pairs } in raw {
+    for RegionZones {
+        region,
+        zones,
+        edge_zone,
+    } in raw
+    {
+        let skip_all = |skipped: &mut Vec<SkippedZone>, reason: String| {
+            if zones.is_empty() {
+                skipped.push(SkippedZone::new(region.clone(), None, None, reason.clone()));
+            }
+            for zone in &zones {
+                skipped.push(SkippedZone::new(
+                    region.clone(),
+                    Some(zone.zone_id.clone()),
+                    Some(zone.zone_name.clone()),
+                    reason.clone(),
+                ));
+            }
+        };
+        if edge_zone {
+            skip_all(
+                &mut skipped,
+                "an Azure Extended Zone location: the catalog lists Extended Zones under their \
+                 home region, and their use needs no zone mapping"
+                    .to_owned(),
+            );
+            continue;
+        }
         let identities: Option<&RegionIdentities> = catalog.and_then(|p| p.identities(&region));
         let Some(identities) = identities.filter(|i| i.known()) else {
-            if provider == "azure" {
-                // list-locations prints every location, the catalog's or not.
-                skipped.push(region);
-                continue;
-            }
             let why = if identities.is_some() {
-                "the catalog holds no zone identities for it"
+                format!("the catalog holds no zone identities for {provider}/{region}")
             } else {
-                "it is not a region of the catalog"
+                format!("the catalog has no region {region} of {provider}")
             };
-            offenders.push(format!("region {region:?}: {why}"));
+            skip_all(&mut skipped, why);
             continue;
         };
         if !seen_regions.insert(region.clone()) {
             offenders.push(format!("region {region:?} appears twice"));
             continue;
         }
-        let known: Vec<&str> = identities.zone_ids().collect();
         let mut ids = HashSet::new();
         let mut names = HashSet::new();
-        let mut zones = Vec::new();
-        for (zone_id, zone_name) in pairs {
-            if !known.contains(&zone_id.as_str()) {
-                let zones = if known.is_empty() {
-                    "it has no availability zones".to_owned()
-                } else {
-                    format!("its zones are {}", known.join(", "))
-                };
-                offenders.push(format!(
-                    "{region}: zone id {zone_id:?} is not a zone of {provider}/{region} ({zones})"
-                ));
-            } else if !name_fits(provider, &region, &zone_name) {
+        let mut kept = Vec::new();
+        for zone in zones {
+            let (zone_id, zone_name) = (&zone.zone_id, &zone.zone_name);
+            if !name_fits(provider, &region, zone_name) {
                 let expected = match provider {
-                    "aws" => format!("a name of {region} is {region} and a letter"),
+                    "aws" => {
+                        format!("a name of {region} is {region} and a letter, or {region}-...")
+                    }
                     _ => "a logical zone is a number such as 1".to_owned(),
                 };
                 offenders.push(format!(
                     "{region}: zone name {zone_name:?} of {zone_id} is outside its region \
                      ({expected})"
                 ));
-            } else if !ids.insert(zone_id.clone()) {
+                continue;
+            }
+            if !ids.insert(zone_id.clone()) {
                 offenders.push(format!("{region}: zone id {zone_id:?} appears twice"));
-            } else if !names.insert(zone_name.clone()) {
+                continue;
+            }
+            if !names.insert(zone_name.clone()) {
                 offenders.push(format!(
                     "{region}: zone name {zone_name:?} is given to two zone ids"
                 ));
-            } else {
-                zones.push(MappedZone::new(zone_id, zone_name));
+                continue;
+            }
+            let Some(item) = identities.item(zone_id) else {
+                let reason = if !identities.has_availability_zones() {
+                    format!("{provider}/{region} has no availability zones in the catalog")
+                } else {
+                    format!("the catalog holds no zone {zone_id} in {provider}/{region}")
+                };
+                skipped.push(SkippedZone::new(
+                    region.clone(),
+                    Some(zone_id.clone()),
+                    Some(zone_name.clone()),
+                    reason,
+                ));
+                continue;
+            };
+            match &item.zone_name {
+                Some(sourced) if item.name_scope == NameScope::Uniform && sourced != zone_name => {
+                    offenders.push(format!(
+                        "{region}: the output names {zone_id} {zone_name:?}, but its name is \
+                         {sourced:?} for every account (the catalog's sources pair them)"
+                    ));
+                }
+                _ => kept.push(
+                    MappedZone::new(zone.zone_id, zone.zone_name)
+                        .with_state(zone.state, zone.opt_in_status),
+                ),
             }
         }
         // The catalog knew the region, so its id is valid.
-        if let Ok(id) = region.parse::<RegionId>() {
-            regions.push(MappedRegion::new(id, zones));
+        if let (false, Ok(id)) = (kept.is_empty(), region.parse::<RegionId>()) {
+            regions.push(MappedRegion::new(id, kept));
         }
     }
     if !offenders.is_empty() {
-        let more = offenders.len().saturating_sub(OFFENDERS_NAMED);
-        let mut message = offenders
-            .into_iter()
-            .take(OFFENDERS_NAMED)
-            .collect::<Vec<_>>()
-            .join("; ");
-        if more > 0 {
-            message.push_str(&format!("; and {more} more"));
-        }
-        return Err(MappingError::Catalog(message));
+        return Err(MappingError::Catalog(named(offenders)));
     }
     if regions.is_empty() {
+        let reasons: Vec<String> = skipped
+            .iter()
+            .map(|s| match &s.zone_id {
+                Some(zone_id) => format!("{}: {zone_id}: {}", s.region, s.reason),
+                None => format!("{}: {}", s.region, s.reason),
+            })
+            .collect();
+        let why = if reasons.is_empty() {
+            "the output lists no zone".to_owned()
+        } else {
+            format!("every zone of the output was skipped ({})", named(reasons))
+        };
         return Err(MappingError::Catalog(format!(
-            "the output pairs no availability zone of a {provider} region of the catalog"
+            "the output pairs no zone of a {provider} region of the catalog: {why}"
         )));
     }
-    Ok(Parsed { regions, skipped })
+    Ok((regions, skipped))
 }
 
 #[cfg(test)]
@@ -164,18 +227,32 @@ mod tests {
 
     fn aws_zone(region: &str, name: &str, id: &str) -> Value {
         json!({"RegionName": region, "ZoneName": name, "ZoneId": id,
-               "ZoneType": "availability-zone", "State": "available"})
+               "ZoneType": "availability-zone", "State": "available",
+               "OptInStatus": "opt-in-not-required"})
+    }
+
+    fn refused(provider: &str, output: Value) -> String {
+        match parse(provider, &output, &snapshot()) {
+            Err(MappingError::Catalog(message)) => message,
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
-    fn aws_output_of_one_or_several_regions_gives_its_pairs_and_skips_local_zones() {
+    fn aws_output_of_one_or_several_regions_keeps_every_zone_type_with_the_accounts_state() {
         let one = json!({"AvailabilityZones": [
             aws_zone("us-east-1", "us-east-1a", "use1-az2"),
-            {"RegionName": "us-east-1", "ZoneName": "us-east-1-bos-1a", "ZoneId": "use1-bos1-az1", "ZoneType": "local-zone"}
+            {"RegionName": "us-east-1", "ZoneName": "us-east-1-bos-1a", "ZoneId": "use1-bos1-az1",
+             "ZoneType": "local-zone", "State": "available", "OptInStatus": "not-opted-in"}
         ]});
         let parsed = parse("aws", &one, &snapshot()).unwrap();
         assert_eq!(parsed.regions.len(), 1);
-        assert_eq!(parsed.regions[0].zones[0].zone_name, "us-east-1a");
+        let zones = &parsed.regions[0].zones;
+        assert_eq!(zones[0].zone_name, "us-east-1a");
+        assert_eq!(zones[0].state.as_deref(), Some("available"));
+        assert_eq!(zones[1].zone_id, "use1-bos1-az1");
+        assert_eq!(zones[1].opt_in_status.as_deref(), Some("not-opted-in"));
+        assert!(parsed.skipped.is_empty());
         let two =
             json!([one, {"AvailabilityZones": [aws_zone("eu-west-1", "eu-west-1a", "euw1-az3")]}]);
         let parsed = parse("aws", &two, &snapshot()).unwrap();
@@ -183,35 +260,83 @@ mod tests {
     }
 
     #[test]
-    fn what_the_catalog_contradicts_is_refused_naming_the_offender() {
-        let refuse = |output: Value| match parse("aws", &output, &snapshot()) {
-            Err(MappingError::Catalog(message)) => message,
-            other => panic!("{other:?}"),
-        };
-        let unknown =
-            refuse(json!({"AvailabilityZones": [aws_zone("us-east-1", "us-east-1a", "use1-az9")]}));
-        assert!(
-            unknown.contains("\"use1-az9\" is not a zone of aws/us-east-1"),
-            "{unknown}"
+    fn what_the_catalog_does_not_hold_is_skipped_and_named_never_refusing_the_rest() {
+        let output = json!([
+            {"AvailabilityZones": [
+                aws_zone("us-east-1", "us-east-1a", "use1-az2"),
+                aws_zone("us-east-1", "us-east-1g", "use1-az9")]},
+            {"AvailabilityZones": [aws_zone("us-gov-west-1", "us-gov-west-1a", "usgw1-az1")]}
+        ]);
+        let parsed = parse("aws", &output, &snapshot()).unwrap();
+        assert_eq!(parsed.regions[0].zones.len(), 1);
+        let skipped: Vec<(&str, Option<&str>, &str)> = parsed
+            .skipped
+            .iter()
+            .map(|s| (s.region.as_str(), s.zone_id.as_deref(), s.reason.as_str()))
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                (
+                    "us-east-1",
+                    Some("use1-az9"),
+                    "the catalog holds no zone use1-az9 in aws/us-east-1"
+                ),
+                (
+                    "us-gov-west-1",
+                    Some("usgw1-az1"),
+                    "the catalog has no region us-gov-west-1 of aws"
+                )
+            ]
         );
-        let foreign =
-            refuse(json!({"AvailabilityZones": [aws_zone("us-east-1", "us-west-2a", "use1-az1")]}));
+        // Nothing kept: refused, naming why each zone was skipped.
+        let none = refused(
+            "aws",
+            json!({"AvailabilityZones": [aws_zone("us-east-1", "us-east-1g", "use1-az9")]}),
+        );
+        assert!(
+            none.contains("every zone of the output was skipped"),
+            "{none}"
+        );
+        assert!(none.contains("use1-az9"), "{none}");
+    }
+
+    #[test]
+    fn a_contradiction_is_refused_naming_the_offender() {
+        let foreign = refused(
+            "aws",
+            json!({"AvailabilityZones": [aws_zone("us-east-1", "us-west-2a", "use1-az1")]}),
+        );
         assert!(
             foreign.contains("\"us-west-2a\" of use1-az1 is outside its region"),
             "{foreign}"
         );
-        let twice = refuse(json!({"AvailabilityZones": [
+        let twice = refused(
+            "aws",
+            json!({"AvailabilityZones": [
             aws_zone("us-east-1", "us-east-1a", "use1-az1"),
-            aws_zone("us-east-1", "us-east-1b", "use1-az1")]}));
-        assert!(twice.contains("\"use1-az1\" appears twice"), "{twice}");
-        let name_twice = refuse(json!({"AvailabilityZones": [
-            aws_zone("us-east-1", "us-east-1a", "use1-az1"),
-            aws_zone("us-east-1", "us-east-1a", "use1-az2")]}));
-        assert!(name_twice.contains("given to two zone ids"), "{name_twice}");
-        let region = refuse(
-            json!({"AvailabilityZones": [aws_zone("us-gov-west-1", "us-gov-west-1a", "usgw1-az1")]}),
+            aws_zone("us-east-1", "us-east-1b", "use1-az1")]}),
         );
-        assert!(region.contains("not a region of the catalog"), "{region}");
+        assert!(twice.contains("\"use1-az1\" appears twice"), "{twice}");
+        let name_twice = refused(
+            "aws",
+            json!({"AvailabilityZones": [
+            aws_zone("us-east-1", "us-east-1a", "use1-az1"),
+            aws_zone("us-east-1", "us-east-1a", "use1-az2")]}),
+        );
+        assert!(name_twice.contains("given to two zone ids"), "{name_twice}");
+        // eu-central-1's names are the same for every account: two ids swapped contradict
+        // the sourced pairs (euc1-az2 is eu-central-1a, euc1-az3 eu-central-1b).
+        let swapped = refused(
+            "aws",
+            json!({"AvailabilityZones": [
+            aws_zone("eu-central-1", "eu-central-1b", "euc1-az2"),
+            aws_zone("eu-central-1", "eu-central-1a", "euc1-az3")]}),
+        );
+        assert!(
+            swapped.contains("names euc1-az2 \"eu-central-1b\", but its name is \"eu-central-1a\""),
+            "{swapped}"
+        );
     }
 
     #[test]
@@ -240,20 +365,46 @@ mod tests {
     }
 
     #[test]
-    fn azure_locations_give_logical_zones_and_locations_outside_the_catalog_are_skipped() {
+    fn azure_locations_give_logical_zones_and_what_the_catalog_lacks_is_skipped() {
+        let sub = "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/locations";
         let output = json!([
-            {"name": "eastus", "availabilityZoneMappings": [
+            {"name": "eastus", "id": format!("{sub}/eastus"), "availabilityZoneMappings": [
                 {"logicalZone": "1", "physicalZone": "eastus-az3"},
                 {"logicalZone": "2", "physicalZone": "eastus-az1"}]},
-            {"name": "global", "availabilityZoneMappings": null},
-            {"name": "eastus2euap", "availabilityZoneMappings": [{"logicalZone": "1", "physicalZone": "eastus2euap-az1"}]}
+            {"name": "global", "id": format!("{sub}/global"), "availabilityZoneMappings": null},
+            {"name": "eastus2euap", "id": format!("{sub}/eastus2euap"),
+             "availabilityZoneMappings": [{"logicalZone": "1", "physicalZone": "eastus2euap-az1"}]},
+            {"name": "westus", "id": format!("{sub}/westus"),
+             "availabilityZoneMappings": [{"logicalZone": "1", "physicalZone": "westus-az1"}]},
+            {"name": "losangeles", "id": format!("{sub}/losangeles"), "type": "EdgeZone"}
         ]);
         let parsed = parse("azure", &output, &snapshot()).unwrap();
         assert_eq!(parsed.regions.len(), 1);
         assert_eq!(
             parsed.regions[0].zones[0],
             MappedZone::new("eastus-az3".into(), "1".into())
+                .with_state(Some("available".into()), None)
         );
-        assert_eq!(parsed.skipped, ["eastus2euap"]);
+        let skipped: Vec<(&str, Option<&str>)> = parsed
+            .skipped
+            .iter()
+            .map(|s| (s.region.as_str(), s.zone_id.as_deref()))
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                ("eastus2euap", Some("eastus2euap-az1")),
+                ("westus", Some("westus-az1")),
+                ("losangeles", None)
+            ]
+        );
+        assert_eq!(
+            parsed.skipped[1].reason,
+            "azure/westus has no availability zones in the catalog"
+        );
+        assert_eq!(
+            parsed.subscription.as_deref(),
+            Some("0b1f6471-1bf0-4dda-aec3-111122223333")
+        );
     }
 }

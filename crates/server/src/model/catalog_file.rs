@@ -80,9 +80,23 @@ pub struct IdentityEntry {
     /// `availability-zone`.
     #[serde(default = "availability_zone")]
     pub zone_type: String,
-    /// `all_accounts` or `some_accounts`.
+    /// `all_accounts`, `some_accounts` or `unknown`.
     #[serde(default = "all_accounts")]
     pub visibility: String,
+    /// For whom the name holds, where it is not the region's `name_scope` (a Local Zone's
+    /// name is the same for every account of a region whose zone names are per account).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_scope: Option<String>,
+    /// The availability zone (its `zone_id`, in the same region) this zone is anchored to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_zone_id: Option<String>,
+    /// AWS: the zone's network border group, where a source gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_border_group: Option<String>,
+    /// `not_required` or `required`; absent means `not_required` for an availability zone
+    /// and `required` for any other type (every edge zone needs an opt-in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opt_in: Option<String>,
     /// What else is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -94,6 +108,37 @@ fn availability_zone() -> String {
 
 fn all_accounts() -> String {
     "all_accounts".to_owned()
+}
+
+impl IdentityEntry {
+    /// An availability zone's identity with nothing beyond its name, visibility and note.
+    pub fn availability_zone(
+        zone_id: String,
+        zone_name: Option<String>,
+        visibility: String,
+        note: Option<String>,
+    ) -> Self {
+        Self {
+            zone_id,
+            zone_name,
+            zone_type: availability_zone(),
+            visibility,
+            name_scope: None,
+            parent_zone_id: None,
+            network_border_group: None,
+            opt_in: None,
+            note,
+        }
+    }
+
+    /// `opt_in` as served: given, or what the zone type implies.
+    pub fn opt_in(&self) -> &str {
+        match &self.opt_in {
+            Some(opt_in) => opt_in,
+            None if self.zone_type == "availability-zone" => "not_required",
+            None => "required",
+        }
+    }
 }
 
 /// One provider of the catalog.
@@ -129,6 +174,10 @@ pub struct RegionEntry {
     /// What is known of the region as a whole (access restricted, say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The date (`YYYY-MM-DD`) of the region's last `catalog import --from`; absent until
+    /// one shows the region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refreshed_on: Option<String>,
 }
 
 impl RegionEntry {
@@ -142,6 +191,7 @@ impl RegionEntry {
             identities: Vec::new(),
             sources: Vec::new(),
             note: None,
+            refreshed_on: None,
         }
     }
 }

@@ -26,28 +26,32 @@ pub struct Refresh {
 
 impl CatalogFile {
     /// This catalog with `provider`'s regions refreshed from `output`, which `reference`
-    /// describes (added to the catalog's references and to each changed region's sources).
+    /// describes (added to the catalog's references, under an id of its own, and to each
+    /// region's sources the output shows).
     pub fn refreshed(
         &self,
         provider: &str,
         output: &Output,
-        reference: Reference,
+        mut reference: Reference,
     ) -> Result<Refresh, String> {
         let mut catalog = self.clone();
         let mut report = Vec::new();
+        reference.id = catalog.free_reference_id(&reference.id);
+        let cite = format!("{} ({})", reference.id, reference.date);
         let entry = catalog
             .providers
             .iter_mut()
             .find(|p| p.id.as_str() == provider)
             .ok_or_else(|| format!("the catalog has no provider {provider:?}"))?;
-        if output.other_zone_types > 0 {
-            report.push(format!(
-                "skipped {} zones that are not availability zones (local or wavelength zones)",
-                output.other_zone_types
-            ));
-        }
         for from in &output.regions {
             let at = format!("{provider}/{}", from.region);
+            if from.edge_zone {
+                report.push(format!(
+                    "skipped {at}: an Azure Extended Zone location, not a region (the catalog \
+                     lists Extended Zones under their home region)"
+                ));
+                continue;
+            }
             let Some(region) = entry
                 .regions
                 .iter_mut()
@@ -68,11 +72,10 @@ impl CatalogFile {
                      them first"
                 ));
             };
-            let uniform = scope == "uniform";
             let mut ids = HashSet::new();
             let mut names = HashSet::new();
-            let mut changed = false;
-            for (zone_id, zone_name) in &from.pairs {
+            for zone in &from.zones {
+                let (zone_id, zone_name) = (&zone.zone_id, &zone.zone_name);
                 if zone_id.parse::<RegionId>().is_err() {
                     return Err(format!("{at}: {zone_id:?} is not a zone id"));
                 }
@@ -86,63 +89,109 @@ impl CatalogFile {
                         "{at}: zone id {zone_id:?} or name {zone_name:?} appears twice"
                     ));
                 }
-                let known = region.identities.iter_mut().find(|i| &i.zone_id == zone_id);
-                match known {
+                let is_az = zone.zone_type == "availability-zone";
+                // For whom this zone's name holds: a Local Zone's is the same for every
+                // account; AWS says Wavelength Zones may differ per account.
+                let name_scope = match zone.zone_type.as_str() {
+                    "availability-zone" => scope.clone(),
+                    "local-zone" => "uniform".to_owned(),
+                    _ => "account".to_owned(),
+                };
+                let uniform = name_scope == "uniform";
+                let parent = zone
+                    .parent_zone_id
+                    .clone()
+                    .filter(|p| p.parse::<RegionId>().is_ok());
+                match region.identities.iter_mut().find(|i| &i.zone_id == zone_id) {
                     None => {
-                        region.identities.push(IdentityEntry {
-                            zone_id: zone_id.clone(),
-                            zone_name: uniform.then(|| zone_name.clone()),
-                            zone_type: "availability-zone".to_owned(),
-                            visibility: "all_accounts".to_owned(),
-                            note: Some(format!("added from {} ({})", reference.id, reference.date)),
-                        });
+                        let mut added = IdentityEntry::availability_zone(
+                            zone_id.clone(),
+                            uniform.then(|| zone_name.clone()),
+                            // One account's output cannot say every account sees the zone.
+                            "unknown".to_owned(),
+                            Some(format!("added from {cite}")),
+                        );
+                        if !is_az {
+                            added.zone_type = zone.zone_type.clone();
+                            added.name_scope = (name_scope != scope).then_some(name_scope);
+                            added.parent_zone_id = parent;
+                        }
+                        region.identities.push(added);
                         report.push(format!("{at}: added zone id {zone_id}"));
-                        changed = true;
                     }
-                    Some(identity) if uniform => match &identity.zone_name {
-                        None => {
-                            identity.zone_name = Some(zone_name.clone());
-                            report.push(format!("{at}: {zone_id} is named {zone_name}"));
-                            changed = true;
+                    Some(identity) => {
+                        let mut learned = Vec::new();
+                        if uniform {
+                            match &identity.zone_name {
+                                None => {
+                                    identity.zone_name = Some(zone_name.clone());
+                                    learned.push(format!("is named {zone_name}"));
+                                }
+                                Some(name) if name != zone_name => {
+                                    return Err(format!(
+                                        "{at}: the catalog names {zone_id} {name:?}, the output \
+                                         {zone_name:?}, and the region's names are uniform: one \
+                                         of them is wrong; check the output, or correct the \
+                                         catalog file"
+                                    ));
+                                }
+                                Some(_) => {}
+                            }
                         }
-                        Some(name) if name != zone_name => {
-                            return Err(format!(
-                                "{at}: the catalog names {zone_id} {name:?}, the output \
-                                 {zone_name:?}, and the region's names are uniform: one of \
-                                 them is wrong; check the output, or correct the catalog file"
-                            ));
+                        // A parent zone id is the same for every account.
+                        if let (None, Some(parent)) = (&identity.parent_zone_id, parent) {
+                            learned.push(format!("is anchored to {parent}"));
+                            identity.parent_zone_id = Some(parent);
                         }
-                        Some(_) => {}
-                    },
-                    // Names per account or subscription: this output's pairing is its own.
-                    Some(_) => {}
+                        if !learned.is_empty() {
+                            // The old note said what was not known yet: this import says it.
+                            identity.note = Some(format!("{} per {cite}", learned.join(" and ")));
+                            report.push(format!("{at}: {zone_id} {}", learned.join(" and ")));
+                        }
+                    }
                 }
-                // The zone listing serves AWS names and Azure physical zones.
+                // The zone listing serves AWS names and Azure physical zones of availability
+                // zones only.
                 let listed = if provider == "azure" {
                     zone_id
                 } else {
                     zone_name
                 };
-                if !region.zones.contains(listed) {
+                if is_az && !region.zones.contains(listed) {
                     region.zones.push(listed.clone());
                     report.push(format!("{at}: now lists zone {listed}"));
-                    changed = true;
                 }
             }
-            if changed && !region.sources.contains(&reference.id) {
+            if !region.sources.contains(&reference.id) {
                 region.sources.push(reference.id.clone());
-            } else if !changed {
-                report.push(format!("{at}: no change"));
             }
+            region.refreshed_on = Some(reference.date.clone());
+            report.push(format!("{at}: refreshed on {}", reference.date));
         }
         let source = catalog.source.get_or_insert_with(SourceBlock::default);
-        if !source.references.iter().any(|r| r.id == reference.id) {
-            source.references.push(reference);
-        }
+        source.references.push(reference);
         catalog
             .validate()
             .map_err(|err| format!("the refreshed catalog is not valid: {err}"))?;
         Ok(Refresh { catalog, report })
+    }
+
+    /// `id`, or `id` with `n2`, `n3`, ... when a reference already has it: each import is a
+    /// reference of its own, several on one day included.
+    fn free_reference_id(&self, id: &str) -> String {
+        let taken = |candidate: &str| {
+            self.source
+                .iter()
+                .flat_map(|s| &s.references)
+                .any(|r| r.id == candidate)
+        };
+        if !taken(id) {
+            return id.to_owned();
+        }
+        (2..)
+            .map(|n| format!("{id}n{n}"))
+            .find(|candidate| !taken(candidate))
+            .unwrap_or_else(|| id.to_owned())
     }
 }
 

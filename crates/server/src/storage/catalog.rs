@@ -160,6 +160,7 @@ async fn read_catalog(
     let zones = format!("{aggregate}(z.zone, '{ZONE_SEPARATOR}' ORDER BY z.position)");
     let query = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT r.provider_id, r.id, r.name, r.name_scope, r.identities, r.sources, r.note, \
+         r.refreshed_on, \
          (SELECT {zones} FROM catalog_zones z \
           WHERE z.provider_id = r.provider_id AND z.region_id = r.id) AS zones \
          FROM catalog_regions r ORDER BY r.provider_id, r.position"
@@ -262,6 +263,7 @@ async fn write_catalog_in(
                 Cell::OptOwned(identities),
                 Cell::OptOwned(sources),
                 Cell::OptText(region.note.as_deref()),
+                Cell::OptText(region.refreshed_on.as_deref()),
             ]);
             for (z_pos, zone) in region.zones.iter().enumerate() {
                 zones.push([
@@ -284,7 +286,7 @@ async fn write_catalog_in(
         tx,
         backend,
         "catalog_regions (provider_id, id, name, position, name_scope, identities, sources, \
-         note)",
+         note, refreshed_on)",
         &regions,
     )
     .await?;
@@ -445,6 +447,7 @@ fn assemble_catalog(providers: &[AnyRow], regions: &[AnyRow]) -> Result<CatalogF
                 .map_err(|e| StoreError::Corrupt(format!("catalog region sources: {e}")))?
                 .unwrap_or_default(),
             note: column("note")?,
+            refreshed_on: column("refreshed_on")?,
         };
         regions_of
             .entry(text(region, "provider_id")?)

@@ -5,14 +5,15 @@
 use std::sync::Arc;
 
 use appzone_contract::{
-    MappedRegion, ProviderId, ZoneMapping, ZoneMappingId, MAX_ZONE_MAPPINGS_PER_ORGANIZATION,
+    MappedRegion, ProviderId, RegionId, ZoneMapping, ZoneMappingId,
+    MAX_ZONE_MAPPINGS_PER_ORGANIZATION,
 };
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::changes::{self, Change};
 use super::errors::ResultExt;
-use super::{Store, StoreError};
+use super::{Backend, Store, StoreError};
 use crate::model::{format_ms, now_ms};
 
 /// A stored mapping and its version (the time it was stored, in Unix milliseconds), which
@@ -30,8 +31,8 @@ pub struct StoredMapping {
 pub enum PutMapping {
     /// A new mapping.
     Created(StoredMapping),
-    /// An existing mapping replaced.
-    Replaced(StoredMapping),
+    /// An existing mapping replaced; with the regions the old version had and this one lacks.
+    Replaced(StoredMapping, Vec<RegionId>),
     /// Refused: the organization keeps the most mappings it may; nothing was stored.
     TooMany,
 }
@@ -45,6 +46,8 @@ pub struct MappingWrite<'a> {
     pub provider: &'a ProviderId,
     /// The caller's label.
     pub label: &'a str,
+    /// The AWS account or Azure subscription the output was taken from.
+    pub account: Option<&'a str>,
     /// The pairs, per region.
     pub regions: &'a [MappedRegion],
 }
@@ -79,7 +82,7 @@ impl Store {
         let rows = self
             .guarded(async {
                 sqlx::query(
-                    "SELECT id, provider, label, pairs, imported_at FROM zone_mappings \
+                    "SELECT id, provider, label, account, pairs, imported_at FROM zone_mappings \
                      WHERE org_id = $1 AND id = $2",
                 )
                 .bind(org)
@@ -97,7 +100,7 @@ impl Store {
         let rows = self
             .guarded(async {
                 sqlx::query(
-                    "SELECT id, provider, label, pairs, imported_at FROM zone_mappings \
+                    "SELECT id, provider, label, account, pairs, imported_at FROM zone_mappings \
                      WHERE org_id = $1 ORDER BY id",
                 )
                 .bind(org)
@@ -132,27 +135,34 @@ impl Store {
             id,
             provider,
             label,
+            account,
             regions,
         } = write;
         // Serializing plain structs of strings cannot fail.
         let pairs = serde_json::to_string(regions).unwrap_or_default();
         let at = now_ms();
         let mut tx = self.begin().await?;
-        // Take the write lock first (SQLite), so the count and the write see the same rows.
-        let updated = sqlx::query(
-            "UPDATE zone_mappings SET provider = $1, label = $2, pairs = $3, imported_at = $4 \
-             WHERE org_id = $5 AND id = $6",
-        )
-        .bind(provider.as_str())
-        .bind(label)
-        .bind(&pairs)
-        .bind(at)
+        // The change-log row first: on SQLite it takes the write lock, so the old version, the
+        // count and the write below all see the same rows (PostgreSQL locks the row read).
+        let change = Change::ZoneMapping(change_subject(&actor.org, id.as_str()));
+        changes::record(&mut tx, self.backend, &change).await?;
+        let lock = match self.backend {
+            Backend::Postgres => " FOR UPDATE",
+            Backend::Sqlite => "",
+        };
+        let old: Option<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT pairs FROM zone_mappings WHERE org_id = $1 AND id = $2{lock}"
+        )))
         .bind(&*actor.org)
         .bind(id.as_str())
-        .execute(&mut *tx)
+        .fetch_all(&mut *tx)
         .await
+        .classify()?
+        .first()
+        .map(|row| row.try_get("pairs"))
+        .transpose()
         .classify()?;
-        let created = updated.rows_affected() == 0;
+        let created = old.is_none();
         if created {
             let count: i64 =
                 sqlx::query("SELECT COUNT(*) AS n FROM zone_mappings WHERE org_id = $1")
@@ -168,18 +178,35 @@ impl Store {
                 return Ok(PutMapping::TooMany);
             }
             sqlx::query(
-                "INSERT INTO zone_mappings (org_id, id, provider, label, pairs, imported_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
+                "INSERT INTO zone_mappings \
+                 (org_id, id, provider, label, account, pairs, imported_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
             )
             .bind(&*actor.org)
             .bind(id.as_str())
             .bind(provider.as_str())
             .bind(label)
+            .bind(account)
             .bind(&pairs)
             .bind(at)
             .execute(&mut *tx)
             .await
             .on_unique(|| format!("zone mapping {id} was stored by another request meanwhile"))?;
+        } else {
+            sqlx::query(
+                "UPDATE zone_mappings SET provider = $1, label = $2, account = $3, pairs = $4, \
+                 imported_at = $5 WHERE org_id = $6 AND id = $7",
+            )
+            .bind(provider.as_str())
+            .bind(label)
+            .bind(account)
+            .bind(&pairs)
+            .bind(at)
+            .bind(&*actor.org)
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await
+            .classify()?;
         }
         audit(
             &mut tx,
@@ -189,8 +216,6 @@ impl Store {
             at,
         )
         .await?;
-        let change = Change::ZoneMapping(change_subject(&actor.org, id.as_str()));
-        changes::record(&mut tx, self.backend, &change).await?;
         tx.commit().await.classify()?;
         let stored = StoredMapping {
             mapping: ZoneMapping::new(
@@ -199,14 +224,22 @@ impl Store {
                 label.to_owned(),
                 format_ms(at),
                 regions.to_vec(),
-            ),
+            )
+            .with_account(account.map(str::to_owned)),
             version: at,
         };
-        Ok(if created {
-            PutMapping::Created(stored)
-        } else {
-            PutMapping::Replaced(stored)
-        })
+        let Some(old) = old else {
+            return Ok(PutMapping::Created(stored));
+        };
+        // The old version was written by this code: a row that does not read is corrupt.
+        let old: Vec<MappedRegion> = serde_json::from_str(&old)
+            .map_err(|e| StoreError::Corrupt(format!("zone mapping: {e}")))?;
+        let removed = old
+            .into_iter()
+            .map(|r| r.region)
+            .filter(|region| !regions.iter().any(|r| &r.region == region))
+            .collect();
+        Ok(PutMapping::Replaced(stored, removed))
     }
 
     /// Deletes the organization's mapping `id`; `false` when it has none of that id.
@@ -301,7 +334,8 @@ fn read_mapping(row: &AnyRow) -> Result<StoredMapping, StoreError> {
             row.try_get("label").classify()?,
             format_ms(version),
             regions,
-        ),
+        )
+        .with_account(row.try_get("account").classify()?),
         version,
     })
 }

@@ -45,7 +45,7 @@ fn identities(resp: &Resp) -> Vec<Value> {
         ["data", "id", "mapping", "mappings", "message", "source", "status"]
     );
     assert_eq!(body["id"], resp.header("x-request-id").unwrap());
-    assert_eq!(body["source"]["compiled_on"], "2026-11-27");
+    assert_eq!(body["source"]["compiled_on"], "2026-11-28");
     body["data"].as_array().unwrap().clone()
 }
 
@@ -259,11 +259,13 @@ both_backends! {
         let cases: Vec<(&str, String, u16, &str, &str)> = vec![
             ("bad JSON", "{\"provider\": \"aws\", ".into(), 400, "invalid_body", "invalid body"),
             ("not the CLI's shape", aws_body(json!({"Zones": []})), 400, "invalid_body", "AvailabilityZones"),
-            ("unknown id", one(vec![zone("us-east-1", "us-east-1a", "use1-az9")]), 422, "invalid_zone_mapping", "\"use1-az9\" is not a zone of aws/us-east-1"),
+            ("only unknown ids", one(vec![zone("us-east-1", "us-east-1a", "use1-az9")]), 422, "invalid_zone_mapping", "every zone of the output was skipped (us-east-1: use1-az9: the catalog holds no zone use1-az9 in aws/us-east-1)"),
+            ("a sourced pair contradicted", one(vec![zone("eu-central-1", "eu-central-1b", "euc1-az2"), zone("eu-central-1", "eu-central-1a", "euc1-az3")]), 422, "invalid_zone_mapping", "the output names euc1-az2 \"eu-central-1b\", but its name is \"eu-central-1a\" for every account"),
+            ("a malformed account", json!({"provider": "aws", "account": "prod", "output": describe()}).to_string(), 400, "invalid_body", "account \"prod\" is neither an AWS account id"),
             ("foreign name", one(vec![zone("us-east-1", "eu-west-1a", "use1-az1")]), 422, "invalid_zone_mapping", "\"eu-west-1a\" of use1-az1 is outside its region"),
             ("an id twice", one(vec![zone("us-east-1", "us-east-1a", "use1-az1"), zone("us-east-1", "us-east-1b", "use1-az1")]), 422, "invalid_zone_mapping", "\"use1-az1\" appears twice"),
             ("a name twice", one(vec![zone("us-east-1", "us-east-1a", "use1-az1"), zone("us-east-1", "us-east-1a", "use1-az2")]), 422, "invalid_zone_mapping", "given to two zone ids"),
-            ("unknown region", one(vec![zone("us-gov-west-1", "us-gov-west-1a", "usgw1-az1")]), 422, "invalid_zone_mapping", "not a region of the catalog"),
+            ("only an unknown region", one(vec![zone("us-gov-west-1", "us-gov-west-1a", "usgw1-az1")]), 422, "invalid_zone_mapping", "the catalog has no region us-gov-west-1 of aws"),
             ("an empty label", labelled(""), 400, "invalid_body", "label must be"),
             ("a label of white space", labelled(" \u{a0}\t\u{3000}"), 400, "invalid_body", "label must be"),
             ("a label with a control character", labelled("two\nlines"), 400, "invalid_body", "label must be"),

@@ -31,6 +31,7 @@ mod spec;
 mod startup;
 mod storage;
 mod timing;
+mod zone_kinds;
 
 /// A run without PostgreSQL must not count PostgreSQL tests as passed: every test that needs it
 /// (named `postgres...` or in a `postgres` module) is marked ignored, so the summary says so.

@@ -538,7 +538,11 @@ async fn mapping_example(app: &TestApp, status: &str) -> appzone_test_support::R
     let output = match status {
         "201" => serde_json::json!({"AvailabilityZones": [zone("use1-az2")]}),
         "400" => serde_json::json!({"Zones": []}),
-        _ => serde_json::json!({"AvailabilityZones": [zone("use1-az9")]}),
+        // Two ids swapped where names are the same for every account (eu-central-1).
+        _ => serde_json::json!({"AvailabilityZones": [
+            {"RegionName": "eu-central-1", "ZoneName": "eu-central-1b", "ZoneId": "euc1-az2"},
+            {"RegionName": "eu-central-1", "ZoneName": "eu-central-1a", "ZoneId": "euc1-az3"}
+        ]}),
     };
     let body = serde_json::json!({"provider": "aws", "output": output});
     let resp = app

@@ -46,6 +46,8 @@ both_backends! {
                 "ac6bda4ed4e48bdddfea8b23e4cc4974361bfc43f9da6415d6d0240fe9660afdd06e6e4acf57e9c71869bb7e5f2956ac"
             }
         };
+        // Added in 1.2.0, the same text on both backends.
+        let zones_to_build_on = "b41d13327f01df6c6ca9bbb35e63d7546ac9a2f4bee0d2fe06b5cbde7d8c6961adc7e661e020dc4d2f30b78f1fbf6a61";
         assert_eq!(
             rows,
             [
@@ -54,6 +56,7 @@ both_backends! {
                 (3, "api key last used".to_owned(), api_key_last_used.to_owned(), 1),
                 (4, "change log".to_owned(), change_log.to_owned(), 1),
                 (5, "zone identities".to_owned(), zone_identities.to_owned(), 1),
+                (6, "zones to build on".to_owned(), zones_to_build_on.to_owned(), 1),
             ]
         );
     }

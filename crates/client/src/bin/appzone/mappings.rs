@@ -5,8 +5,8 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use appzone_client::{
-    Client, ErrorCode, ZoneMappingAnswer, ZoneMappingId, ZoneMappingIdError, ZoneMappingList,
-    ZoneMappingRequest, MAX_ZONE_MAPPING_BYTES,
+    is_valid_account, Client, ErrorCode, ZoneMappingAnswer, ZoneMappingId, ZoneMappingIdError,
+    ZoneMappingList, ZoneMappingRequest, MAX_ZONE_MAPPING_BYTES,
 };
 use clap::Subcommand;
 
@@ -36,15 +36,19 @@ enum MappingsCommand {
     /// --output json` (one region; a JSON array of such outputs for several). For azure: that
     /// of `az account list-locations -o json`.
     ///
-    /// The server checks each pair against the catalog and stores all or nothing: a zone id it
-    /// does not know, or a name twice, exits 6 with the first offenders named. Prints whether
-    /// the mapping was created or replaced; with `--output json`, the API's body with
-    /// `"created": true|false` added.
+    /// The server keeps every zone of the output the catalog holds (availability, Local and
+    /// Wavelength Zones, with your account's state and opt-in status) and skips what it does
+    /// not hold yet, printing one `skipped` line each. A contradiction (a name twice, a name
+    /// outside its region, a pair the catalog's sources pair otherwise where names are the
+    /// same for every account) stores nothing and exits 6 with the first offenders named, as
+    /// does an output of which nothing could be kept. Prints whether the mapping was created or
+    /// replaced, and the regions a replaced one no longer holds; with `--output json`, the
+    /// API's body with `"created": true|false` added.
     #[command(after_help = "\
 Examples:
   aws ec2 describe-availability-zones --region us-east-1 --all-availability-zones \\
       --output json > us-east-1.json
-  appzone mappings put prod --provider aws --label \"production account\" --file us-east-1.json
+  appzone mappings put prod --provider aws --account 111111111111 --file us-east-1.json
   az account list-locations -o json | appzone mappings put sub-a --provider azure --file -
   appzone zones aws us-east-1 --identities --mapping prod")]
     Put {
@@ -57,19 +61,25 @@ Examples:
         /// A label of your own, at most 200 characters; the id when left out.
         #[arg(long)]
         label: Option<String>,
+        /// The account the output was taken from: an AWS account id (12 digits) or an Azure
+        /// subscription id. For azure, when left out, the subscription the output names.
+        #[arg(long, value_name = "ACCOUNT")]
+        account: Option<String>,
         /// The cloud CLI's JSON output, as it printed it; `-` for stdin.
         #[arg(long, value_name = "FILE")]
         file: PathBuf,
     },
     /// List your organization's zone mappings, by id.
     ///
-    /// Prints a table: ID, PROVIDER, REGIONS, IMPORTED_AT and LABEL, then the server's summary;
+    /// Prints a table: ID, PROVIDER, ACCOUNT, REGIONS, IMPORTED_AT and LABEL, then the server's
+    /// summary;
     /// with `--output json`, the API's body on one line.
     List,
     /// Show one zone mapping with its pairs.
     ///
-    /// Prints the mapping's id, provider, label and import time, then a table of REGION,
-    /// ZONE_ID and ZONE_NAME; with `--output json`, the API's body on one line. A mapping your
+    /// Prints the mapping's id, provider, account, label and import time, then a table of
+    /// REGION, ZONE_ID, ZONE_NAME, STATE and OPT_IN_STATUS (`-` where the output did not say);
+    /// with `--output json`, the API's body on one line. A mapping your
     /// organization does not have exits 5.
     Show {
         /// The mapping's id, such as `prod`.
@@ -102,11 +112,24 @@ impl Args {
                 id,
                 provider,
                 label,
+                account,
                 file,
             } => {
                 let id: ZoneMappingId = id.parse()?;
+                if let Some(account) = account.as_deref().filter(|a| !is_valid_account(a)) {
+                    return Err(Failure::Refused {
+                        message: format!(
+                            "invalid account {account:?}: an AWS account id is 12 digits, an \
+                             Azure subscription id a GUID"
+                        ),
+                        code: ErrorCode::INVALID_BODY.into(),
+                    });
+                }
                 let output = read_output(&file)?;
-                let request = ZoneMappingRequest::new(provider.parse()?, label, output);
+                let mut request = ZoneMappingRequest::new(provider.parse()?, label, output);
+                if let Some(account) = account {
+                    request = request.with_account(account);
+                }
                 Call::Put(id, request)
             }
             MappingsCommand::List => Call::List,
@@ -205,15 +228,23 @@ fn read_output(file: &Path) -> Result<serde_json::Value, Failure> {
     })
 }
 
-/// `mappings list`: ID, PROVIDER, REGIONS, IMPORTED_AT, LABEL, then the message.
+/// `mappings list`: ID, PROVIDER, ACCOUNT, REGIONS, IMPORTED_AT, LABEL, then the message.
 fn mappings_table(list: &ZoneMappingList) -> String {
     let mut text = table(
-        &["ID", "PROVIDER", "REGIONS", "IMPORTED_AT", "LABEL"],
+        &[
+            "ID",
+            "PROVIDER",
+            "ACCOUNT",
+            "REGIONS",
+            "IMPORTED_AT",
+            "LABEL",
+        ],
         list.data.iter().map(|mapping| {
             let regions: Vec<&str> = mapping.regions.iter().map(|r| r.as_str()).collect();
             vec![
                 mapping.id.clone(),
                 mapping.provider.to_string(),
+                mapping.account.clone().unwrap_or_else(|| "-".to_owned()),
                 regions.join(","),
                 mapping.imported_at.clone(),
                 mapping.label.clone(),
@@ -228,20 +259,24 @@ fn mappings_table(list: &ZoneMappingList) -> String {
 fn mapping_text(answer: &ZoneMappingAnswer) -> String {
     let mapping = &answer.data;
     let mut text = format!(
-        "id:          {}\nprovider:    {}\nlabel:       {}\nimported_at: {}\n\n",
+        "id:          {}\nprovider:    {}\naccount:     {}\nlabel:       {}\nimported_at: {}\n\n",
         one_line(&mapping.id),
         mapping.provider,
+        one_line(mapping.account.as_deref().unwrap_or("-")),
         one_line(&mapping.label),
         one_line(&mapping.imported_at)
     );
+    let or_dash = |value: &Option<String>| one_line(value.as_deref().unwrap_or("-"));
     text.push_str(&table(
-        &["REGION", "ZONE_ID", "ZONE_NAME"],
+        &["REGION", "ZONE_ID", "ZONE_NAME", "STATE", "OPT_IN_STATUS"],
         mapping.regions.iter().flat_map(|region| {
-            region.zones.iter().map(|zone| {
+            region.zones.iter().map(move |zone| {
                 vec![
                     region.region.to_string(),
                     zone.zone_id.clone(),
                     zone.zone_name.clone(),
+                    or_dash(&zone.state),
+                    or_dash(&zone.opt_in_status),
                 ]
             })
         }),
@@ -249,11 +284,12 @@ fn mapping_text(answer: &ZoneMappingAnswer) -> String {
     text
 }
 
-/// `mappings put`: whether the mapping was created or replaced, and what it holds.
+/// `mappings put`: whether the mapping was created or replaced, what it holds, the regions a
+/// replaced one dropped, and one line per zone or location skipped.
 fn put_text(id: &ZoneMappingId, created: bool, answer: &ZoneMappingAnswer) -> String {
     let regions = &answer.data.regions;
     let zones: usize = regions.iter().map(|r| r.zones.len()).sum();
-    format!(
+    let mut text = format!(
         "{} zone mapping {id}: {zones} {} in {} {}\n",
         if created { "created" } else { "replaced" },
         if zones == 1 { "zone" } else { "zones" },
@@ -263,7 +299,25 @@ fn put_text(id: &ZoneMappingId, created: bool, answer: &ZoneMappingAnswer) -> St
         } else {
             "regions"
         },
-    )
+    );
+    for region in &answer.removed_regions {
+        text.push_str(&format!(
+            "removed region {region} (the new output lacks it)\n"
+        ));
+    }
+    for skipped in &answer.skipped {
+        let zone = match (&skipped.zone_id, &skipped.zone_name) {
+            (Some(id), Some(name)) => format!(" {} ({})", one_line(id), one_line(name)),
+            (Some(id), None) => format!(" {}", one_line(id)),
+            _ => String::new(),
+        };
+        text.push_str(&format!(
+            "skipped {}{zone}: {}\n",
+            one_line(&skipped.region),
+            one_line(&skipped.reason)
+        ));
+    }
+    text
 }
 
 /// `mappings put --output json`: the API's body with `"created"` added, so a script can tell a

@@ -19,7 +19,9 @@ use super::{Call, Failure, Output};
 /// it prints a table: ZONE_ID (the zone's identity, the same for every account, such as
 /// `use1-az1`), ZONE_NAME (what you deploy with; `-` where it is not known for you: never
 /// guessed), SCOPE (for whom names hold: global, uniform, account, subscription) and
-/// VISIBILITY, then the server's summary. With --mapping ID, ZONE_NAME shows the names of
+/// VISIBILITY, then the server's summary; when zones other than availability zones are shown
+/// (--zone-type), also TYPE and PARENT (the zone it is anchored to, `-` where unknown). With
+/// --mapping ID, ZONE_NAME shows the names of
 /// your zone mapping ID (see `appzone mappings put`); with --mapping repeated, a column per
 /// mapping, ZONE_NAME(ID), shows each account's names side by side. --zone-name, --zone-id
 /// and --zone-type keep only the zones asked (each repeatable or comma-separated).
@@ -114,9 +116,14 @@ pub async fn print_identities(
 }
 
 /// `zones --identities`: ZONE_ID, ZONE_NAME (`-` when not known) or with several mappings
-/// ZONE_NAME(ID) for each, SCOPE, VISIBILITY, then the message.
+/// ZONE_NAME(ID) for each, SCOPE, VISIBILITY, with edge zones TYPE and PARENT, then the
+/// message.
 fn identities_table(list: &ZoneIdentityList) -> String {
     let side_by_side = list.mappings.len() > 1;
+    let edge = list
+        .data
+        .iter()
+        .any(|zone| zone.zone_type != ZoneType::AvailabilityZone);
     let name_columns: Vec<String> = if side_by_side {
         list.mappings
             .iter()
@@ -128,6 +135,7 @@ fn identities_table(list: &ZoneIdentityList) -> String {
     let header: Vec<&str> = std::iter::once("ZONE_ID")
         .chain(name_columns.iter().map(String::as_str))
         .chain(["SCOPE", "VISIBILITY"])
+        .chain(if edge { vec!["TYPE", "PARENT"] } else { vec![] })
         .collect();
     let shown = |name: &Option<String>| name.clone().unwrap_or_else(|| "-".to_owned());
     let mut text = table(
@@ -141,9 +149,15 @@ fn identities_table(list: &ZoneIdentityList) -> String {
             } else {
                 vec![shown(&zone.zone_name)]
             };
+            let kind = if edge {
+                vec![zone.zone_type.to_string(), shown(&zone.parent_zone_id)]
+            } else {
+                vec![]
+            };
             std::iter::once(zone.zone_id.clone())
                 .chain(names)
                 .chain([zone.name_scope.to_string(), zone.visibility.to_string()])
+                .chain(kind)
                 .collect()
         }),
     );

@@ -91,7 +91,7 @@ async fn the_commands_store_apply_list_show_and_delete_a_mapping_on_the_real_ser
             .lines()
             .nth(1)
             .unwrap_or_default()
-            .starts_with("prod  aws       us-east-1  "),
+            .starts_with("prod  aws       -        us-east-1  "),
         "{}",
         run.stdout
     );
@@ -103,7 +103,7 @@ async fn the_commands_store_apply_list_show_and_delete_a_mapping_on_the_real_ser
     .await;
     assert_exit(&run, exit_code::OK);
     assert!(
-        run.stdout.contains("\nus-east-1  use1-az2  us-east-1a\n"),
+        run.stdout.contains("\nus-east-1  use1-az2  us-east-1a  "),
         "{}",
         run.stdout
     );

@@ -11,8 +11,8 @@ async fn mappings_list_prints_a_table_then_the_message_and_json_prints_the_body(
     assert_exit(&run, exit_code::OK);
     assert_eq!(
         run.stdout,
-        "ID    PROVIDER  REGIONS    IMPORTED_AT           LABEL\n\
-         prod  aws       us-east-1  2026-11-27T10:00:00Z  production account\n\
+        "ID    PROVIDER  ACCOUNT  REGIONS    IMPORTED_AT           LABEL\n\
+         prod  aws       -        us-east-1  2026-11-27T10:00:00Z  production account\n\
          1 zone mapping\n"
     );
     let run = against(&server, &["mappings", "list", "--output", "json"]).await;
@@ -38,12 +38,13 @@ async fn mappings_show_prints_the_mapping_then_its_pairs() {
         run.stdout,
         "id:          prod\n\
          provider:    aws\n\
+         account:     -\n\
          label:       production account\n\
          imported_at: 2026-11-27T10:00:00Z\n\
          \n\
-         REGION     ZONE_ID   ZONE_NAME\n\
-         us-east-1  use1-az2  us-east-1a\n\
-         us-east-1  use1-az4  us-east-1b\n"
+         REGION     ZONE_ID   ZONE_NAME   STATE  OPT_IN_STATUS\n\
+         us-east-1  use1-az2  us-east-1a  -      -\n\
+         us-east-1  use1-az4  us-east-1b  -      -\n"
     );
     assert_eq!(server.seen()[0].path, "/api/v1/zone-mappings/prod");
     let run = against(&server, &["--output", "json", "mappings", "show", "prod"]).await;

@@ -187,10 +187,14 @@ fn check_identities(
                 ));
             }
         }
-        for (field, value) in [
-            ("zone_type", &identity.zone_type),
-            ("visibility", &identity.visibility),
-        ] {
+        let words = [
+            ("zone_type", Some(&identity.zone_type)),
+            ("visibility", Some(&identity.visibility)),
+            ("name_scope", identity.name_scope.as_ref()),
+            ("opt_in", identity.opt_in.as_ref()),
+        ];
+        for (field, value) in words {
+            let Some(value) = value else { continue };
             if !is_word(value) {
                 return rule(format!(
                     "zone {id} in {at}: {field} {value:?} must be 1 to 64 lowercase letters, '_' \
@@ -198,9 +202,40 @@ fn check_identities(
                 ));
             }
         }
+        if let Some(group) = &identity.network_border_group {
+            if group.parse::<RegionId>().is_err() {
+                return rule(format!(
+                    "zone {id} in {at}: network_border_group {group:?} must be 1 to 63 \
+                     lowercase letters, digits and '-'"
+                ));
+            }
+        }
         check_note(identity.note.as_deref(), &format!("zone {id} in {at}"))?;
     }
+    // A parent is an availability zone of the same region.
+    for identity in &region.identities {
+        if let Some(parent) = &identity.parent_zone_id {
+            let is_zone = region
+                .identities
+                .iter()
+                .any(|i| &i.zone_id == parent && i.zone_type == "availability-zone");
+            if !is_zone {
+                return rule(format!(
+                    "zone {} in {at}: parent_zone_id {parent:?} is not an availability zone \
+                     of the region",
+                    identity.zone_id
+                ));
+            }
+        }
+    }
     check_note(region.note.as_deref(), &format!("region {at}"))?;
+    if let Some(date) = &region.refreshed_on {
+        if !is_date(date) {
+            return rule(format!(
+                "region {at}: refreshed_on {date:?} is not a date of the form YYYY-MM-DD"
+            ));
+        }
+    }
     // The identity listing's `source.references` promises at most 64.
     if region.sources.len() > 64 {
         return rule(format!(

@@ -112,7 +112,7 @@ fn catalog_export_import_is_a_no_op_with_identities_and_a_1_1_file_still_imports
     let cli = Cli::new();
     let builtin = cli.ok(&["catalog", "export"]);
     let parsed: serde_json::Value = serde_json::from_str(&builtin).unwrap();
-    assert_eq!(parsed["source"]["compiled_on"], "2026-11-27");
+    assert_eq!(parsed["source"]["compiled_on"], "2026-11-28");
     assert_eq!(
         parsed["providers"][0]["regions"][0]["name_scope"],
         "uniform"
@@ -180,7 +180,8 @@ fn catalog_import_from_cloud_output_adds_what_it_shows_and_never_one_accounts_le
         stderr.contains("aws/eu-west-2: euw2-az4 is named eu-west-2d"),
         "{stderr}"
     );
-    assert!(stderr.contains("aws/us-east-1: no change"), "{stderr}");
+    // A region the output shows is refreshed, changed or not.
+    assert!(stderr.contains("aws/us-east-1: refreshed on "), "{stderr}");
     let exported: serde_json::Value =
         serde_json::from_str(&cli.ok(&["catalog", "export"])).unwrap();
     let region = |id: &str| {
@@ -200,10 +201,12 @@ fn catalog_import_from_cloud_output_adds_what_it_shows_and_never_one_accounts_le
         .unwrap()
         .clone();
     assert_eq!(az4["zone_name"], "eu-west-2d");
+    // Its availability zones' names are per account: the output's letters are not taken.
     assert!(region("us-east-1")["identities"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|i| i["zone_type"] == "availability-zone")
         .all(|i| i["zone_name"].is_null()));
 
     let before = cli.ok(&["catalog", "export"]);
@@ -233,7 +236,113 @@ fn catalog_import_from_cloud_output_adds_what_it_shows_and_never_one_accounts_le
         "azure-locations",
         locations.to_str().unwrap(),
     ]);
-    assert!(stderr.contains("azure/eastus: no change"), "{stderr}");
+    assert!(stderr.contains("azure/eastus: refreshed on "), "{stderr}");
+}
+
+/// Provenance stays true after imports: each import is a reference of its own (two on one day
+/// included) naming the command and regions, never the operator's file path; a zone one
+/// output adds is `unknown` visibility; a region's `refreshed_on` is its last import; an edge
+/// zone's parent is learned (ids are account-independent) and the note that lacked it replaced.
+#[test]
+fn each_import_is_its_own_reference_without_local_paths_and_dates_the_regions_it_refreshed() {
+    let cli = Cli::new();
+    let zone = |region: &str, name: &str, id: &str, kind: &str| serde_json::json!({"RegionName": region, "ZoneName": name, "ZoneId": id, "ZoneType": kind});
+    let mut dallas = zone(
+        "us-east-1",
+        "us-east-1-dfw-1a",
+        "use1-dfw1-az1",
+        "local-zone",
+    );
+    dallas["ParentZoneId"] = serde_json::json!("use1-az6");
+    let first = cli.dir.path().join("secret-operator-path-first.json");
+    let output = serde_json::json!({"AvailabilityZones": [
+        zone("us-east-1", "us-east-1g", "use1-az7", "availability-zone"), dallas]});
+    std::fs::write(&first, output.to_string()).unwrap();
+    let second = cli.dir.path().join("secret-operator-path-second.json");
+    let london = serde_json::json!({"AvailabilityZones": [
+        zone("eu-west-2", "eu-west-2a", "euw2-az2", "availability-zone")]});
+    std::fs::write(&second, london.to_string()).unwrap();
+    for file in [&first, &second] {
+        cli.quiet(&[
+            "catalog",
+            "import",
+            "--from",
+            "aws-describe",
+            file.to_str().unwrap(),
+        ]);
+    }
+    let exported = cli.ok(&["catalog", "export"]);
+    assert!(
+        !exported.contains("secret-operator-path"),
+        "a local path is served"
+    );
+    let catalog: serde_json::Value = serde_json::from_str(&exported).unwrap();
+    let imports: Vec<&serde_json::Value> = catalog["source"]["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["id"].as_str().unwrap().starts_with('I'))
+        .collect();
+    assert_eq!(imports.len(), 2, "{imports:?}");
+    assert_ne!(imports[0]["id"], imports[1]["id"]);
+    assert!(
+        imports[0]["what"]
+            .as_str()
+            .unwrap()
+            .contains("for us-east-1"),
+        "{}",
+        imports[0]
+    );
+    assert!(
+        imports[1]["what"]
+            .as_str()
+            .unwrap()
+            .contains("for eu-west-2"),
+        "{}",
+        imports[1]
+    );
+    let region = |id: &str| {
+        catalog["providers"][0]["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let virginia = region("us-east-1");
+    assert_eq!(virginia["refreshed_on"], imports[0]["date"]);
+    assert!(virginia["sources"]
+        .as_array()
+        .unwrap()
+        .contains(&imports[0]["id"]));
+    assert!(!virginia["sources"]
+        .as_array()
+        .unwrap()
+        .contains(&imports[1]["id"]));
+    let identity = |id: &str| {
+        virginia["identities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["zone_id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(identity("use1-az7")["visibility"], "unknown");
+    let dfw = identity("use1-dfw1-az1");
+    assert_eq!(dfw["parent_zone_id"], "use1-az6");
+    let note = dfw["note"].as_str().unwrap();
+    assert!(note.starts_with("is anchored to use1-az6 per I"), "{note}");
+    assert!(
+        !note.contains("No public source gives its parent"),
+        "{note}"
+    );
+    // The zone listing still serves availability zones only.
+    assert!(!virginia["zones"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!("us-east-1-dfw-1a")));
 }
 
 /// A database an earlier release seeded keeps that release's built-in catalog (no identities,

@@ -206,6 +206,7 @@ async fn metrics_answer_openmetrics_or_the_text_format_by_accept_and_prometheus_
             ("appzone_db_pool_connections", "gauge"),
             ("appzone_catalog_version", "gauge"),
             ("appzone_catalog_compiled_timestamp_seconds", "gauge"),
+            ("appzone_catalog_oldest_facts_timestamp_seconds", "gauge"),
             ("appzone_database_up", "gauge"),
             ("appzone_draining", "gauge"),
             ("process_cpu_seconds", "counter"),
@@ -263,14 +264,23 @@ async fn metrics_answer_openmetrics_or_the_text_format_by_accept_and_prometheus_
             ),
             1.0
         );
-        // The built-in catalog's compile date, 2026-11-27, at midnight UTC.
+        // The built-in catalog's compile date, 2026-11-28, at midnight UTC.
         assert_eq!(
             sample(
                 "appzone_catalog_compiled_timestamp_seconds",
                 "appzone_catalog_compiled_timestamp_seconds",
                 serde_json::json!({})
             ),
-            1_795_737_600.0
+            1_795_824_000.0
+        );
+        // No region has been refreshed since: its oldest facts are the compile date's.
+        assert_eq!(
+            sample(
+                "appzone_catalog_oldest_facts_timestamp_seconds",
+                "appzone_catalog_oldest_facts_timestamp_seconds",
+                serde_json::json!({})
+            ),
+            1_795_824_000.0
         );
         let mut inf = listing.clone();
         inf["le"] = "+Inf".into();
