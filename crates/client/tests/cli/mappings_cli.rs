@@ -16,6 +16,7 @@ mod end_to_end;
 mod identities;
 mod manage;
 mod put;
+mod walkthrough;
 
 /// A file holding `contents`, removed when the returned guard drops.
 fn file_with(contents: &str) -> tempfile::NamedTempFile {
