@@ -442,38 +442,41 @@ def step_put_mapping(base_url: str, admin_key: str, member_key: str) -> None:
     identities with ?mapping= carry the output's names."""
     output = describe_output()
     body = mapping_request(output)
-    want = {
-        z["ZoneId"]: z["ZoneName"]
-        for z in json.loads(output)["AvailabilityZones"]
-        if z["ZoneType"] == "availability-zone"
+    zones = json.loads(output)["AvailabilityZones"]
+    # Every zone of the output is kept, the Local Zone included; the listing shows the
+    # availability zones unless asked for other types.
+    want = {z["ZoneId"]: z["ZoneName"] for z in zones}
+    want_listed = {
+        z["ZoneId"]: z["ZoneName"] for z in zones if z["ZoneType"] == "availability-zone"
     }
     with keyed(base_url, admin_key) as admin:
         for status in (HTTPStatus.CREATED, HTTPStatus.OK):
             answer = put_zone_mapping.sync_detailed(MAPPING, client=admin, body=body)
             stored = expect_ok(answer, ZoneMappingAnswer, status)
             pairs = {z.zone_id: z.zone_name for r in stored.data.regions for z in r.zones}
-            if stored.data.id != MAPPING or pairs != want:
+            if stored.data.id != MAPPING or pairs != want or stored.skipped:
                 raise WrongAnswer(
-                    f"stored {stored.data.to_dict()!r}, want {MAPPING!r} with {want!r}"
+                    f"stored {stored.to_dict()!r}, want {MAPPING!r} with {want!r}, none skipped"
                 )
     listing = identities(base_url, member_key, "aws", "us-east-1", mapping=MAPPING)
     named = {zone.zone_id: zone.zone_name for zone in listing.data}
-    if named != want:
-        raise WrongAnswer(f"?mapping={MAPPING} names {named!r}, want {want!r}")
-    print(f"step 8f ok: 201 then 200 for {MAPPING} (local zone skipped); ?mapping= names as stored")
+    if named != want_listed:
+        raise WrongAnswer(f"?mapping={MAPPING} names {named!r}, want {want_listed!r}")
+    print(f"step 8f ok: 201 then 200 for {MAPPING} (its Local Zone kept); ?mapping= names as stored")
 
 
 def step_put_unknown_zone(base_url: str, admin_key: str) -> None:
-    """Step 8g: an AZ ID the catalog does not know for the region: 422, nothing stored."""
+    """Step 8g: an AZ ID the catalog does not know for the region is skipped and named; the
+    rest is stored (200, the mapping replaced)."""
     body = mapping_request(describe_output().replace('"use1-az5"', '"use1-az9"'))
     with keyed(base_url, admin_key) as admin:
         answer = put_zone_mapping.sync_detailed(MAPPING, client=admin, body=body)
-    error = expect_error(
-        answer.status_code, answer.parsed, HTTPStatus.UNPROCESSABLE_ENTITY, "invalid_zone_mapping"
-    )
-    if "use1-az9" not in error.error:
-        raise WrongAnswer(f"message {error.error!r} does not name use1-az9")
-    print(f"step 8g ok: 422 invalid_zone_mapping: {error.error}")
+        stored = expect_ok(answer, ZoneMappingAnswer, HTTPStatus.OK)
+    skipped = [(s.region, s.zone_id) for s in stored.skipped]
+    kept = {z.zone_id for r in stored.data.regions for z in r.zones}
+    if skipped != [("us-east-1", "use1-az9")] or "use1-az9" in kept:
+        raise WrongAnswer(f"skipped {skipped!r}, kept {sorted(kept)!r}: want use1-az9 skipped")
+    print(f"step 8g ok: 200, use1-az9 skipped: {stored.skipped[0].reason}")
 
 
 def step_delete_mapping(base_url: str, admin_key: str) -> None:

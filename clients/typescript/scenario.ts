@@ -546,7 +546,10 @@ async function stepPutMapping(baseUrl: string, adminKey: string, memberKey: stri
   const body = mappingRequest(output);
   const zones: Array<{ ZoneId: string; ZoneName: string; ZoneType: string }> =
     JSON.parse(output).AvailabilityZones;
-  const want = pairs(
+  // Every zone of the output is kept, the Local Zone included; the listing shows the
+  // availability zones unless asked for other types.
+  const want = pairs(zones.map((zone) => ({ zone_id: zone.ZoneId, zone_name: zone.ZoneName })));
+  const wantListed = pairs(
     zones
       .filter((zone) => zone.ZoneType === 'availability-zone')
       .map((zone) => ({ zone_id: zone.ZoneId, zone_name: zone.ZoneName })),
@@ -559,29 +562,34 @@ async function stepPutMapping(baseUrl: string, adminKey: string, memberKey: stri
       throw new WrongAnswer(`status ${got} (${JSON.stringify(result.error)}), want ${status}`);
     }
     const stored = pairs(result.data.data.regions.flatMap((region) => region.zones));
-    if (result.data.data.id !== MAPPING || stored !== want) {
-      throw new WrongAnswer(`stored ${JSON.stringify(result.data.data)}, want "${MAPPING}" with ${want}`);
+    if (result.data.data.id !== MAPPING || stored !== want || result.data.skipped.length !== 0) {
+      throw new WrongAnswer(`stored ${JSON.stringify(result.data)}, want "${MAPPING}" with ${want}, none skipped`);
     }
   }
   const named = pairs((await identities(baseUrl, memberKey, zonesPath, MAPPING)).data);
-  if (named !== want) {
-    throw new WrongAnswer(`?mapping=${MAPPING} names ${named}, want ${want}`);
+  if (named !== wantListed) {
+    throw new WrongAnswer(`?mapping=${MAPPING} names ${named}, want ${wantListed}`);
   }
-  console.log(`step 8f ok: 201 then 200 for ${MAPPING} (local zone skipped); ?mapping= names as stored`);
+  console.log(`step 8f ok: 201 then 200 for ${MAPPING} (its Local Zone kept); ?mapping= names as stored`);
 }
 
-/** Step 8g: an AZ ID the catalog does not know for the region: 422, nothing stored. */
+/** Step 8g: an AZ ID the catalog does not know is skipped and named; the rest is stored (200). */
 async function stepPutUnknownZone(baseUrl: string, adminKey: string): Promise<void> {
   const result = await putZoneMapping({
     client: client(baseUrl, adminKey),
     path: { mappingId: MAPPING },
     body: mappingRequest(describeOutput().replace('"use1-az3"', '"use1-az9"')),
   });
-  const error = expectError(answered(result).status, result.error, 422, 'invalid_zone_mapping');
-  if (!error.error.includes('use1-az9')) {
-    throw new WrongAnswer(`message ${JSON.stringify(error.error)} does not name use1-az9`);
+  const got = answered(result).status;
+  if (got !== 200 || result.data === undefined) {
+    throw new WrongAnswer(`status ${got} (${JSON.stringify(result.error)}), want 200`);
   }
-  console.log(`step 8g ok: 422 invalid_zone_mapping: ${error.error}`);
+  const skipped = result.data.skipped.map((zone) => `${zone.region}/${zone.zone_id}`);
+  const kept = result.data.data.regions.flatMap((region) => region.zones.map((zone) => zone.zone_id));
+  if (skipped.join(',') !== 'us-east-1/use1-az9' || kept.includes('use1-az9')) {
+    throw new WrongAnswer(`skipped ${skipped}, kept ${kept}: want use1-az9 skipped`);
+  }
+  console.log(`step 8g ok: 200, use1-az9 skipped: ${result.data.skipped[0]?.reason}`);
 }
 
 /** Step 8h: delete the mapping (204); then it is gone: 404 for a delete and a read. */

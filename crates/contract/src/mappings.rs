@@ -167,24 +167,82 @@ impl utoipa::PartialSchema for CloudOutput {
         use utoipa::openapi::schema::{
             AnyOfBuilder, ArrayBuilder, ObjectBuilder, SchemaType, Type,
         };
-        AnyOfBuilder::new()
-            .item(
-                ObjectBuilder::new()
-                    .schema_type(SchemaType::Type(Type::Object))
+        let text = || ObjectBuilder::new().schema_type(SchemaType::Type(Type::String));
+        // One zone as `describe-availability-zones` prints it: the keys read, others kept.
+        let aws_zone = || {
+            ObjectBuilder::new()
+                .schema_type(SchemaType::Type(Type::Object))
+                .property("RegionName", text())
+                .property("ZoneName", text())
+                .property("ZoneId", text())
+                .property("ZoneType", text())
+                .property("State", text())
+                .property("OptInStatus", text())
+                .property("ParentZoneId", text())
+                .required("RegionName")
+                .required("ZoneName")
+                .required("ZoneId")
+        };
+        let aws_region = || {
+            ObjectBuilder::new()
+                .schema_type(SchemaType::Type(Type::Object))
+                .property(
+                    "AvailabilityZones",
+                    ArrayBuilder::new()
+                        .items(aws_zone())
+                        .min_items(Some(1))
+                        .max_items(Some(1000)),
+                )
+                .required("AvailabilityZones")
+        };
+        let azure_mapping = ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::Object))
+            .property("logicalZone", text())
+            .property("physicalZone", text())
+            .required("logicalZone")
+            .required("physicalZone");
+        let azure_location = ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::Object))
+            .property("name", text())
+            .property("id", text())
+            .property("type", text())
+            .property(
+                "availabilityZoneMappings",
+                ArrayBuilder::new()
+                    .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+                    .items(azure_mapping)
+                    .max_items(Some(100))
                     .description(Some(
-                        "One AWS region's output: an object with `AvailabilityZones`.",
+                        "The location's zones (`null` or absent for a location without them).",
                     )),
+            )
+            .required("name");
+        AnyOfBuilder::new()
+            .item(aws_region().description(Some(
+                "`aws`: one region's `describe-availability-zones` output, an object with a \
+                 non-empty `AvailabilityZones`.",
+            )))
+            .item(
+                ArrayBuilder::new()
+                    .items(aws_region())
+                    .min_items(Some(1))
+                    .max_items(Some(1000))
+                    .description(Some("`aws`: several regions' outputs, an array of them.")),
             )
             .item(
                 ArrayBuilder::new()
-                    .items(ObjectBuilder::new().schema_type(SchemaType::Type(Type::Object)))
+                    .items(azure_location)
+                    .min_items(Some(1))
                     .max_items(Some(1000))
-                    .description(Some("Several AWS regions' outputs, or Azure's locations.")),
+                    .description(Some(
+                        "`azure`: `az account list-locations -o json`, an array of locations.",
+                    )),
             )
             .description(Some(
                 "The cloud CLI's JSON output, unchanged: `aws ec2 describe-availability-zones \
                  --all-availability-zones --output json` (an object, or an array of them), or \
-                 `az account list-locations -o json` (an array).",
+                 `az account list-locations -o json` (an array). Keys the server does not read \
+                 are allowed and ignored.",
             ))
             .into()
     }

@@ -19,22 +19,44 @@ const BASELINE: &str = "bare axum baseline";
 /// Delete ids reserved per run per second of run time: far above any delete rate seen, so that
 /// a run never runs out of distinct profiles (running out would show as 404 errors).
 const DELETE_IDS_PER_SECOND: u64 = 20_000;
-/// us-east-1's zone identities, without and with the zone mapping `IDENTITY_MAPPING_SQL` adds.
-const IDENTITIES: [(&str, &str); 2] = [
+/// us-east-1's zone identities: plain, with the zone mapping `IDENTITY_MAPPING_SQL` adds,
+/// filtered (every type, two ids), and with two mappings side by side asking one name (the
+/// cross-account question).
+const IDENTITIES: [(&str, &str); 4] = [
     ("list zone identities", "zone-identities"),
     (
         "list zone identities, with a mapping",
         "zone-identities?mapping=bench",
     ),
+    (
+        "list zone identities, filtered",
+        "zone-identities?zone_type=all&zone_id=use1-az1,use1-bos1-az1",
+    ),
+    (
+        "list zone identities, two mappings side by side",
+        "zone-identities?mapping=bench&mapping=bench2&zone_name=us-east-1a",
+    ),
 ];
-/// The mapping `?mapping=bench` applies: us-east-1's six AZ IDs paired with letters.
-const IDENTITY_MAPPING_SQL: &str = "INSERT INTO zone_mappings \
-    (org_id, id, provider, label, pairs, imported_at) VALUES ('bench', 'bench', 'aws', 'bench', \
-    '[{\"region\":\"us-east-1\",\"zones\":[{\"zone_id\":\"use1-az1\",\"zone_name\":\"us-east-1a\"},\
-    {\"zone_id\":\"use1-az2\",\"zone_name\":\"us-east-1b\"},{\"zone_id\":\"use1-az3\",\
-    \"zone_name\":\"us-east-1c\"},{\"zone_id\":\"use1-az4\",\"zone_name\":\"us-east-1d\"},\
-    {\"zone_id\":\"use1-az5\",\"zone_name\":\"us-east-1e\"},{\"zone_id\":\"use1-az6\",\
-    \"zone_name\":\"us-east-1f\"}]}]', 0);";
+/// The pairs of the mappings: us-east-1's six AZ IDs paired with letters.
+const BENCH_PAIRS: &str = "[{\"region\":\"us-east-1\",\"zones\":[\
+    {\"zone_id\":\"use1-az1\",\"zone_name\":\"us-east-1a\"},\
+    {\"zone_id\":\"use1-az2\",\"zone_name\":\"us-east-1b\"},\
+    {\"zone_id\":\"use1-az3\",\"zone_name\":\"us-east-1c\"},\
+    {\"zone_id\":\"use1-az4\",\"zone_name\":\"us-east-1d\"},\
+    {\"zone_id\":\"use1-az5\",\"zone_name\":\"us-east-1e\"},\
+    {\"zone_id\":\"use1-az6\",\"zone_name\":\"us-east-1f\"}]}]";
+
+/// The SQL that stores the mappings `bench` and `bench2` of the bench organization.
+fn identity_mapping_sql() -> String {
+    ["bench", "bench2"]
+        .map(|id| {
+            format!(
+                "INSERT INTO zone_mappings (org_id, id, provider, label, pairs, imported_at) \
+                 VALUES ('bench', '{id}', 'aws', '{id}', '{BENCH_PAIRS}', 0);"
+            )
+        })
+        .join("\n")
+}
 
 /// A scenario: its name, its load and the servers it runs against in turn, with their labels.
 type Scenario<'a> = (&'a str, Load, Vec<(&'a Server, &'static str)>);
@@ -174,7 +196,7 @@ fn on_sqlite(
     // Profiles for the delete runs and the mixed runs (a tenth of their requests delete).
     let per_run = DELETE_IDS_PER_SECOND * args.duration();
     insert_profiles(&url, None, per_run * (2 * args.rounds() as u64 + 1))?;
-    sqlite(&url, IDENTITY_MAPPING_SQL)?;
+    sqlite(&url, &identity_mapping_sql())?;
     let appzone = Server::appzone(bins, work, "appzone", &url, &[])?;
     let log_warn = bins.under(&["env", "APPZONE_LOG=warn"]);
     let quiet = Server::appzone(&log_warn, work, "appzone-log-warn", &url, &[])?;

@@ -386,3 +386,33 @@ fn list(rule: &serde_json::Value) -> Result<&Vec<serde_json::Value>, String> {
     rule.as_array()
         .ok_or_else(|| format!("{rule} is not an array"))
 }
+
+/// The document states the clouds' output shapes: what their CLIs print is valid, and bodies
+/// that are no output (`[]`, `[{}]`, which a fuzzer generated as valid while the document said
+/// only "an object or an array", and the server refused) are not.
+#[test]
+fn cloud_output_schema_admits_the_clouds_outputs_and_refuses_what_is_none() {
+    let doc = appzone_contract::openapi::document();
+    let schema = &doc["components"]["schemas"]["CloudOutput"];
+    let read = |text: &str| -> serde_json::Value { serde_json::from_str(text).unwrap() };
+    let aws = read(include_str!(
+        "../../../test-support/fixtures/describe-us-east-1.json"
+    ));
+    let azure = read(include_str!(
+        "../../../test-support/fixtures/list-locations-sample.json"
+    ));
+    let no_zones = serde_json::json!([{"name": "global", "availabilityZoneMappings": null}]);
+    for output in [aws.clone(), serde_json::json!([aws]), azure, no_zones] {
+        assert!(validate(&doc, schema, &output).is_ok(), "{output}");
+    }
+    for output in [
+        serde_json::json!([]),
+        serde_json::json!([{}]),
+        serde_json::json!({}),
+        serde_json::json!({"AvailabilityZones": []}),
+        serde_json::json!({"AvailabilityZones": [{"ZoneName": "us-east-1a"}]}),
+        serde_json::json!([{"name": "eastus", "availabilityZoneMappings": [{"logicalZone": "1"}]}]),
+    ] {
+        assert!(validate(&doc, schema, &output).is_err(), "{output}");
+    }
+}
