@@ -21,6 +21,10 @@ const STORED: [(&str, &str); 2] = [("us-east-1a", "use1-az2"), ("us-east-1b", "u
 /// A refused output, contradicting itself: a known zone id, then the same id again.
 const REFUSED: [(&str, &str); 2] = [("us-east-1c", "use1-az1"), ("us-east-1d", "use1-az1")];
 
+/// The second mapping of the side-by-side check: the stored zone ids with their names swapped
+/// (another account's letters).
+const SWAPPED: [(&str, &str); 2] = [("us-east-1b", "use1-az2"), ("us-east-1a", "use1-az4")];
+
 /// A zone id us-east-1 does not have (AWS ids of us-east-1 are `use1-az1` to `use1-az6`).
 const UNKNOWN: (&str, &str) = ("us-east-1g", "use1-az9");
 
@@ -49,6 +53,11 @@ const APPLIED: (&str, &str) = (
     "A name is never guessed: `null` unless a source pairs it (uniform regions) or the caller's \
      mapping does; top level `mapping` (the mapping applied: id, provider, label, imported_at).",
 );
+const SIDE_BY_SIDE: (&str, &str) = (
+    "zone_identities_with_two_mappings_name_each_accounts_zone",
+    "`?mapping=a&mapping=b&zone_name=us-east-1a` answers \"which zone in account b is account \
+     a's us-east-1a\" in one request",
+);
 const REFUSED_422: (&str, &str) = (
     "contradicted_zone_mapping_put_is_422_invalid_zone_mapping_and_changes_nothing",
     "422 `invalid_zone_mapping` is for contradictions only: within the output (an id or a name \
@@ -67,11 +76,12 @@ const DELETE: (&str, &str) = (
 );
 
 /// Every check here, in the order they are reported.
-const CHECKS: [(&str, &str); 8] = [
+const CHECKS: [(&str, &str); 9] = [
     NON_JSON,
     PUT,
     READ_BACK,
     APPLIED,
+    SIDE_BY_SIDE,
     REFUSED_422,
     SKIPPED,
     MEMBER,
@@ -203,7 +213,7 @@ async fn writes(kit: &mut Kit, mapping: &Mapping) -> bool {
     if !stored {
         // Deleted all the same at the end: a 404 there is harmless.
         let why = "the zone mapping could not be stored";
-        for (name, promise) in [READ_BACK, APPLIED, REFUSED_422, SKIPPED] {
+        for (name, promise) in [READ_BACK, APPLIED, SIDE_BY_SIDE, REFUSED_422, SKIPPED] {
             kit.record(name, promise, skip(why));
         }
         record_member(kit, member_put, None);
@@ -215,6 +225,8 @@ async fn writes(kit: &mut Kit, mapping: &Mapping) -> bool {
     kit.record(READ_BACK.0, READ_BACK.1, outcome);
     let outcome = done(applied(kit, mapping).await);
     kit.record(APPLIED.0, APPLIED.1, outcome);
+    let outcome = done(side_by_side(kit, mapping).await);
+    kit.record(SIDE_BY_SIDE.0, SIDE_BY_SIDE.1, outcome);
     let outcome = done(refused(kit, mapping).await);
     kit.record(REFUSED_422.0, REFUSED_422.1, outcome);
     let outcome = done(skipped(kit, mapping).await);
@@ -416,6 +428,73 @@ async fn applied(kit: &mut Kit, mapping: &Mapping) -> Result<(), Outcome> {
             ex.status,
             shown.join(", ")
         ),
+    ))
+}
+
+/// A second mapping (the same ids, names swapped) beside the first: the one request for the
+/// first's `us-east-1a` answers its zone with both accounts' names, in the order asked. The
+/// second mapping is deleted again, whatever the answer.
+async fn side_by_side(kit: &mut Kit, mapping: &Mapping) -> Result<(), Outcome> {
+    let second = Mapping {
+        path: mapping_path(&format!("{}-b", mapping.id)),
+        id: format!("{}-b", mapping.id),
+        admin: mapping.admin.clone(),
+        member: None,
+    };
+    let admin = mapping.admin.clone();
+    let stored = second.put(kit, &admin, body(&SWAPPED)).await;
+    let checked = match stored {
+        Ok(ex) if ex.status == 201 => side_by_side_answer(kit, mapping, &second).await,
+        Ok(ex) => Err(ex.fail("201 for a second mapping of a fresh id", ex.describe())),
+        Err(failure) => Err(failure),
+    };
+    let _ = second.send(kit, Method::DELETE, &admin).await;
+    checked
+}
+
+async fn side_by_side_answer(
+    kit: &mut Kit,
+    first: &Mapping,
+    second: &Mapping,
+) -> Result<(), Outcome> {
+    let query = paths::MAPPING_QUERY;
+    let path = format!(
+        "{}?{query}={}&{query}={}&zone_name=us-east-1a",
+        identities_path(PROVIDER, REGION),
+        first.id,
+        second.id
+    );
+    let req = Req::new(Method::GET, path)
+        .key(&first.admin)
+        .operation(paths::LIST_ZONE_IDENTITIES);
+    let ex = kit.send(req).await?;
+    let body = ex.json().unwrap_or(Value::Null);
+    let names: Vec<(String, String)> = body["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|item| item["names"].as_array().cloned().unwrap_or_default())
+        .map(|n| {
+            let text = |field: &str| n[field].as_str().unwrap_or("null").to_owned();
+            (text("mapping"), text("zone_name"))
+        })
+        .collect();
+    let zone_ids: Vec<&str> = body["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item["zone_id"].as_str())
+        .collect();
+    let want = [
+        (first.id.clone(), "us-east-1a".to_owned()),
+        (second.id.clone(), "us-east-1b".to_owned()),
+    ];
+    if ex.status == 200 && zone_ids == ["use1-az2"] && names == want {
+        return Ok(());
+    }
+    Err(ex.fail(
+        format!("200 with one zone, use1-az2, named {want:?} (mapping, zone_name)"),
+        format!("zones {zone_ids:?} named {names:?}: {}", ex.describe()),
     ))
 }
 

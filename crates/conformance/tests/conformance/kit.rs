@@ -139,12 +139,13 @@ const ZONE_MAPPING_READS: [&str; 12] = [
 ];
 
 /// The checks that store, replace or delete a zone mapping.
-const ZONE_MAPPING_WRITES: [&str; 8] = [
+const ZONE_MAPPING_WRITES: [&str; 9] = [
     "non_json_zone_mapping_put_is_400_invalid_body",
     "member_zone_mapping_put_and_delete_are_403_forbidden",
     "zone_mapping_put_is_201_then_200",
     "stored_zone_mapping_is_read_back_and_listed",
     "zone_identities_with_mapping_show_its_names",
+    "zone_identities_with_two_mappings_name_each_accounts_zone",
     "contradicted_zone_mapping_put_is_422_invalid_zone_mapping_and_changes_nothing",
     "unknown_zone_id_is_skipped_and_named_and_the_rest_stored",
     "zone_mapping_delete_is_204_then_404",
@@ -152,7 +153,7 @@ const ZONE_MAPPING_WRITES: [&str; 8] = [
 
 /// Each mutation of the proxy and the checks named after the promise it breaks (it may fail
 /// others too). Every check of the kit is named at least once.
-const MUTATIONS: [(Mutation, &[&str]); 47] = [
+const MUTATIONS: [(Mutation, &[&str]); 48] = [
     (Mutation::Faithful, &[]),
     (
         Mutation::DocumentWithoutOperations,
@@ -359,6 +360,10 @@ const MUTATIONS: [(Mutation, &[&str]); 47] = [
     (
         Mutation::DeletedMappingStillServed,
         &["zone_mapping_delete_is_204_then_404"],
+    ),
+    (
+        Mutation::OnlyFirstMappingApplied,
+        &["zone_identities_with_two_mappings_name_each_accounts_zone"],
     ),
     (
         Mutation::SkippedNotNamed,

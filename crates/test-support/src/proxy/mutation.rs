@@ -107,6 +107,9 @@ pub enum Mutation {
     /// A zone mapping deleted through the proxy is still served by its `GET` (a cache that
     /// the deletion did not reach).
     DeletedMappingStillServed,
+    /// With several mappings, the identity listing gives the first mapping's names for every
+    /// mapping (the others' not applied).
+    OnlyFirstMappingApplied,
     /// A stored zone mapping's answer names nothing in `skipped`: what the server left out
     /// is dropped without a word.
     SkippedNotNamed,
@@ -418,6 +421,20 @@ impl Mutation {
             {
                 // The server changes it for real, as one without the role check would.
                 *answer = shared.send(&received.with_key(&shared.admin_key)).await;
+            }
+            Mutation::OnlyFirstMappingApplied
+                if is_identities(path)
+                    && path.matches("mapping=").count() > 1
+                    && status == StatusCode::OK =>
+            {
+                edit_json(answer, |body| {
+                    for item in body["data"].as_array_mut().into_iter().flatten() {
+                        let first = item["names"][0]["zone_name"].clone();
+                        for name in item["names"].as_array_mut().into_iter().flatten() {
+                            name["zone_name"] = first.clone();
+                        }
+                    }
+                });
             }
             Mutation::SkippedNotNamed
                 if mapping && *method == Method::PUT && status.is_success() =>
