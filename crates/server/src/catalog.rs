@@ -26,6 +26,10 @@ pub use identities::RegionIdentities;
 use crate::model::catalog_file::{CatalogFile, ProviderEntry, RegionEntry};
 use crate::storage::{Store, StoreError};
 
+/// Most bytes of identity answers a snapshot keeps (the answers to queries: filters,
+/// mappings): each is a few KiB, so thousands of distinct queries fit.
+const ANSWER_CACHE_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The weak `ETag` over `parts`: the first 12 bytes of the SHA-256 of the parts, each followed
 /// by a 0 byte (so `["ab", "c"]` and `["a", "bc"]` differ), in hex. Every listing's validator
 /// is made here, so all have one form.
@@ -67,15 +71,6 @@ impl Answer {
             etag,
             head: Bytes::copy_from_slice(head.as_bytes()),
             tail: Bytes::copy_from_slice(tail.as_bytes()),
-        }
-    }
-
-    /// An empty answer, replaced before the snapshot is used.
-    fn placeholder() -> Self {
-        Self {
-            etag: HeaderValue::from_static("W/\"0\""),
-            head: Bytes::new(),
-            tail: Bytes::new(),
         }
     }
 
@@ -195,6 +190,9 @@ pub struct Snapshot {
     /// The provider listing.
     pub providers: Answer,
     by_id: IdMap<Provider>,
+    /// Identity answers to a query (filters, mappings), by what they depend on
+    /// ([`RegionIdentities::cache_key`]); dropped with the snapshot when the catalog changes.
+    answers: moka::sync::Cache<String, Arc<Answer>>,
 }
 
 /// One provider of a [`Snapshot`].
@@ -277,8 +275,20 @@ impl Snapshot {
             compiled_on,
             oldest_facts_secs,
             providers: Answer::providers(catalog),
+            answers: moka::sync::Cache::builder()
+                .max_capacity(ANSWER_CACHE_BYTES)
+                .weigher(|key: &String, answer: &Arc<Answer>| {
+                    let bytes = key.len() + answer.head.len() + answer.tail.len();
+                    u32::try_from(bytes).unwrap_or(u32::MAX)
+                })
+                .build(),
             by_id,
         }
+    }
+
+    /// The cached answer of `key`, or `build`'s (kept, within the cache's bytes).
+    pub fn answer_with(&self, key: String, build: impl FnOnce() -> Answer) -> Arc<Answer> {
+        self.answers.get_with(key, || Arc::new(build()))
     }
 
     /// When the catalog was compiled, midnight UTC, in Unix seconds; 0 when it does not say.

@@ -8,62 +8,19 @@
 
 pub mod parse;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use appzone_contract::ZoneMappingId;
 
-use crate::catalog::Answer;
 use crate::storage::{change_subject, Store, StoreError, StoredMapping};
-
-/// A mapping as the cache holds it, with the identity answers built with it so far (per
-/// region, for one catalog version): a listing with a mapping then costs what one without
-/// does, but for the first request of each region.
-#[derive(Debug)]
-pub struct CachedMapping {
-    /// The mapping.
-    pub stored: StoredMapping,
-    answers: Mutex<(i64, HashMap<String, Arc<Answer>>)>,
-}
-
-impl CachedMapping {
-    fn new(stored: StoredMapping) -> Self {
-        Self {
-            stored,
-            answers: Mutex::new((0, HashMap::new())),
-        }
-    }
-
-    /// The identity answer of `region` in catalog `version` with this mapping: the one built
-    /// before, or `build`'s (kept). Answers of another catalog version are dropped.
-    pub fn answer(
-        &self,
-        version: i64,
-        region: &str,
-        build: impl FnOnce() -> Answer,
-    ) -> Arc<Answer> {
-        // A poisoned lock only means another request panicked while holding it; the map is
-        // still consistent (an insert either happened or not).
-        let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
-        if answers.0 != version {
-            *answers = (version, HashMap::new());
-        }
-        if let Some(answer) = answers.1.get(region) {
-            return answer.clone();
-        }
-        let answer = Arc::new(build());
-        answers.1.insert(region.to_owned(), answer.clone());
-        answer
-    }
-}
 
 /// The mappings the identity listing applies, cached.
 #[derive(Debug, Clone)]
 pub struct MappingCache {
     store: Store,
-    cache: moka::sync::Cache<String, Option<Arc<CachedMapping>>>,
+    cache: moka::sync::Cache<String, Option<Arc<StoredMapping>>>,
     /// Counts the entries dropped: a read that raced with a change is not cached.
     forgotten: Arc<AtomicU64>,
 }
@@ -86,17 +43,13 @@ impl MappingCache {
         &self,
         org: &str,
         id: &ZoneMappingId,
-    ) -> Result<Option<Arc<CachedMapping>>, StoreError> {
+    ) -> Result<Option<Arc<StoredMapping>>, StoreError> {
         let subject = change_subject(org, id.as_str());
         if let Some(found) = self.cache.get(&subject) {
             return Ok(found);
         }
         let before = self.forgotten.load(Ordering::Acquire);
-        let found = self
-            .store
-            .zone_mapping(org, id)
-            .await?
-            .map(|stored| Arc::new(CachedMapping::new(stored)));
+        let found = self.store.zone_mapping(org, id).await?.map(Arc::new);
         // A change dropped while this read ran may be newer than what it read.
         if self.forgotten.load(Ordering::Acquire) == before {
             self.cache.insert(subject, found.clone());

@@ -1,5 +1,6 @@
-//! A region's zone identities as the snapshot holds them: the items, the precomputed answer
-//! without a mapping, and what an answer with the caller's mapping is built from.
+//! A region's zone identities as the snapshot holds them: the items, the answer without a
+//! mapping (built at the region's first request and kept, so start-up does not grow with the
+//! identities of every region), and what an answer with the caller's mapping is built from.
 //!
 //! The message of every answer says how many names are known and, where some are `null`, how
 //! the caller learns them: a name is never guessed (in an `account` or `subscription` region
@@ -10,6 +11,8 @@ use appzone_contract::{
     Visibility, ZoneIdentity, ZoneIdentityList, ZoneIdentityQuery, ZoneMapping, ZoneType,
     ZoneTypes,
 };
+
+use std::sync::OnceLock;
 
 use super::Answer;
 use crate::model::catalog_file::{CatalogFile, RegionEntry};
@@ -32,8 +35,8 @@ pub struct RegionIdentities {
     source: CatalogSource,
     /// What the catalog says of the whole region.
     note: Option<String>,
-    /// The answer without a mapping.
-    pub answer: Answer,
+    /// The answer without a mapping, once a request asked for it.
+    plain: OnceLock<Answer>,
 }
 
 impl RegionIdentities {
@@ -79,7 +82,7 @@ impl RegionIdentities {
             })
             .collect();
         let compiled_on = catalog.source.as_ref().and_then(|s| s.compiled_on.clone());
-        let mut identities = Self {
+        Self {
             at: format!("{provider}/{}", region.id),
             zone_count: region.zones.len(),
             scope,
@@ -87,10 +90,14 @@ impl RegionIdentities {
             source: CatalogSource::new(compiled_on, references)
                 .refreshed_on(region.refreshed_on.clone()),
             note: region.note.clone(),
-            answer: Answer::placeholder(),
-        };
-        identities.answer = identities.answer_to(&ZoneIdentityQuery::default(), &[]);
-        identities
+            plain: OnceLock::new(),
+        }
+    }
+
+    /// The answer without a mapping or filter: built by the first request, then kept.
+    pub fn plain_answer(&self) -> &Answer {
+        self.plain
+            .get_or_init(|| self.answer_to(&ZoneIdentityQuery::default(), &[]))
     }
 
     /// The answer to `query` with `mappings` (the ones it names, resolved, each with its
@@ -170,24 +177,7 @@ impl RegionIdentities {
             ));
         }
         let message = super::at_most(message, MAX_MESSAGE_CHARS);
-        // What the ETag covers besides the body: the filters and the mappings' versions.
-        let mut covers = format!(
-            "zone-identities\0{}\0{}\0{}",
-            match &query.zone_types {
-                ZoneTypes::AvailabilityZones => String::new(),
-                ZoneTypes::Only(types) => types
-                    .iter()
-                    .map(|t| t.as_str())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                _ => paths::ALL_ZONE_TYPES.to_owned(),
-            },
-            query.zone_ids.join(","),
-            query.zone_names.join(",")
-        );
-        for (mapping, version) in mappings {
-            covers.push_str(&format!("\0{}\0{version}", mapping.id));
-        }
+        let covers = covers(query, mappings);
         Answer::over_body(&covers, |id| {
             ZoneIdentityList::new(
                 items.clone(),
@@ -197,6 +187,24 @@ impl RegionIdentities {
                 self.source.clone(),
             )
         })
+    }
+
+    /// What an answer to `query` with `mappings` depends on besides the catalog version, as a
+    /// key of the snapshot's answer cache: the region, the filters, each mapping's id and
+    /// version, and the organization whose mappings they are (`None` without mappings: the
+    /// answer is then the same for everyone).
+    pub fn cache_key(
+        &self,
+        org: Option<&str>,
+        query: &ZoneIdentityQuery,
+        mappings: &[(&ZoneMapping, i64)],
+    ) -> String {
+        format!(
+            "{}\0{}\0{}",
+            org.unwrap_or_default(),
+            self.at,
+            covers(query, mappings)
+        )
     }
 
     /// The region's id (`us-east-1` of `aws/us-east-1`).
@@ -327,4 +335,27 @@ impl RegionIdentities {
     pub fn known(&self) -> bool {
         self.scope.is_some()
     }
+}
+
+/// What an identity answer's `ETag` covers besides its body: the filters and each mapping's id
+/// and version.
+fn covers(query: &ZoneIdentityQuery, mappings: &[(&ZoneMapping, i64)]) -> String {
+    let mut covers = format!(
+        "zone-identities\0{}\0{}\0{}",
+        match &query.zone_types {
+            ZoneTypes::AvailabilityZones => String::new(),
+            ZoneTypes::Only(types) => types
+                .iter()
+                .map(|t| t.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+            _ => paths::ALL_ZONE_TYPES.to_owned(),
+        },
+        query.zone_ids.join(","),
+        query.zone_names.join(",")
+    );
+    for (mapping, version) in mappings {
+        covers.push_str(&format!("\0{}\0{version}", mapping.id));
+    }
+    covers
 }

@@ -126,7 +126,7 @@ pub async fn list_zone_identities(
     };
     let query = identity_query(query.as_deref().unwrap_or_default())?;
     if query == ZoneIdentityQuery::default() {
-        return Ok(listing.answer(&identities.answer));
+        return Ok(listing.answer(identities.plain_answer()));
     }
     let mut cached = Vec::with_capacity(query.mappings.len());
     for mapping_id in &query.mappings {
@@ -136,7 +136,7 @@ pub async fn list_zone_identities(
             .await
             .map_err(ApiError::storage)?
             .ok_or_else(not_found)?;
-        let mapping = &found.stored.mapping;
+        let mapping = &found.mapping;
         if mapping.provider.as_str() != provider_id {
             return Err(ApiError::new(
                 ErrorCode::INVALID_ZONE_MAPPING,
@@ -149,19 +149,15 @@ pub async fn list_zone_identities(
         }
         cached.push(found);
     }
-    let mappings: Vec<_> = cached
-        .iter()
-        .map(|c| (&c.stored.mapping, c.stored.version))
-        .collect();
-    let build = || identities.answer_to(&query, &mappings);
-    match cached.as_slice() {
-        // One mapping and no filter: the answer its cache keeps per region.
-        [one] if !query.filters() => {
-            let region = region.unwrap_or_default();
-            Ok(listing.answer(&one.answer(listing.snapshot.version, region, build)))
-        }
-        _ => Ok(listing.answer(&build())),
-    }
+    let mappings: Vec<_> = cached.iter().map(|c| (&c.mapping, c.version)).collect();
+    // Answers with a query are kept in the snapshot's cache, keyed by what they depend on.
+    let org = (!mappings.is_empty()).then_some(&*key.org_id);
+    let answer = listing
+        .snapshot
+        .answer_with(identities.cache_key(org, &query, &mappings), || {
+            identities.answer_to(&query, &mappings)
+        });
+    Ok(listing.answer(&answer))
 }
 
 /// The zone-identity listing's query: `mapping` (repeatable, distinct, at most

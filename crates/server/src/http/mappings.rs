@@ -121,7 +121,7 @@ pub async fn get_zone_mapping(
         .await
         .map_err(ApiError::storage)?
         .ok_or_else(|| not_found(mapping_id.as_str()))?;
-    let stored = &cached.stored;
+    let stored = &*cached;
     let message = format!("zone mapping {mapping_id}: {}", extent(&stored.mapping));
     Ok(Json(ZoneMappingAnswer::new(
         stored.mapping.clone(),
