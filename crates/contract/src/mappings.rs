@@ -167,7 +167,13 @@ impl utoipa::PartialSchema for CloudOutput {
         use utoipa::openapi::schema::{
             AnyOfBuilder, ArrayBuilder, ObjectBuilder, SchemaType, Type,
         };
-        let text = || ObjectBuilder::new().schema_type(SchemaType::Type(Type::String));
+        // The clouds print ASCII names and ids; a value is read as it is, never parsed.
+        let text = || {
+            ObjectBuilder::new()
+                .schema_type(SchemaType::Type(Type::String))
+                .max_length(Some(512))
+                .pattern(Some("^[ -~]*$"))
+        };
         // One zone as `describe-availability-zones` prints it: the keys read, others kept.
         let aws_zone = || {
             ObjectBuilder::new()
@@ -403,16 +409,16 @@ impl MappedZone {
 )]
 pub struct SkippedZone {
     /// The region or location as the output names it.
-    #[schema(min_length = 1, max_length = 128)]
+    #[schema(min_length = 1, max_length = 512, pattern = "^[ -~]*$")]
     pub region: String,
     /// The zone id as the output gives it; `null` when a whole location was skipped.
-    #[schema(required = true, max_length = 128)]
+    #[schema(required = true, max_length = 512, pattern = "^[ -~]*$")]
     pub zone_id: Option<String>,
     /// The zone name as the output gives it; `null` when a whole location was skipped.
-    #[schema(required = true, max_length = 128)]
+    #[schema(required = true, max_length = 512, pattern = "^[ -~]*$")]
     pub zone_name: Option<String>,
     /// Why it was not kept.
-    #[schema(min_length = 1, max_length = 256)]
+    #[schema(min_length = 1, max_length = 1024, pattern = "^[ -~]*$")]
     pub reason: String,
 }
 
@@ -472,7 +478,11 @@ pub struct ZoneMapping {
     pub imported_at: String,
     /// The AWS account id or Azure subscription id the output was taken from; `null` when the `PUT` did not say (and, for Azure, the output did not either).
     #[serde(default)]
-    #[schema(required = true, max_length = 64)]
+    #[schema(
+        required = true,
+        max_length = 64,
+        pattern = "^(?:[0-9]{12}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
     pub account: Option<String>,
     /// The pairs, per region, in the order of the cloud's output.
     #[schema(max_items = 1000)]
@@ -540,7 +550,11 @@ pub struct ZoneMappingSummary {
     pub imported_at: String,
     /// The AWS account id or Azure subscription id the output was taken from, or `null`.
     #[serde(default)]
-    #[schema(required = true, max_length = 64)]
+    #[schema(
+        required = true,
+        max_length = 64,
+        pattern = "^(?:[0-9]{12}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
     pub account: Option<String>,
     /// The regions it pairs zones for.
     #[schema(value_type = Vec<RegionId>, max_items = 1000)]

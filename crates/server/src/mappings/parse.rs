@@ -80,6 +80,36 @@ fn named(offenders: Vec<String>) -> String {
     message
 }
 
+/// Text of the output as `skipped` shows it: printable ASCII (anything else as `?`), at most
+/// 512 characters, as the document states; the clouds' names and ids are ASCII.
+fn shown(text: &str) -> String {
+    text.chars()
+        .take(512)
+        .map(|c| {
+            if c == ' ' || c.is_ascii_graphic() {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect()
+}
+
+/// A skipped zone (or a location, without `zone_id`/`zone_name`), its texts as [`shown`].
+fn skip(
+    region: &str,
+    zone_id: Option<&str>,
+    zone_name: Option<&str>,
+    reason: String,
+) -> SkippedZone {
+    SkippedZone::new(
+        shown(region),
+        zone_id.map(shown),
+        zone_name.map(shown),
+        shown(&reason),
+    )
+}
+
 fn check(
     provider: &str,
     raw: Vec<RegionZones>,
@@ -98,13 +128,13 @@ fn check(
     {
         let skip_all = |skipped: &mut Vec<SkippedZone>, reason: String| {
             if zones.is_empty() {
-                skipped.push(SkippedZone::new(region.clone(), None, None, reason.clone()));
+                skipped.push(skip(&region, None, None, reason.clone()));
             }
             for zone in &zones {
-                skipped.push(SkippedZone::new(
-                    region.clone(),
-                    Some(zone.zone_id.clone()),
-                    Some(zone.zone_name.clone()),
+                skipped.push(skip(
+                    &region,
+                    Some(&zone.zone_id),
+                    Some(&zone.zone_name),
                     reason.clone(),
                 ));
             }
@@ -166,12 +196,7 @@ fn check(
                 } else {
                     format!("the catalog holds no zone {zone_id} in {provider}/{region}")
                 };
-                skipped.push(SkippedZone::new(
-                    region.clone(),
-                    Some(zone_id.clone()),
-                    Some(zone_name.clone()),
-                    reason,
-                ));
+                skipped.push(skip(&region, Some(zone_id), Some(zone_name), reason));
                 continue;
             };
             match &item.zone_name {
@@ -209,7 +234,7 @@ fn check(
             format!("every zone of the output was skipped ({})", named(reasons))
         };
         return Err(MappingError::Catalog(format!(
-            "the output pairs no zone of a {provider} region of the catalog: {why}"
+            "the output pairs no zone the catalog holds for {provider}: {why}"
         )));
     }
     Ok((regions, skipped))
@@ -337,6 +362,24 @@ mod tests {
             swapped.contains("names euc1-az2 \"eu-central-1b\", but its name is \"eu-central-1a\""),
             "{swapped}"
         );
+    }
+
+    /// `skipped` shows what the output said as the document promises: printable ASCII, at
+    /// most 512 characters.
+    #[test]
+    fn skipped_texts_are_printable_ascii_and_bounded() {
+        let output = json!([
+            {"AvailabilityZones": [aws_zone("us-east-1", "us-east-1a", "use1-az2")]},
+            {"AvailabilityZones": [aws_zone("régión\n", &"x".repeat(600), "id")]}
+        ]);
+        let parsed = parse("aws", &output, &snapshot()).unwrap();
+        let skipped = &parsed.skipped[0];
+        assert_eq!(skipped.region, "r?gi?n?");
+        assert_eq!(skipped.zone_name.as_deref().map(str::len), Some(512));
+        assert!(skipped
+            .reason
+            .chars()
+            .all(|c| c == ' ' || c.is_ascii_graphic()));
     }
 
     #[test]
