@@ -42,9 +42,9 @@ from appzone_client.models import (
     ZoneMappingList,
     ZoneMappingRequest,
 )
-# The body's `output` is an object (one AWS region's output) or an array (several, or Azure's
-# locations); the generator names the object form after the schema, `CloudOutput`.
-from appzone_client.models.cloud_output_type_0 import CloudOutputType0
+# The body's `output` is one AWS region's output (the component `AwsDescribeOutput`), an array
+# of them, or Azure's locations; the generator makes a model of each component.
+from appzone_client.models.aws_describe_output import AwsDescribeOutput
 from appzone_client.types import UNSET, Response, Unset
 
 TIMEOUT = httpx.Timeout(10.0)
@@ -324,6 +324,8 @@ def step_open_string_sets() -> None:
         "name_scope": "brand_new_scope",
         "zone_type": "brand-new-zone-type",
         "visibility": "brand_new_visibility",
+        "parent_zone_id": None,
+        "network_border_group": None,
         "names": [],
     }
     listing: dict[str, object] = {
@@ -332,7 +334,7 @@ def step_open_string_sets() -> None:
         "mapping": None,
         "mappings": [],
         "message": "1 zone",
-        "source": {"compiled_on": None, "references": []},
+        "source": {"compiled_on": None, "refreshed_on": None, "references": []},
         "status": "success",
     }
     with stand_in(HTTPStatus.OK.value, listing) as url, keyed(url, "apz_stand_in") as client:
@@ -346,6 +348,8 @@ def step_open_string_sets() -> None:
         name_scope="brand_new_scope",
         zone_type="brand-new-zone-type",
         visibility="brand_new_visibility",
+        parent_zone_id=None,
+        network_border_group=None,
         names=[],
     )
     if decoded.to_dict() != built.to_dict() or decoded.to_dict() != zone:
@@ -433,7 +437,7 @@ def mapping_request(output: str) -> ZoneMappingRequest:
     return ZoneMappingRequest(
         provider="aws",
         label="scenario account",
-        output=CloudOutputType0.from_dict(parsed),
+        output=AwsDescribeOutput.from_dict(parsed),
     )
 
 

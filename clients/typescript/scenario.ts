@@ -407,6 +407,8 @@ async function stepOpenStringSets(): Promise<void> {
     name_scope: scope,
     zone_type: zoneType,
     visibility,
+    parent_zone_id: null,
+    network_border_group: null,
     names: [],
   };
   const listing: ZoneIdentityList = {
@@ -415,7 +417,7 @@ async function stepOpenStringSets(): Promise<void> {
     mapping: null,
     mappings: [],
     message: '1 zone',
-    source: { compiled_on: null, references: [] },
+    source: { compiled_on: null, refreshed_on: null, references: [] },
     status: 'success',
   };
   const outcome = await withStandIn(200, listing, async (url) =>

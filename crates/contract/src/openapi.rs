@@ -20,7 +20,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::deprecation::Deprecation;
 use crate::error::KnownErrorCode;
-use crate::mappings::CloudOutput;
+use crate::mappings::{AwsDescribeOutput, AzureLocation, CloudOutput};
 use crate::zones::{ListingStatus, ZoneId};
 use crate::{
     AppliedMapping, CatalogSource, ErrorBody, ErrorCode, MappedRegion, MappedZone, NameScope,
@@ -213,7 +213,9 @@ https://appzone.example.com."
         SkippedZone,
         ZoneMappingList,
         ZoneMappingSummary,
-        CloudOutput
+        CloudOutput,
+        AwsDescribeOutput,
+        AzureLocation
     )),
     modifiers(&SecurityAddon),
     security(("apiKey" = [])),
