@@ -309,10 +309,10 @@ pub struct MappedName {
         pattern = "^[a-z0-9][a-z0-9-]{0,62}$"
     )]
     pub zone_name: Option<String>,
-    /// The zone's state in the mapping's account (AWS `State`, such as `available`); `null` while mappings do not record it.
+    /// The zone's state in the mapping's account, as its output printed it (AWS `State`, such as `available`; `available` for each zone an Azure output maps); `null` where the mapping does not hold the zone.
     #[schema(required = true, max_length = 64, pattern = "^[a-z][a-z-]{0,63}$")]
     pub state: Option<String>,
-    /// The account's opt-in status of the zone (AWS `OptInStatus`, such as `opted-in`); `null` while mappings do not record it.
+    /// The account's opt-in status of the zone, as its output printed it (AWS `OptInStatus`: `opt-in-not-required`, `opted-in`, `not-opted-in`); `null` for Azure and where the mapping does not hold the zone.
     #[schema(required = true, max_length = 64, pattern = "^[a-z][a-z-]{0,63}$")]
     pub opt_in_status: Option<String>,
 }
@@ -409,7 +409,7 @@ pub struct CatalogSource {
         pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
     )]
     pub compiled_on: Option<String>,
-    /// When this region was last refreshed from a cloud's own output (`YYYY-MM-DD`), later than `compiled_on`; `null` when it has not been since the catalog was compiled.
+    /// When this region was last refreshed from a cloud's own output with `catalog import --from` (`YYYY-MM-DD`); `null` when it has not been.
     #[serde(default)]
     #[schema(
         required = true,

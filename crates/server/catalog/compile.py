@@ -167,7 +167,7 @@ def aws_wavelength_zone(z):
     note = (
         f"A Wavelength Zone, in a carrier's network; opt in to its zone group {z['group_name']} "
         "before use (E2, E4). AWS says the number and mapping of Wavelength Zones per region "
-        f"can differ between accounts (E6), so no name is given: one account's output names it "
+        f"can differ between accounts (E6), so no name is given: the sources name it "
         f"{z['zone_name']} ({cite(s for s in z['sources'] if s in ('E5', 'E7'))}); store your "
         "account's output as a zone mapping to see yours."
     )
@@ -204,10 +204,16 @@ def azure_extended_zone(z):
 
 
 def gcp_ai_zone(z):
+    # E20 names one parent (us-central1-a) and the rule: the standard zone of the same letter;
+    # E22 dates the appearance of us-central1-ai1a only.
+    named = z["zone"] == "us-central1-ai1a"
+    rule = "" if named else " by E20's rule, the standard zone of the same letter"
     note = (
-        f"A GCP AI zone anchored to {z['parent_zone']}, its parent zone (E20); each project "
-        f"makes AI zones visible before use (E20). Listed by zones.list since January 2026 (E22)."
+        f"A GCP AI zone anchored to {z['parent_zone']}, its parent zone{rule} (E20); each project "
+        "makes AI zones visible before use (E20)."
     )
+    if named:
+        note += " Listed by zones.list since January 2026 (E22)."
     return identity(
         z["zone"],
         z["zone"],

@@ -326,11 +326,6 @@ impl RegionIdentities {
             .any(|i| i.zone_type == ZoneType::AvailabilityZone)
     }
 
-    /// The identities (`zone_id`s) of the region, in catalog order.
-    pub fn zone_ids(&self) -> impl Iterator<Item = &str> {
-        self.items.iter().map(|i| i.zone_id.as_str())
-    }
-
     /// Whether the catalog holds identities for the region.
     pub fn known(&self) -> bool {
         self.scope.is_some()

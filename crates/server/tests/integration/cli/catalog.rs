@@ -184,15 +184,7 @@ fn catalog_import_from_cloud_output_adds_what_it_shows_and_never_one_accounts_le
     assert!(stderr.contains("aws/us-east-1: refreshed on "), "{stderr}");
     let exported: serde_json::Value =
         serde_json::from_str(&cli.ok(&["catalog", "export"])).unwrap();
-    let region = |id: &str| {
-        exported["providers"][0]["regions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["id"] == id)
-            .unwrap()
-            .clone()
-    };
+    let region = |id: &str| aws_region(&exported, id);
     let az4 = region("eu-west-2")["identities"]
         .as_array()
         .unwrap()
@@ -301,15 +293,7 @@ fn each_import_is_its_own_reference_without_local_paths_and_dates_the_regions_it
         "{}",
         imports[1]
     );
-    let region = |id: &str| {
-        catalog["providers"][0]["regions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["id"] == id)
-            .unwrap()
-            .clone()
-    };
+    let region = |id: &str| aws_region(&catalog, id);
     let virginia = region("us-east-1");
     assert_eq!(virginia["refreshed_on"], imports[0]["date"]);
     assert!(virginia["sources"]
@@ -389,4 +373,15 @@ fn an_earlier_releases_built_in_catalog_is_upgraded_and_an_operators_is_not() {
     cli.quiet(&["catalog", "import", "--prune", file.to_str().unwrap()]);
     cli.ok(&["migrate"]);
     assert_eq!(exported(&cli), curated);
+}
+
+/// Region `id` of the first provider (aws) of an exported catalog.
+fn aws_region(catalog: &serde_json::Value, id: &str) -> serde_json::Value {
+    catalog["providers"][0]["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap()
+        .clone()
 }
