@@ -116,6 +116,10 @@ impl ErrorCode {
     /// value (zone identities); the message names the parameter. Added in 1.2.0; arrives as
     /// [`ErrorCode::Other`].
     pub const INVALID_QUERY: &'static str = "invalid_query";
+    /// 422: a zone mapping asked for its offerings (`offers`, the `instance-types` listing)
+    /// holds none for the region; the message names the mapping. Added in 1.3.0; arrives as
+    /// [`ErrorCode::Other`].
+    pub const OFFERINGS_NOT_STORED: &'static str = "offerings_not_stored";
 
     /// The codes added within 1.x, in the order they were added.
     ///
@@ -126,7 +130,7 @@ impl ErrorCode {
     /// assert_eq!(code.as_str(), ErrorCode::IDEMPOTENCY_KEY_REUSED);
     /// assert_eq!(code.status().as_u16(), 422);
     /// ```
-    pub const ADDED: [AddedCode; 7] = [
+    pub const ADDED: [AddedCode; 8] = [
         AddedCode {
             code: ErrorCode::INVALID_IDEMPOTENCY_KEY,
             status: 400,
@@ -173,6 +177,13 @@ impl ErrorCode {
             meaning: "an unknown query parameter, a repeated one that may not repeat, or a \
                       malformed value; the message names the parameter",
             since: "1.2.0",
+        },
+        AddedCode {
+            code: ErrorCode::OFFERINGS_NOT_STORED,
+            status: 422,
+            meaning: "a zone mapping asked for its instance-type offerings holds none for the \
+                      region; the message names the mapping",
+            since: "1.3.0",
         },
     ];
 

@@ -390,6 +390,9 @@ pub struct ZoneIdentityQuery {
     /// Only zones shown with these names (`zone_name`, exact, compared with the name the answer
     /// shows: the first mapping's); empty: every name.
     pub zone_names: Vec<String>,
+    /// Only zones where every mapping asked offers each of these instance types (`offers`,
+    /// at most [`crate::MAX_OFFERS_PER_QUERY`]); empty: every zone.
+    pub offers: Vec<String>,
 }
 
 impl ZoneIdentityQuery {
@@ -414,6 +417,13 @@ impl ZoneIdentityQuery {
         self.zone_types != ZoneTypes::AvailabilityZones
             || !self.zone_ids.is_empty()
             || !self.zone_names.is_empty()
+            || !self.offers.is_empty()
+    }
+
+    /// Shows only zones offering `instance_type` too (in every mapping asked).
+    pub fn offers(mut self, instance_type: impl Into<String>) -> Self {
+        self.offers.push(instance_type.into());
+        self
     }
 
     /// Shows zones of every type.

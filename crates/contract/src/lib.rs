@@ -95,6 +95,7 @@ pub mod headers;
 mod identities;
 mod ids;
 mod mappings;
+mod offerings;
 pub mod openapi;
 pub mod paths;
 mod zones;
@@ -113,6 +114,11 @@ pub use mappings::{
     is_valid_account, is_valid_display_name, MappedRegion, MappedZone, SkippedZone, ZoneMapping,
     ZoneMappingAnswer, ZoneMappingId, ZoneMappingIdError, ZoneMappingList, ZoneMappingRequest,
     ZoneMappingSummary, MAX_ZONE_MAPPINGS_PER_ORGANIZATION, MAX_ZONE_MAPPING_BYTES,
-    MAX_ZONE_MAPPING_LABEL_CHARS,
+    MAX_ZONE_MAPPING_LABEL_CHARS, MAX_ZONE_MAPPING_OUTPUT_BYTES,
+};
+pub use offerings::{
+    is_valid_instance_type, AwsOfferingsOutput, AzureSku, GcpMachineType, InstanceTypeList,
+    InstanceTypeZones, OfferingsOutput, RegionOfferings, MAX_INSTANCE_TYPE_CHARS,
+    MAX_OFFERS_PER_QUERY,
 };
 pub use zones::{ZoneList, MAX_ZONES_PER_REGION, STATUS_SUCCESS};

@@ -12,14 +12,19 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::{ProviderId, RegionId};
+use crate::{ProviderId, RegionId, RegionOfferings};
 
 mod cloud_output;
 
 pub use cloud_output::{AwsDescribeOutput, AzureLocation, CloudOutput};
 
-/// Largest zone-mapping request body the server accepts, in bytes (413 beyond).
-pub const MAX_ZONE_MAPPING_BYTES: usize = 1024 * 1024;
+/// Largest zone-mapping request body the server accepts, in bytes, once decoded (413 beyond):
+/// room for a region's full offerings (an Azure `list-skus` output is 2 to 4 MB).
+pub const MAX_ZONE_MAPPING_BYTES: usize = 32 * 1024 * 1024;
+
+/// Largest `output` (the zones) of a zone-mapping body, in bytes: a whole `list-locations` or
+/// every region's `describe-availability-zones` is well under it.
+pub const MAX_ZONE_MAPPING_OUTPUT_BYTES: usize = 1024 * 1024;
 
 /// Longest label of a zone mapping, in characters.
 pub const MAX_ZONE_MAPPING_LABEL_CHARS: usize = 200;
@@ -176,7 +181,7 @@ impl ToSchema for ZoneMappingId {
 #[non_exhaustive]
 #[schema(
     description = "A zone mapping to store: the provider, a label, and the cloud CLI's output \
-exactly as it printed it.",
+exactly as it printed it, with the instance-type offerings of the same account when given.",
     example = json!({
         "provider": "aws",
         "label": "production account",
@@ -188,7 +193,7 @@ exactly as it printed it.",
     })
 )]
 pub struct ZoneMappingRequest {
-    /// `aws` or `azure`: the clouds whose zone names depend on the account or subscription.
+    /// `aws` or `azure`: the clouds whose zone names depend on the account or subscription; or `gcp` for a mapping that carries `offerings` alone (GCP zone names are the same in every project).
     #[schema(value_type = ProviderId)]
     pub provider: ProviderId,
     /// A label of your own: 1 to 200 characters, not only white space, without control characters; the mapping's id when absent.
@@ -202,9 +207,14 @@ pub struct ZoneMappingRequest {
         pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00-\x1f\x7f-\x9f]*$"
     )]
     pub label: Option<String>,
-    /// The cloud CLI's JSON, unchanged. For `aws`: the output of `aws ec2 describe-availability-zones --all-availability-zones --output json` for one region (an object with `AvailabilityZones`), or an array of such outputs for several regions. For `azure`: the output of `az account list-locations -o json` (an array of locations with `availabilityZoneMappings`).
+    /// The cloud CLI's JSON, unchanged, at most 1 MiB. For `aws`: the output of `aws ec2 describe-availability-zones --all-availability-zones --output json` for one region (an object with `AvailabilityZones`), or an array of such outputs for several regions. For `azure`: the output of `az account list-locations -o json` (an array of locations with `availabilityZoneMappings`). Required for `aws` and `azure`; absent for `gcp`.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     #[schema(value_type = CloudOutput)]
     pub output: serde_json::Value,
+    /// The instance types the same account may launch, as the cloud CLI printed them: `aws ec2 describe-instance-type-offerings --location-type availability-zone-id --output json` (or `--location-type availability-zone`), `az vm list-skus --resource-type virtualMachines --location L --output json`, or `gcloud compute machine-types list --format=json`; one output or an array of them. Each offering is placed on a zone identity through this mapping's zones; what cannot be placed is named in `skipped`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::offerings::OfferingsOutput>)]
+    pub offerings: Option<serde_json::Value>,
     /// The account the output was taken from: an AWS account id (12 digits) or an Azure subscription id (a GUID). For `azure`, when absent, the subscription the output's location `id` paths name, if they all name one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(
@@ -223,8 +233,16 @@ impl ZoneMappingRequest {
             provider,
             label,
             output,
+            offerings: None,
             account: None,
         }
+    }
+
+    /// The same body carrying the account's instance-type offerings (one cloud output, or an
+    /// array of them).
+    pub fn with_offerings(mut self, offerings: serde_json::Value) -> Self {
+        self.offerings = Some(offerings);
+        self
     }
 
     /// The same body naming the account (AWS account id, Azure subscription id) the output
@@ -387,6 +405,10 @@ pub struct ZoneMapping {
     /// The pairs, per region, in the order of the cloud's output.
     #[schema(max_items = 1000)]
     pub regions: Vec<MappedRegion>,
+    /// How many instance-type offerings the mapping holds, per region, sorted by region; empty when it holds none.
+    #[serde(default)]
+    #[schema(required = true, max_items = 1000)]
+    pub offerings: Vec<RegionOfferings>,
 }
 
 impl ZoneMapping {
@@ -405,7 +427,14 @@ impl ZoneMapping {
             imported_at,
             account: None,
             regions,
+            offerings: Vec::new(),
         }
+    }
+
+    /// The same mapping, holding `offerings` (counts per region).
+    pub fn with_offerings(mut self, offerings: Vec<RegionOfferings>) -> Self {
+        self.offerings = offerings;
+        self
     }
 
     /// The same mapping, of `account`.
@@ -459,6 +488,10 @@ pub struct ZoneMappingSummary {
     /// The regions it pairs zones for.
     #[schema(value_type = Vec<RegionId>, max_items = 1000)]
     pub regions: Vec<RegionId>,
+    /// How many instance-type offerings it holds, per region; empty when it holds none.
+    #[serde(default)]
+    #[schema(required = true, max_items = 1000)]
+    pub offerings: Vec<RegionOfferings>,
 }
 
 impl ZoneMappingSummary {
@@ -471,6 +504,7 @@ impl ZoneMappingSummary {
             imported_at: mapping.imported_at.clone(),
             account: mapping.account.clone(),
             regions: mapping.regions.iter().map(|r| r.region.clone()).collect(),
+            offerings: mapping.offerings.clone(),
         }
     }
 }

@@ -21,6 +21,10 @@ use utoipa::{Modify, OpenApi};
 use crate::deprecation::Deprecation;
 use crate::error::KnownErrorCode;
 use crate::mappings::{AwsDescribeOutput, AzureLocation, CloudOutput};
+use crate::offerings::{
+    AwsOfferingsOutput, AzureSku, GcpMachineType, InstanceTypeList, InstanceTypeZones,
+    OfferingsOutput, RegionOfferings,
+};
 use crate::zones::{ListingStatus, ZoneId};
 use crate::{
     AppliedMapping, CatalogSource, ErrorBody, ErrorCode, MappedRegion, MappedZone, NameScope,
@@ -36,6 +40,7 @@ use crate::{
 mod complete;
 mod examples;
 mod identities;
+mod offerings;
 mod operations;
 mod rate_limit;
 mod schemas;
@@ -50,6 +55,7 @@ pub use identities::{
     __path_list_zone_mappings, __path_put_zone_mapping, delete_zone_mapping, get_zone_mapping,
     list_zone_identities, list_zone_mappings, put_zone_mapping,
 };
+pub use offerings::{__path_list_instance_types, list_instance_types};
 pub use operations::{
     __path_delete_application_profile, __path_list_providers, __path_list_regions,
     __path_list_zones, delete_application_profile, list_providers, list_regions, list_zones,
@@ -170,6 +176,7 @@ https://appzone.example.com."
         list_regions,
         list_zones,
         list_zone_identities,
+        list_instance_types,
         delete_application_profile,
         list_zone_mappings,
         get_zone_mapping,
@@ -215,7 +222,14 @@ https://appzone.example.com."
         ZoneMappingSummary,
         CloudOutput,
         AwsDescribeOutput,
-        AzureLocation
+        AzureLocation,
+        OfferingsOutput,
+        AwsOfferingsOutput,
+        AzureSku,
+        GcpMachineType,
+        RegionOfferings,
+        InstanceTypeList,
+        InstanceTypeZones
     )),
     modifiers(&SecurityAddon),
     security(("apiKey" = [])),
@@ -226,7 +240,9 @@ caching rules."),
         (name = "profiles", description = "Application profiles of the caller's organization."),
         (name = "zone-mappings", description = "The organization's own zone names, stored from \
 its cloud CLI's output (`aws ec2 describe-availability-zones`, `az account list-locations`) and \
-applied to the zone-identity listing with `?mapping=`.")
+applied to the zone-identity listing with `?mapping=`, with the instance types each account may \
+launch where (`describe-instance-type-offerings`, `az vm list-skus`, `gcloud compute \
+machine-types list`).")
     )
 )]
 struct ApiDoc;

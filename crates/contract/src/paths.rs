@@ -45,6 +45,15 @@ pub const ZONE_ID_QUERY: &str = "zone_id";
 /// names, exact.
 pub const ZONE_NAME_QUERY: &str = "zone_name";
 
+/// The zone-identity listing's filter by instance type: comma-separated types (at most
+/// [`crate::MAX_OFFERS_PER_QUERY`]) that every mapping asked offers in the zone.
+pub const OFFERS_QUERY: &str = "offers";
+
+/// Template of the instance-type listing (`GET`); takes [`MAPPING_QUERY`] (required, once) and
+/// [`ZONE_ID_QUERY`] (optional, one zone id).
+pub const LIST_INSTANCE_TYPES: &str =
+    "/api/v1/providers/{providerId}/regions/{regionId}/instance-types";
+
 /// Path of the organization's zone mappings (`GET`).
 pub const ZONE_MAPPINGS: &str = "/api/v1/zone-mappings";
 
@@ -173,6 +182,7 @@ pub fn list_zone_identities_with(
     for (name, values) in [
         (ZONE_ID_QUERY, &query.zone_ids),
         (ZONE_NAME_QUERY, &query.zone_names),
+        (OFFERS_QUERY, &query.offers),
     ] {
         if !values.is_empty() {
             pairs.push((name, list(&mut values.iter().map(String::as_str))));
@@ -188,6 +198,37 @@ pub fn list_zone_identities_with(
         path.push_str(name);
         path.push('=');
         path.push_str(value);
+    }
+    path
+}
+
+/// The concrete path listing the instance types zone mapping `mapping` is offered in
+/// `provider`/`region`, only those of zone `zone_id` when given.
+///
+/// ```
+/// use appzone_contract::paths;
+/// let m = "prod".parse().unwrap();
+/// let p = paths::list_instance_types(&"aws".parse()?, &"us-east-1".parse()?, &m, Some("use1-az1"));
+/// assert_eq!(
+///     p,
+///     "/api/v1/providers/aws/regions/us-east-1/instance-types?mapping=prod&zone_id=use1-az1"
+/// );
+/// # Ok::<(), appzone_contract::IdError>(())
+/// ```
+pub fn list_instance_types(
+    provider: &ProviderId,
+    region: &RegionId,
+    mapping: &ZoneMappingId,
+    zone_id: Option<&str>,
+) -> String {
+    let mut path = format!(
+        "{API_PREFIX}/providers/{}/regions/{}/instance-types?{MAPPING_QUERY}={}",
+        encode(provider.as_str()),
+        encode(region.as_str()),
+        encode(mapping.as_str())
+    );
+    if let Some(zone_id) = zone_id {
+        path.push_str(&format!("&{ZONE_ID_QUERY}={}", encode(zone_id)));
     }
     path
 }

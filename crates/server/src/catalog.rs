@@ -8,6 +8,7 @@
 //! operator CLI, reaches every replica.
 
 pub mod identities;
+pub mod offerings;
 pub mod suggest;
 
 use std::sync::Arc;
@@ -223,6 +224,13 @@ impl Provider {
     /// The zone identities of `region`; `None` when the provider has no such region.
     pub fn identities(&self, region: &str) -> Option<&RegionIdentities> {
         self.by_region.get(region).map(|r| &r.identities)
+    }
+
+    /// Each region's id and zone identities, in the catalog's order.
+    pub fn identity_regions(&self) -> impl Iterator<Item = (&str, &RegionIdentities)> {
+        self.by_region
+            .iter()
+            .map(|(id, region)| (id.as_str(), &region.identities))
     }
 
     /// The provider's region id closest to `typed`, when exactly one is close (see

@@ -11,6 +11,7 @@
 //! with the id the document's examples name ([`EXAMPLE_ZONE_MAPPING_ID`]), of a constructed
 //! account, stored again when an earlier run's was deleted.
 
+use crate::model::offerings::Offerings;
 use appzone_contract::openapi::EXAMPLE_ZONE_MAPPING_ID;
 use appzone_contract::{paths, MappedRegion, MappedZone, ProfileId, RegionId, ZoneMappingId};
 
@@ -97,6 +98,7 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
                     provider: &aws,
                     label,
                     regions: &regions,
+                    offerings: &Offerings::default(),
                 },
             )
             .await?;

@@ -21,7 +21,7 @@
 //! 9. the request body limit ([`body_limit`]: tower-http `RequestBodyLimit`, 413 naming the
 //!    limit, a body declared over it read after the answer within bounds), applied in [`app`]
 //!    per group of routes: [`HttpConfig::max_body_bytes`] on every route but a zone mapping's,
-//!    whose `PUT` takes up to 1 MiB of cloud output.
+//!    whose `PUT` takes up to 32 MiB of cloud output, gzip-compressed or not.
 //!
 //! Handlers ([`listings`], [`profiles`], [`mappings`], [`ops`], [`docs`], [`metrics`]) take
 //! extractors and reach storage through [`crate::storage::Store`] in the state. API routes are registered
@@ -50,6 +50,7 @@ use appzone_contract::headers::{
     API_KEY, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, RATE_LIMIT, RATE_LIMIT_POLICY, REQUEST_ID,
 };
 use axum::error_handling::HandleErrorLayer;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::FromRef;
 use axum::middleware::from_fn_with_state;
 use axum::routing::get;
@@ -60,6 +61,7 @@ use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::decompression::RequestDecompressionLayer;
 use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -217,6 +219,7 @@ fn api_route_groups() -> (OpenApiRouter<AppState>, OpenApiRouter<AppState>) {
         .routes(routes!(listings::list_regions))
         .routes(routes!(listings::list_zones))
         .routes(routes!(listings::list_zone_identities))
+        .routes(routes!(listings::list_instance_types))
         .routes(routes!(profiles::delete_application_profile))
         .routes(routes!(mappings::list_zone_mappings));
     let with_body = OpenApiRouter::new().routes(routes!(
@@ -254,10 +257,16 @@ pub fn app(state: AppState) -> App {
         .route("/docs", get(docs::index))
         .route("/docs/", get(docs::index))
         .route("/docs/{*file}", get(docs::asset));
-    let routes = body_limit::limited(routes, state.http.max_body_bytes).merge(body_limit::limited(
-        with_body,
+    // A zone mapping's body may come gzip-compressed (`Content-Encoding: gzip`); it is inflated
+    // as it is read, outside the limit, so the limit counts inflated bytes and a small body
+    // that inflates past it is refused once the limit is reached, never inflated whole. The
+    // limit layer is the one limit (axum's default of 2 MB per extractor is off here).
+    let with_body = body_limit::limited(
+        with_body.layer(DefaultBodyLimit::disable()),
         appzone_contract::MAX_ZONE_MAPPING_BYTES,
-    ));
+    )
+    .layer(RequestDecompressionLayer::new());
+    let routes = body_limit::limited(routes, state.http.max_body_bytes).merge(with_body);
     with_middleware(routes, state)
 }
 

@@ -6,6 +6,7 @@
 //! a change, on any replica, drops the entry through the change log within a second (as keys
 //! are dropped), and the TTL bounds it should the log not be read.
 
+pub mod offerings;
 pub mod parse;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -5,6 +5,8 @@
 pub mod catalog_file;
 pub mod catalog_refresh;
 pub mod cloud_output;
+pub mod offerings;
+pub mod offerings_output;
 
 use std::fmt;
 use std::str::FromStr;

@@ -5,9 +5,11 @@ use super::schemas::{
     if_none_match_parameter, request_id_parameter, CallerRequestId, EntityTag, IfNoneMatch,
     ECHOED_IN_AUDIT_LOG, ECHOED_IN_BODY,
 };
+use crate::offerings::INSTANCE_TYPE_PATTERN;
 use crate::{
     ErrorBody, ProviderId, RegionId, ZoneIdentityList, ZoneMappingAnswer, ZoneMappingId,
-    ZoneMappingList, ZoneMappingRequest, MAX_MAPPINGS_PER_LISTING, MAX_ZONES_PER_REGION,
+    ZoneMappingList, ZoneMappingRequest, MAX_INSTANCE_TYPE_CHARS, MAX_MAPPINGS_PER_LISTING,
+    MAX_OFFERS_PER_QUERY, MAX_ZONES_PER_REGION,
 };
 use serde_json::json;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
@@ -70,6 +72,12 @@ query_lists! {
     );
     /// `zone_name`: zone names.
     ZoneNameList => query_list(word(ZONE_WORD, 63), MAX_ZONES_PER_REGION, json!(["us-east-1a"]));
+    /// `offers`: instance types.
+    InstanceTypeNames => query_list(
+        word(INSTANCE_TYPE_PATTERN, MAX_INSTANCE_TYPE_CHARS),
+        MAX_OFFERS_PER_QUERY,
+        json!(["p5.48xlarge"]),
+    );
 }
 
 /// The rule of a zone id or name (the region id's).
@@ -110,13 +118,21 @@ only, so a reader never meets another type unasked), `zone_id` and `zone_name` \
 the first mapping's, so a `null` name matches no filter). Filters combine: a zone is shown when \
 it matches every filter given. A filter that matches nothing, or a well-formed type no zone \
 has, answers 200 with an empty `data`.\n\n\
+**What runs where**: `offers` (comma-separated instance types, at most 20, with at least one \
+`mapping`) keeps the zones where every mapping asked offers every type listed, from the \
+offerings stored with each mapping (`offerings` in its `PUT`). So \
+`?mapping=prod&mapping=staging&offers=p5.48xlarge` answers \"where can I run p5.48xlarge in \
+both accounts\", by zone identity and by each account's name. A mapping that holds no \
+offerings for the region answers 422 `offerings_not_stored`, naming it; a type no zone offers \
+answers 200 with an empty `data`.\n\n\
 Checks happen in this order: API key (401), then `providerId` (400 `invalid_provider`), then \
 `regionId` (400 `invalid_region`, 404 `region_not_found`), exactly as for the zone listing, \
 then the query (400 `invalid_query`, naming the parameter: an unknown parameter, `zone_type`, \
 `zone_id` or `zone_name` given twice or malformed, a mapping asked twice, or more than 10 \
-mappings), then each `mapping` in the order asked (404 `zone_mapping_not_found` when the \
-caller's organization has no mapping with that id; 422 `invalid_zone_mapping` when the \
-mapping is of another provider). A region \
+mappings, `offers` without a mapping), then each `mapping` in the order asked (404 \
+`zone_mapping_not_found` when the caller's organization has no mapping with that id; 422 \
+`invalid_zone_mapping` when the mapping is of another provider; 422 `offerings_not_stored` \
+when `offers` is given and the mapping holds no offerings for the region). A region \
 without availability zones (Azure `westus`, say) answers 200 with an empty `data` array.\n\n\
 `source` says how old the catalog is (`compiled_on`) and what its facts about this region \
 rest on. The answer carries a weak `ETag` over the region's identities, the filters and the \
@@ -128,6 +144,7 @@ mappings applied, and `Cache-Control: private, max-age=60`.",
         ("zone_type" = inline(Option<ZoneTypeList>), Query, style = Form, explode = false, description = "Comma-separated zone types to show, for example `local-zone,wavelength-zone`, or `all`. Known types: `availability-zone`, `local-zone`, `wavelength-zone`, `extended-zone`, `ai-zone`; a well-formed type no zone has matches nothing. Default: `availability-zone`. Each type matches `^[a-z_-]{1,64}$`."),
         ("zone_id" = inline(Option<ZoneIdList>), Query, style = Form, explode = false, description = "Comma-separated zone ids to show, exact, for example `use1-az1,use1-az2`. Each matches `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("zone_name" = inline(Option<ZoneNameList>), Query, style = Form, explode = false, description = "Comma-separated zone names to show, exact, compared with the name the answer shows (the first mapping's, with mappings), for example `us-east-1a`. Each matches `^[a-z0-9][a-z0-9-]{0,62}$`."),
+        ("offers" = inline(Option<InstanceTypeNames>), Query, style = Form, explode = false, description = "Comma-separated instance types, for example `p5.48xlarge` or `Standard_D2s_v3,Standard_D4s_v3`: only the zones where every mapping asked offers each of them. Needs `mapping`. At most 20; each matches `^[A-Za-z0-9._-]{1,128}$`."),
         ("If-None-Match" = Option<IfNoneMatch>, Header, nullable = false, description = if_none_match_parameter("W/\"0a1b2c3d4e5f60718293a4b5\"", "identities")),
         ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("zones-7f3a", ECHOED_IN_BODY))
     ),
@@ -249,8 +266,11 @@ mappings applied, and `Cache-Control: private, max-age=60`.",
                 ("region_not_found" = (summary = "Unknown region", value = json!({"error": "region not found: aws has no region \"us-eats-1\"; did you mean \"us-east-1\"?", "error_code": "region_not_found"}))),
                 ("zone_mapping_not_found" = (summary = "Unknown mapping", value = json!({"error": "zone mapping not found: your organization has no zone mapping \"staging\"; GET /api/v1/zone-mappings lists them", "error_code": "zone_mapping_not_found"})))
             )),
-        (status = 422, description = "`invalid_zone_mapping`: the mapping named is of another provider.", body = ErrorBody,
-            example = json!({"error": "zone mapping \"prod\" is of aws, not of azure", "error_code": "invalid_zone_mapping"})),
+        (status = 422, description = "`invalid_zone_mapping`: the mapping named is of another provider. `offerings_not_stored`: `offers` was given and the mapping named holds no offerings for this region.", body = ErrorBody,
+            examples(
+                ("invalid_zone_mapping" = (summary = "A mapping of another provider", value = json!({"error": "zone mapping \"prod\" is of aws, not of azure", "error_code": "invalid_zone_mapping"}))),
+                ("offerings_not_stored" = (summary = "A mapping without offerings for the region", value = json!({"error": "zone mapping \"staging\" holds no instance-type offerings for aws/us-east-1; store them with its zones (offerings in PUT /api/v1/zone-mappings/staging), from aws ec2 describe-instance-type-offerings --location-type availability-zone-id --region us-east-1 --output json", "error_code": "offerings_not_stored"})))
+            )),
     ),
     security(("apiKey" = []))
 )]
@@ -272,7 +292,7 @@ never shown.",
     responses(
         (status = 200, description = "The organization's zone mappings.", body = ZoneMappingList,
             example = json!({
-                "data": [{"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z", "account": "111111111111", "regions": ["us-east-1"]}],
+                "data": [{"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z", "account": "111111111111", "regions": ["us-east-1"], "offerings": [{"region": "us-east-1", "instance_types": 52, "offerings": 227}]}],
                 "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                 "message": "1 zone mapping",
                 "status": "success"
@@ -303,7 +323,8 @@ a missing one.",
                     "account": "111111111111",
                     "regions": [{"region": "us-east-1", "zones": [
                         {"zone_id": "use1-az2", "zone_name": "us-east-1a", "state": "available", "opt_in_status": "opt-in-not-required"},
-                        {"zone_id": "use1-bos1-az1", "zone_name": "us-east-1-bos-1a", "state": "available", "opt_in_status": "opted-in"}]}]},
+                        {"zone_id": "use1-bos1-az1", "zone_name": "us-east-1-bos-1a", "state": "available", "opt_in_status": "opted-in"}]}],
+                    "offerings": [{"region": "us-east-1", "instance_types": 52, "offerings": 227}]},
                 "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                 "message": "zone mapping prod: 2 zones in 1 region",
                 "removed_regions": [],
@@ -333,7 +354,25 @@ kept (availability zones, Local and Wavelength Zones) with the account's `State`
 `OptInStatus`.\n\
 - `azure`: `az account list-locations -o json`. Each logical zone a location maps is kept, with \
 `state` `available`; locations without `availabilityZoneMappings` hold nothing to keep. When \
-`account` is absent, it is the subscription the locations' `id` paths name, if they agree.\n\n\
+`account` is absent, it is the subscription the locations' `id` paths name, if they agree.\n\
+- `gcp`: no `output` (GCP zone names are the same in every project); the mapping carries \
+`offerings` alone.\n\n\
+**Offerings** (optional): which instance types the same account may launch where, as the CLI \
+printed it, one output or an array of them. `aws ec2 describe-instance-type-offerings \
+--location-type availability-zone-id --output json` is placed by zone id; with \
+`--location-type availability-zone` each name is read through this mapping's zones (or the \
+catalog's name, where it is the same for every account); the region follows from the zones. \
+`az vm list-skus --resource-type virtualMachines --location L --output json`: each SKU's \
+logical zones are read through this mapping's zones of that location; a `Zone` restriction \
+`NotAvailableForSubscription` removes its zones, a `Location` restriction the location. \
+`gcloud compute machine-types list --format=json`: placed by zone name. What cannot be placed \
+(a zone id or name neither the mapping nor the catalog holds, a region-level or Outposts \
+output, a location the mapping does not map, a type offered in no zone) is named in \
+`skipped`, one entry per region and zone with the number of offerings and the reason. A \
+truncated AWS output (with `NextToken`, printed by `--max-items`) is refused 422 \
+`invalid_zone_mapping`: the zones it leaves out would read as zones without the type. The \
+answer gives counts per region in `offerings`; the `instance-types` listing and `offers` on \
+the zone-identity listing serve them.\n\n\
 What the catalog does not hold (a zone id unknown for its region, a region the catalog does \
 not list, a zone mapping for a region without availability zones, an Azure Extended Zone or \
 canary location) is stored nowhere and named in `skipped` with the reason; it never refuses \
@@ -343,7 +382,11 @@ Azure subscription id; 422 `invalid_zone_mapping` for a contradiction (a zone na
 region or an Azure logical zone that is not a number, a zone id or name given twice in a \
 region, or a pair that contradicts the catalog's sources where a zone's name is the same for \
 every account), and for an output of which nothing could be kept; the message names the first \
-offenders. A body over 1 MiB answers 413. An organization keeps at most 100 mappings.\n\n\
+offenders. A body over 32 MiB (33554432 bytes, counted once decoded) answers 413 naming the \
+limit, as does an `output` over 1 MiB; send large bodies with `Content-Encoding: gzip` (a \
+compressed body that inflates past the limit is refused without being inflated whole). A \
+refused request leaves the stored mapping as it was. An organization keeps at most 100 \
+mappings.\n\n\
 201 when the mapping is new, 200 when it replaced one; both return it, with `skipped`, and a \
 replacement names in `removed_regions` the regions the old version had and the new one lacks. \
 Every store is recorded in the audit log with the key id and request id. Every replica \
@@ -360,7 +403,8 @@ applies a stored mapping within a second.",
                     "account": "111111111111",
                     "regions": [{"region": "us-east-1", "zones": [
                         {"zone_id": "use1-az2", "zone_name": "us-east-1a", "state": "available", "opt_in_status": "opt-in-not-required"},
-                        {"zone_id": "use1-bos1-az1", "zone_name": "us-east-1-bos-1a", "state": "available", "opt_in_status": "opted-in"}]}]},
+                        {"zone_id": "use1-bos1-az1", "zone_name": "us-east-1-bos-1a", "state": "available", "opt_in_status": "opted-in"}]}],
+                    "offerings": [{"region": "us-east-1", "instance_types": 52, "offerings": 227}]},
                 "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                 "message": "zone mapping prod replaced: 2 zones in 1 region; no longer holds 1 region (eu-west-1); 1 skipped, not held by the catalog (see skipped)",
                 "removed_regions": ["eu-west-1"],
@@ -373,7 +417,8 @@ applies a stored mapping within a second.",
                     "account": "111111111111",
                     "regions": [{"region": "us-east-1", "zones": [
                         {"zone_id": "use1-az2", "zone_name": "us-east-1a", "state": "available", "opt_in_status": "opt-in-not-required"},
-                        {"zone_id": "use1-bos1-az1", "zone_name": "us-east-1-bos-1a", "state": "available", "opt_in_status": "opted-in"}]}]},
+                        {"zone_id": "use1-bos1-az1", "zone_name": "us-east-1-bos-1a", "state": "available", "opt_in_status": "opted-in"}]}],
+                    "offerings": [{"region": "us-east-1", "instance_types": 52, "offerings": 227}]},
                 "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
                 "message": "zone mapping prod stored: 2 zones in 1 region",
                 "removed_regions": [],

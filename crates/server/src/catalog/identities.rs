@@ -97,7 +97,7 @@ impl RegionIdentities {
     /// The answer without a mapping or filter: built by the first request, then kept.
     pub fn plain_answer(&self) -> &Answer {
         self.plain
-            .get_or_init(|| self.answer_to(&ZoneIdentityQuery::default(), &[]))
+            .get_or_init(|| self.answer_to(&ZoneIdentityQuery::default(), &[], None))
     }
 
     /// The answer to `query` with `mappings` (the ones it names, resolved, each with its
@@ -107,8 +107,14 @@ impl RegionIdentities {
     /// mapping's fill `names`; then the filters keep the zones of the types asked (availability
     /// zones when not asked) whose id and shown name are among those asked. The weak `ETag`
     /// covers the body, the filters and each mapping's id and version: a 304 is never given
-    /// for another filter, mapping or version of a mapping.
-    pub fn answer_to(&self, query: &ZoneIdentityQuery, mappings: &[(&ZoneMapping, i64)]) -> Answer {
+    /// for another filter, mapping or version of a mapping. `offered`, with `offers` in the
+    /// query, is the zones where every mapping offers every type asked.
+    pub fn answer_to(
+        &self,
+        query: &ZoneIdentityQuery,
+        mappings: &[(&ZoneMapping, i64)],
+        offered: Option<&[&str]>,
+    ) -> Answer {
         let region = self.region();
         let first = mappings.first().map(|(mapping, _)| *mapping);
         let items: Vec<ZoneIdentity> = self
@@ -143,7 +149,8 @@ impl RegionIdentities {
                 item
             })
             .filter(|item| {
-                (query.zone_ids.is_empty() || query.zone_ids.contains(&item.zone_id))
+                offered.is_none_or(|zones| zones.contains(&item.zone_id.as_str()))
+                    && (query.zone_ids.is_empty() || query.zone_ids.contains(&item.zone_id))
                     && (query.zone_names.is_empty()
                         || item
                             .zone_name
@@ -167,6 +174,19 @@ impl RegionIdentities {
             let ids: Vec<&str> = mappings.iter().map(|(m, _)| m.id.as_str()).collect();
             message.push_str(&format!(
                 "; names of zone mappings {} side by side",
+                ids.join(", ")
+            ));
+        }
+        if !query.offers.is_empty() {
+            let ids: Vec<&str> = mappings.iter().map(|(m, _)| m.id.as_str()).collect();
+            message.push_str(&format!(
+                "; offers {} in zone {} {}",
+                query.offers.join(", "),
+                if ids.len() == 1 {
+                    "mapping"
+                } else {
+                    "mappings"
+                },
                 ids.join(", ")
             ));
         }
@@ -205,6 +225,11 @@ impl RegionIdentities {
             self.at,
             covers(query, mappings)
         )
+    }
+
+    /// The region as messages name it: `aws/us-east-1`.
+    pub fn at(&self) -> &str {
+        &self.at
     }
 
     /// The region's id (`us-east-1` of `aws/us-east-1`).
@@ -314,6 +339,11 @@ impl RegionIdentities {
         message
     }
 
+    /// The region's identities, in the catalog's order.
+    pub fn items(&self) -> &[ZoneIdentity] {
+        &self.items
+    }
+
     /// The identity `zone_id` of the region, as the catalog serves it.
     pub fn item(&self, zone_id: &str) -> Option<&ZoneIdentity> {
         self.items.iter().find(|i| i.zone_id == zone_id)
@@ -336,7 +366,7 @@ impl RegionIdentities {
 /// and version.
 fn covers(query: &ZoneIdentityQuery, mappings: &[(&ZoneMapping, i64)]) -> String {
     let mut covers = format!(
-        "zone-identities\0{}\0{}\0{}",
+        "zone-identities\0{}\0{}\0{}\0{}",
         match &query.zone_types {
             ZoneTypes::AvailabilityZones => String::new(),
             ZoneTypes::Only(types) => types
@@ -347,7 +377,8 @@ fn covers(query: &ZoneIdentityQuery, mappings: &[(&ZoneMapping, i64)]) -> String
             _ => paths::ALL_ZONE_TYPES.to_owned(),
         },
         query.zone_ids.join(","),
-        query.zone_names.join(",")
+        query.zone_names.join(","),
+        query.offers.join(",")
     );
     for (mapping, version) in mappings {
         covers.push_str(&format!("\0{}\0{version}", mapping.id));

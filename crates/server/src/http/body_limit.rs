@@ -29,9 +29,9 @@ use tower::{Layer, Service, ServiceBuilder};
 use tower_http::limit::{RequestBodyLimitLayer, ResponseBody};
 
 /// The most body bytes read after an early 413: above the largest limit (a zone mapping's
-/// 1 MiB), so a client a little over any limit is read to its end. A body that declares more
-/// is not read at all: its connection is closed after the answer, as hyper does.
-pub const LINGER_BYTES: u64 = 4 * 1024 * 1024;
+/// 32 MiB) by 4 MiB, so a client a little over any limit is read to its end. A body that
+/// declares more is not read at all: its connection is closed after the answer, as hyper does.
+pub const LINGER_BYTES: u64 = appzone_contract::MAX_ZONE_MAPPING_BYTES as u64 + 4 * 1024 * 1024;
 
 /// The longest an early 413's body is read for: a few megabytes take milliseconds on a
 /// network that serves this API; a client slower than that gets the connection closed.

@@ -13,12 +13,13 @@
 use std::sync::Arc;
 
 use appzone_contract::paths::{
-    self, ALL_ZONE_TYPES, LIST_PROVIDERS, MAPPING_QUERY, ZONE_ID_QUERY, ZONE_NAME_QUERY,
-    ZONE_TYPE_QUERY,
+    self, ALL_ZONE_TYPES, LIST_PROVIDERS, MAPPING_QUERY, OFFERS_QUERY, ZONE_ID_QUERY,
+    ZONE_NAME_QUERY, ZONE_TYPE_QUERY,
 };
 use appzone_contract::{
-    ErrorCode, IdError, ProviderId, RegionId, ZoneIdentityQuery, ZoneMappingId, ZoneType,
-    ZoneTypes, MAX_MAPPINGS_PER_LISTING, MAX_ZONES_PER_REGION,
+    is_valid_instance_type, ErrorCode, IdError, ProviderId, RegionId, ZoneIdentityQuery,
+    ZoneMappingId, ZoneType, ZoneTypes, MAX_MAPPINGS_PER_LISTING, MAX_OFFERS_PER_QUERY,
+    MAX_ZONES_PER_REGION,
 };
 use axum::body::Body;
 use axum::extract::rejection::ExtensionRejection;
@@ -33,12 +34,16 @@ use tower_http::request_id::RequestId;
 use super::conditional::matches_etag;
 use super::error::ApiError;
 use super::path::PathParams;
+use crate::catalog::identities::RegionIdentities;
 use crate::catalog::{Answer, Catalog, Provider, Snapshot};
 use crate::keys::Caller;
 use crate::mappings::MappingCache;
+use crate::model::offerings::RegionOffers;
+use crate::storage::StoredMapping;
 
 pub use appzone_contract::openapi::{
-    __path_list_providers, __path_list_regions, __path_list_zone_identities, __path_list_zones,
+    __path_list_instance_types, __path_list_providers, __path_list_regions,
+    __path_list_zone_identities, __path_list_zones,
 };
 
 const CACHE_POLICY: HeaderValue =
@@ -130,34 +135,200 @@ pub async fn list_zone_identities(
     }
     let mut cached = Vec::with_capacity(query.mappings.len());
     for mapping_id in &query.mappings {
-        let not_found = || super::mappings::not_found(mapping_id.as_str());
-        let found = cache
-            .get(&key.org_id, mapping_id)
-            .await
-            .map_err(ApiError::storage)?
-            .ok_or_else(not_found)?;
-        let mapping = &found.mapping;
-        if mapping.provider.as_str() != provider_id {
-            return Err(ApiError::new(
-                ErrorCode::INVALID_ZONE_MAPPING,
-                format!(
-                    "zone mapping {:?} is of {}, not of {provider_id}",
-                    mapping_id.as_str(),
-                    mapping.provider
-                ),
-            ));
-        }
-        cached.push(found);
+        cached.push(mapping_of(&cache, &key.org_id, mapping_id, provider_id).await?);
     }
+    // `offers`: the zones where every mapping asked offers every type asked.
+    let offers: Vec<&RegionOffers> = if query.offers.is_empty() {
+        Vec::new()
+    } else {
+        cached
+            .iter()
+            .map(|found| offerings_of(found, identities))
+            .collect::<Result<_, _>>()?
+    };
+    let offered: Option<Vec<&str>> = (!query.offers.is_empty()).then(|| {
+        let wanted: Vec<Vec<Option<u32>>> = offers
+            .iter()
+            .map(|o| query.offers.iter().map(|t| o.type_index(t)).collect())
+            .collect();
+        identities
+            .items()
+            .iter()
+            .map(|item| item.zone_id.as_str())
+            .filter(|zone| {
+                offers
+                    .iter()
+                    .zip(&wanted)
+                    .all(|(o, types)| o.zone_offers_all(zone, types))
+            })
+            .collect()
+    });
     let mappings: Vec<_> = cached.iter().map(|c| (&c.mapping, c.version)).collect();
     // Answers with a query are kept in the snapshot's cache, keyed by what they depend on.
     let org = (!mappings.is_empty()).then_some(&*key.org_id);
     let answer = listing
         .snapshot
         .answer_with(identities.cache_key(org, &query, &mappings), || {
-            identities.answer_to(&query, &mappings)
+            identities.answer_to(&query, &mappings, offered.as_deref())
         });
     Ok(listing.answer(&answer))
+}
+
+/// Lists the instance types a mapping is offered in a region; see the operation's description
+/// in the contract crate.
+pub async fn list_instance_types(
+    listing: Listing,
+    State(cache): State<MappingCache>,
+    Extension(Caller { key }): Extension<Caller>,
+    RawQuery(query): RawQuery,
+    params: PathParams,
+) -> Result<Response, ApiError> {
+    let (provider_id, provider) = known_provider(&listing.snapshot, params.get(0))?;
+    let region = params.get(1);
+    let Some(identities) = region.and_then(|r| provider.identities(r)) else {
+        return Err(unknown_region(provider_id, provider, region));
+    };
+    let (mapping_id, zone_id) = instance_type_query(query.as_deref().unwrap_or_default())?;
+    if let Some(zone) = zone_id.as_deref().filter(|z| identities.item(z).is_none()) {
+        return Err(invalid_query(
+            ZONE_ID_QUERY,
+            format!("{} has no zone {zone:?}", identities.at()),
+        ));
+    }
+    let found = mapping_of(&cache, &key.org_id, &mapping_id, provider_id).await?;
+    let offers = offerings_of(&found, identities)?;
+    let cache_key = format!(
+        "{}\0instance-types\0{}\0{}\0{}\0{}",
+        key.org_id,
+        identities.at(),
+        found.mapping.id,
+        found.version,
+        zone_id.as_deref().unwrap_or_default()
+    );
+    let answer = listing.snapshot.answer_with(cache_key, || {
+        crate::catalog::offerings::instance_types(
+            identities,
+            &found.mapping,
+            offers,
+            zone_id.as_deref(),
+        )
+    });
+    Ok(listing.answer(&answer))
+}
+
+/// The caller's organization's mapping `mapping_id` (404 when it has none), of `provider_id`
+/// (422 `invalid_zone_mapping` when of another provider).
+async fn mapping_of(
+    cache: &MappingCache,
+    org: &str,
+    mapping_id: &ZoneMappingId,
+    provider_id: &str,
+) -> Result<Arc<StoredMapping>, ApiError> {
+    let found = cache
+        .get(org, mapping_id)
+        .await
+        .map_err(ApiError::storage)?
+        .ok_or_else(|| super::mappings::not_found(mapping_id.as_str()))?;
+    let mapping = &found.mapping;
+    if mapping.provider.as_str() != provider_id {
+        return Err(ApiError::new(
+            ErrorCode::INVALID_ZONE_MAPPING,
+            format!(
+                "zone mapping {:?} is of {}, not of {provider_id}",
+                mapping_id.as_str(),
+                mapping.provider
+            ),
+        ));
+    }
+    Ok(found)
+}
+
+/// The offerings `found` holds for `identities`' region, or the 422 `offerings_not_stored`
+/// saying how to store them.
+fn offerings_of<'m>(
+    found: &'m StoredMapping,
+    identities: &RegionIdentities,
+) -> Result<&'m RegionOffers, ApiError> {
+    let at = identities.at();
+    let (provider, region) = at.split_once('/').unwrap_or((at, at));
+    found.offerings.region(region).ok_or_else(|| {
+        let id = &found.mapping.id;
+        let command = match provider {
+            "aws" => format!(
+                "aws ec2 describe-instance-type-offerings --location-type availability-zone-id \
+                 --region {region} --output json"
+            ),
+            "azure" => format!(
+                "az vm list-skus --resource-type virtualMachines --location {region} --output json"
+            ),
+            _ => format!("gcloud compute machine-types list --filter=zone:{region} --format=json"),
+        };
+        ApiError::new(
+            ErrorCode::OFFERINGS_NOT_STORED,
+            format!(
+                "zone mapping {id:?} holds no instance-type offerings for {at}; store them with \
+                 its zones (offerings in PUT /api/v1/zone-mappings/{id}), from {command}"
+            ),
+        )
+    })
+}
+
+/// The instance-type listing's query: `mapping` (required, once; a malformed id is the 404 of
+/// an unknown one) and `zone_id` (optional, once, one zone id).
+fn instance_type_query(raw: &str) -> Result<(ZoneMappingId, Option<String>), ApiError> {
+    let mut mapping: Option<ZoneMappingId> = None;
+    let mut zone_id: Option<String> = None;
+    for (name, value) in url::form_urlencoded::parse(raw.as_bytes()) {
+        match &*name {
+            MAPPING_QUERY if mapping.is_some() => {
+                return Err(invalid_query(
+                    MAPPING_QUERY,
+                    "given twice; this listing takes one zone mapping".to_owned(),
+                ))
+            }
+            MAPPING_QUERY => {
+                mapping = Some(
+                    value
+                        .parse()
+                        .map_err(|_| super::mappings::not_found(&value))?,
+                )
+            }
+            ZONE_ID_QUERY if zone_id.is_some() => {
+                return Err(invalid_query(
+                    ZONE_ID_QUERY,
+                    "given twice; give one zone id".to_owned(),
+                ))
+            }
+            ZONE_ID_QUERY => {
+                if RegionId::validate(&value).is_err() {
+                    return Err(invalid_query(
+                        ZONE_ID_QUERY,
+                        format!(
+                            "{:?} is not a zone id",
+                            value.chars().take(64).collect::<String>()
+                        ),
+                    ));
+                }
+                zone_id = Some(value.into_owned());
+            }
+            other => {
+                return Err(invalid_query(
+                    other,
+                    format!(
+                        "unknown query parameter; this listing takes {MAPPING_QUERY} and \
+                         {ZONE_ID_QUERY}"
+                    ),
+                ))
+            }
+        }
+    }
+    let mapping = mapping.ok_or_else(|| {
+        invalid_query(
+            MAPPING_QUERY,
+            "required: the zone mapping whose offerings to list".to_owned(),
+        )
+    })?;
+    Ok((mapping, zone_id))
 }
 
 /// The zone-identity listing's query: `mapping` (repeatable, distinct, at most
@@ -173,6 +344,7 @@ fn identity_query(raw: &str) -> Result<ZoneIdentityQuery, ApiError> {
             ZONE_ID_QUERY,
             ZONE_NAME_QUERY,
             MAPPING_QUERY,
+            OFFERS_QUERY,
         ]
         .iter()
         .find(|known| **known == name) else {
@@ -180,7 +352,7 @@ fn identity_query(raw: &str) -> Result<ZoneIdentityQuery, ApiError> {
                 &name,
                 format!(
                     "unknown query parameter; this listing takes {MAPPING_QUERY}, \
-                     {ZONE_TYPE_QUERY}, {ZONE_ID_QUERY} and {ZONE_NAME_QUERY}"
+                     {ZONE_TYPE_QUERY}, {ZONE_ID_QUERY}, {ZONE_NAME_QUERY} and {OFFERS_QUERY}"
                 ),
             ));
         };
@@ -210,6 +382,10 @@ fn identity_query(raw: &str) -> Result<ZoneIdentityQuery, ApiError> {
             ));
         }
         seen.push(known);
+        if known == OFFERS_QUERY {
+            query.offers = offers_list(&value)?;
+            continue;
+        }
         let values = comma_list(known, &value)?;
         if known == ZONE_TYPE_QUERY
             && values.len() > 1
@@ -230,7 +406,36 @@ fn identity_query(raw: &str) -> Result<ZoneIdentityQuery, ApiError> {
             _ => query.zone_names = values,
         }
     }
+    if !query.offers.is_empty() && query.mappings.is_empty() {
+        return Err(invalid_query(
+            OFFERS_QUERY,
+            "needs a mapping: offerings are stored with zone mappings (add mapping=ID)".to_owned(),
+        ));
+    }
     Ok(query)
+}
+
+/// The instance types of `offers`: comma-separated, at most [`MAX_OFFERS_PER_QUERY`], each an
+/// instance type name.
+fn offers_list(value: &str) -> Result<Vec<String>, ApiError> {
+    let values: Vec<String> = value.split(',').map(str::to_owned).collect();
+    if values.len() > MAX_OFFERS_PER_QUERY {
+        return Err(invalid_query(
+            OFFERS_QUERY,
+            format!("at most {MAX_OFFERS_PER_QUERY} instance types"),
+        ));
+    }
+    if let Some(bad) = values.iter().find(|v| !is_valid_instance_type(v)) {
+        return Err(invalid_query(
+            OFFERS_QUERY,
+            format!(
+                "{:?} is not an instance type (1 to 128 ASCII letters, digits, '.', '_' and \
+                 '-'); give a comma-separated list without spaces",
+                bad.chars().take(64).collect::<String>()
+            ),
+        ));
+    }
+    Ok(values)
 }
 
 /// The values of a comma-separated filter: each a zone type, id or name, whose rule is the

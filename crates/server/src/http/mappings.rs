@@ -9,23 +9,26 @@
 //! record; this replica drops its cached copy at once, the others through the change log.
 
 use appzone_contract::{
-    is_valid_account, is_valid_display_name, ErrorCode, ZoneMappingAnswer, ZoneMappingId,
-    ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary, MAX_ZONE_MAPPINGS_PER_ORGANIZATION,
-    MAX_ZONE_MAPPING_LABEL_CHARS,
+    is_valid_account, is_valid_display_name, ErrorCode, ProviderId, ZoneMappingAnswer,
+    ZoneMappingId, ZoneMappingList, ZoneMappingSummary, MAX_ZONE_MAPPINGS_PER_ORGANIZATION,
+    MAX_ZONE_MAPPING_BYTES, MAX_ZONE_MAPPING_LABEL_CHARS, MAX_ZONE_MAPPING_OUTPUT_BYTES,
 };
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use http::StatusCode;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use tower_http::request_id::RequestId;
 
 use super::auth::Write;
 use super::error::ApiError;
 use super::path::PathParams;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Snapshot};
 use crate::keys::Caller;
-use crate::mappings::parse::{parse, MappingError};
+use crate::mappings::parse::{parse_mapping, MappingError, Parsed};
 use crate::mappings::MappingCache;
 use crate::model::Role;
 use crate::storage::{change_subject, MappingWrite, PutMapping, Store};
@@ -75,11 +78,26 @@ fn request_id(id: &RequestId) -> String {
 fn extent(mapping: &appzone_contract::ZoneMapping) -> String {
     let zones: usize = mapping.regions.iter().map(|r| r.zones.len()).sum();
     let regions = mapping.regions.len();
-    format!(
+    let mut extent = format!(
         "{zones} {} in {regions} {}",
         if zones == 1 { "zone" } else { "zones" },
         if regions == 1 { "region" } else { "regions" }
-    )
+    );
+    if !mapping.offerings.is_empty() {
+        let offerings: u64 = mapping.offerings.iter().map(|o| o.offerings).sum();
+        let types: u64 = mapping.offerings.iter().map(|o| o.instance_types).sum();
+        extent.push_str(&format!(
+            "; {offerings} instance-type {} ({types} {} over {})",
+            if offerings == 1 {
+                "offering"
+            } else {
+                "offerings"
+            },
+            if types == 1 { "type" } else { "types" },
+            crate::catalog::count(mapping.offerings.len(), "region", "regions")
+        ));
+    }
+    extent
 }
 
 /// Lists the organization's mappings; see the operation's description in the contract crate.
@@ -130,40 +148,74 @@ pub async fn get_zone_mapping(
     )))
 }
 
-/// Stores or replaces a mapping; see the operation's description in the contract crate.
-pub async fn put_zone_mapping(
-    State(store): State<Store>,
-    State(catalog): State<Catalog>,
-    State(mappings): State<MappingCache>,
-    write: Write,
-    params: PathParams,
-    body: Bytes,
-) -> Result<Response, ApiError> {
-    if write.role != Role::Admin {
-        return Err(forbidden());
-    }
-    let mapping_id = mapping_id(&params)?;
-    let request: ZoneMappingRequest = serde_json::from_slice(&body).map_err(invalid_body)?;
-    let label = request
-        .label
-        .clone()
-        .unwrap_or_else(|| mapping_id.as_str().to_owned());
+/// A zone mapping's `PUT` body as the server reads it: the contract's
+/// [`appzone_contract::ZoneMappingRequest`], with `output` and `offerings` left unparsed
+/// (borrowed from the body) so that a 32 MiB body is never held as a tree.
+#[derive(Deserialize)]
+struct PutBody<'a> {
+    provider: ProviderId,
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    account: Option<String>,
+    #[serde(default, borrow)]
+    output: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    offerings: Option<&'a RawValue>,
+}
+
+/// A `PUT` body checked and placed, ready to store.
+struct Checked {
+    provider: ProviderId,
+    label: String,
+    account: Option<String>,
+    parsed: Parsed,
+}
+
+/// Reads and checks `body` against `snapshot`: the work of a blocking thread, since a large
+/// body takes tens of milliseconds to read.
+fn check(
+    body: &[u8],
+    mapping_id: &ZoneMappingId,
+    snapshot: &Snapshot,
+) -> Result<Checked, ApiError> {
+    let body: PutBody = serde_json::from_slice(body).map_err(invalid_body)?;
+    let label = body.label.unwrap_or_else(|| mapping_id.as_str().to_owned());
     if !is_valid_display_name(&label) {
         return Err(invalid_body(format!(
             "label must be 1 to {MAX_ZONE_MAPPING_LABEL_CHARS} printable characters, not only \
              white space"
         )));
     }
-    if let Some(account) = request.account.as_deref().filter(|a| !is_valid_account(a)) {
+    if let Some(account) = body.account.as_deref().filter(|a| !is_valid_account(a)) {
         return Err(invalid_body(format!(
             "account {account:?} is neither an AWS account id (12 digits) nor an Azure \
              subscription id (a GUID such as 0b1f6471-1bf0-4dda-aec3-111122223333)"
         )));
     }
-    let parsed = {
-        let snapshot = catalog.snapshot();
-        parse(request.provider.as_str(), &request.output, &snapshot)
-    }
+    let output = match body.output {
+        Some(raw) if raw.get().len() > MAX_ZONE_MAPPING_OUTPUT_BYTES => {
+            return Err(ApiError::new(
+                ErrorCode::PayloadTooLarge,
+                format!(
+                    "the zone mapping's output is larger than its limit of \
+                     {MAX_ZONE_MAPPING_OUTPUT_BYTES} bytes (the body's limit is \
+                     {MAX_ZONE_MAPPING_BYTES} bytes, for offerings)"
+                ),
+            ))
+        }
+        Some(raw) => {
+            Some(serde_json::from_str::<serde_json::Value>(raw.get()).map_err(invalid_body)?)
+        }
+        None => None,
+    };
+    let parsed = parse_mapping(
+        body.provider.as_str(),
+        output.as_ref(),
+        body.offerings.map(RawValue::get),
+        mapping_id.as_str(),
+        snapshot,
+    )
     .map_err(|err| match err {
         MappingError::Shape(message) => invalid_body(message),
         MappingError::Catalog(message) => ApiError::new(
@@ -171,6 +223,48 @@ pub async fn put_zone_mapping(
             format!("invalid zone mapping: {message}"),
         ),
     })?;
+    Ok(Checked {
+        provider: body.provider,
+        label,
+        account: body.account,
+        parsed,
+    })
+}
+
+/// Stores or replaces a mapping; see the operation's description in the contract crate.
+pub async fn put_zone_mapping(
+    State(store): State<Store>,
+    State(catalog): State<Catalog>,
+    State(mappings): State<MappingCache>,
+    write: Write,
+    params: PathParams,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    if write.role != Role::Admin {
+        return Err(forbidden());
+    }
+    let mapping_id = mapping_id(&params)?;
+    let body = body.map_err(|rejection| match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            super::error::payload_too_large(MAX_ZONE_MAPPING_BYTES),
+        ),
+        // A gzip body that does not inflate, or a connection lost mid-body.
+        _ => invalid_body(format!(
+            "the body could not be read: {}",
+            rejection.body_text()
+        )),
+    })?;
+    let snapshot = arc_swap::Guard::into_inner(catalog.snapshot());
+    let id = mapping_id.clone();
+    let Checked {
+        provider,
+        label,
+        account,
+        parsed,
+    } = tokio::task::spawn_blocking(move || check(&body, &id, &snapshot))
+        .await
+        .map_err(ApiError::internal)??;
     let put = {
         let _writing = write.budget.writing();
         store
@@ -178,14 +272,15 @@ pub async fn put_zone_mapping(
                 &write.actor,
                 MappingWrite {
                     id: &mapping_id,
-                    provider: &request.provider,
+                    provider: &provider,
                     label: &label,
                     // Azure: the subscription the output names, unless the body says.
-                    account: request.account.as_deref().or(parsed
+                    account: account.as_deref().or(parsed
                         .subscription
                         .as_deref()
                         .filter(|s| is_valid_account(s))),
                     regions: &parsed.regions,
+                    offerings: &parsed.offerings,
                 },
             )
             .await
@@ -219,7 +314,7 @@ pub async fn put_zone_mapping(
     }
     if !parsed.skipped.is_empty() {
         message.push_str(&format!(
-            "; {} skipped, not held by the catalog (see skipped)",
+            "; {} skipped (see skipped for why)",
             parsed.skipped.len()
         ));
     }

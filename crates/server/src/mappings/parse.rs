@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::catalog::{RegionIdentities, Snapshot};
 use crate::model::cloud_output::{self, name_fits, RegionZones, ShapeError};
+use crate::model::offerings::Offerings;
 
 /// Most offenders an error names.
 const OFFENDERS_NAMED: usize = 3;
@@ -43,6 +44,79 @@ pub struct Parsed {
     pub skipped: Vec<SkippedZone>,
     /// Azure: the subscription the output's location ids name, when they agree.
     pub subscription: Option<String>,
+    /// The instance-type offerings placed on the zones (empty without `offerings`).
+    pub offerings: Offerings,
+}
+
+/// A zone mapping's body as stored: the zones of `output` (`aws`, `azure`; none for `gcp`),
+/// then `offerings` (unparsed JSON) placed through them, both checked against `snapshot`.
+pub fn parse_mapping(
+    provider: &str,
+    output: Option<&Value>,
+    offerings: Option<&str>,
+    mapping_id: &str,
+    snapshot: &Snapshot,
+) -> Result<Parsed, MappingError> {
+    let mut parsed = match (provider, output) {
+        ("gcp", None) => Parsed {
+            regions: Vec::new(),
+            skipped: Vec::new(),
+            subscription: None,
+            offerings: Offerings::default(),
+        },
+        ("gcp", Some(_)) => {
+            return Err(MappingError::Shape(
+                "output: a gcp mapping has no output (GCP zone names are the same in every \
+                 project); send its offerings alone"
+                    .to_owned(),
+            ))
+        }
+        (_, Some(output)) => parse(provider, output, snapshot)?,
+        ("aws" | "azure", None) => {
+            return Err(MappingError::Shape(format!(
+                "output: missing; a {provider} mapping is taken from the cloud's output (see \
+                 the operation's description)"
+            )))
+        }
+        (other, None) => return Err(unknown_provider(other)),
+    };
+    let Some(offerings) = offerings else {
+        if provider == "gcp" {
+            return Err(MappingError::Shape(
+                "offerings: missing; a gcp mapping carries the output of gcloud compute \
+                 machine-types list --format=json"
+                    .to_owned(),
+            ));
+        }
+        return Ok(parsed);
+    };
+    let placed =
+        super::offerings::place(provider, offerings, mapping_id, &parsed.regions, snapshot)?;
+    if provider == "gcp" && placed.offerings.is_empty() {
+        let reasons: Vec<String> = placed
+            .skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.region, s.reason))
+            .collect();
+        return Err(MappingError::Catalog(format!(
+            "the offerings place no instance type in a zone the catalog holds for gcp ({})",
+            if reasons.is_empty() {
+                "the output lists none".to_owned()
+            } else {
+                named(reasons)
+            }
+        )));
+    }
+    parsed.offerings = placed.offerings;
+    parsed.skipped.extend(placed.skipped);
+    Ok(parsed)
+}
+
+fn unknown_provider(other: &str) -> MappingError {
+    MappingError::Shape(format!(
+        "provider must be \"aws\" or \"azure\" (the clouds whose zone names depend on the \
+         account or subscription), or \"gcp\" with offerings alone; not {other:?}"
+    ))
 }
 
 /// The zones `output` of `provider` gives, checked against `snapshot`.
@@ -50,12 +124,7 @@ pub fn parse(provider: &str, output: &Value, snapshot: &Snapshot) -> Result<Pars
     let read = match provider {
         "aws" => cloud_output::aws(output),
         "azure" => cloud_output::azure(output),
-        other => {
-            return Err(MappingError::Shape(format!(
-                "provider must be \"aws\" or \"azure\" (the clouds whose zone names depend on \
-                 the account or subscription), not {other:?}"
-            )))
-        }
+        other => return Err(unknown_provider(other)),
     };
     let output = read.map_err(|ShapeError(message)| MappingError::Shape(message))?;
     let (regions, skipped) = check(provider, output.regions, snapshot)?;
@@ -63,6 +132,7 @@ pub fn parse(provider: &str, output: &Value, snapshot: &Snapshot) -> Result<Pars
         regions,
         skipped,
         subscription: output.subscription,
+        offerings: Offerings::default(),
     })
 }
 
@@ -96,7 +166,7 @@ fn shown(text: &str) -> String {
 }
 
 /// A skipped zone (or a location, without `zone_id`/`zone_name`), its texts as [`shown`].
-fn skip(
+pub(super) fn skip(
     region: &str,
     zone_id: Option<&str>,
     zone_name: Option<&str>,

@@ -14,6 +14,7 @@ use sqlx::Row;
 use super::changes::{self, Change};
 use super::errors::ResultExt;
 use super::{Backend, Store, StoreError};
+use crate::model::offerings::Offerings;
 use crate::model::{format_ms, now_ms};
 
 /// A stored mapping and its version (the time it was stored, in Unix milliseconds), which
@@ -24,6 +25,8 @@ pub struct StoredMapping {
     pub mapping: ZoneMapping,
     /// When it was stored (Unix milliseconds).
     pub version: i64,
+    /// Its instance-type offerings (the mapping shows their counts).
+    pub offerings: Offerings,
 }
 
 /// What storing a mapping did.
@@ -50,6 +53,8 @@ pub struct MappingWrite<'a> {
     pub account: Option<&'a str>,
     /// The pairs, per region.
     pub regions: &'a [MappedRegion],
+    /// The instance-type offerings placed on them.
+    pub offerings: &'a Offerings,
 }
 
 /// Who asked for a write (a zone mapping's or a profile delete's), for its audit record.
@@ -82,8 +87,8 @@ impl Store {
         let rows = self
             .guarded(async {
                 sqlx::query(
-                    "SELECT id, provider, label, account, pairs, imported_at FROM zone_mappings \
-                     WHERE org_id = $1 AND id = $2",
+                    "SELECT id, provider, label, account, pairs, offerings, imported_at \
+                     FROM zone_mappings WHERE org_id = $1 AND id = $2",
                 )
                 .bind(org)
                 .bind(id.as_str())
@@ -100,8 +105,8 @@ impl Store {
         let rows = self
             .guarded(async {
                 sqlx::query(
-                    "SELECT id, provider, label, account, pairs, imported_at FROM zone_mappings \
-                     WHERE org_id = $1 ORDER BY id",
+                    "SELECT id, provider, label, account, pairs, offerings, imported_at \
+                     FROM zone_mappings WHERE org_id = $1 ORDER BY id",
                 )
                 .bind(org)
                 .fetch_all(&self.pool)
@@ -137,9 +142,12 @@ impl Store {
             label,
             account,
             regions,
+            offerings,
         } = write;
-        // Serializing plain structs of strings cannot fail.
+        // Serializing plain structs of strings and numbers cannot fail.
         let pairs = serde_json::to_string(regions).unwrap_or_default();
+        let compact =
+            (!offerings.is_empty()).then(|| serde_json::to_string(offerings).unwrap_or_default());
         let at = now_ms();
         let mut tx = self.begin().await?;
         // The change-log row first: on SQLite it takes the write lock, so the old version, the
@@ -179,8 +187,8 @@ impl Store {
             }
             sqlx::query(
                 "INSERT INTO zone_mappings \
-                 (org_id, id, provider, label, account, pairs, imported_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                 (org_id, id, provider, label, account, pairs, offerings, imported_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .bind(&*actor.org)
             .bind(id.as_str())
@@ -188,6 +196,7 @@ impl Store {
             .bind(label)
             .bind(account)
             .bind(&pairs)
+            .bind(compact.as_deref())
             .bind(at)
             .execute(&mut *tx)
             .await
@@ -195,12 +204,13 @@ impl Store {
         } else {
             sqlx::query(
                 "UPDATE zone_mappings SET provider = $1, label = $2, account = $3, pairs = $4, \
-                 imported_at = $5 WHERE org_id = $6 AND id = $7",
+                 offerings = $5, imported_at = $6 WHERE org_id = $7 AND id = $8",
             )
             .bind(provider.as_str())
             .bind(label)
             .bind(account)
             .bind(&pairs)
+            .bind(compact.as_deref())
             .bind(at)
             .bind(&*actor.org)
             .bind(id.as_str())
@@ -225,8 +235,10 @@ impl Store {
                 format_ms(at),
                 regions.to_vec(),
             )
-            .with_account(account.map(str::to_owned)),
+            .with_account(account.map(str::to_owned))
+            .with_offerings(offerings.counts()),
             version: at,
+            offerings: offerings.clone(),
         };
         let Some(old) = old else {
             return Ok(PutMapping::Created(stored));
@@ -325,6 +337,12 @@ fn read_mapping(row: &AnyRow) -> Result<StoredMapping, StoreError> {
     let version: i64 = row.try_get("imported_at").classify()?;
     let regions: Vec<MappedRegion> =
         serde_json::from_str(&pairs).map_err(|e| corrupt(e.to_string()))?;
+    let offerings: Option<String> = row.try_get("offerings").classify()?;
+    let offerings: Offerings = offerings
+        .map(|o| serde_json::from_str(&o))
+        .transpose()
+        .map_err(|e| corrupt(format!("offerings: {e}")))?
+        .unwrap_or_default();
     Ok(StoredMapping {
         mapping: ZoneMapping::new(
             id,
@@ -335,7 +353,9 @@ fn read_mapping(row: &AnyRow) -> Result<StoredMapping, StoreError> {
             format_ms(version),
             regions,
         )
-        .with_account(row.try_get("account").classify()?),
+        .with_account(row.try_get("account").classify()?)
+        .with_offerings(offerings.counts()),
         version,
+        offerings,
     })
 }
