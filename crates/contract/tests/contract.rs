@@ -236,6 +236,7 @@ fn path_templates_match_the_document() {
             paths::LIST_REGIONS,
             paths::LIST_ZONES,
             paths::LIST_ZONE_IDENTITIES,
+            paths::LIST_INSTANCE_TYPES,
             paths::DELETE_PROFILE,
             paths::ZONE_MAPPINGS,
             paths::ZONE_MAPPING

@@ -6,6 +6,24 @@ use super::schemas::{
     ECHOED_IN_BODY,
 };
 use crate::{ErrorBody, InstanceTypeList, ProviderId, RegionId, ZoneMappingId};
+use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::RefOr;
+use utoipa::PartialSchema;
+
+/// Schema-only type: the `zone_id` of the instance-type listing, one zone identity.
+pub struct ZoneIdParameter;
+
+impl PartialSchema for ZoneIdParameter {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .pattern(Some("^[a-z0-9][a-z0-9-]{0,62}$"))
+            .min_length(Some(1))
+            .max_length(Some(63))
+            .examples([serde_json::json!("use1-az1")])
+            .into()
+    }
+}
 
 /// Description of the instance-type listing. Never called; see the module docs.
 #[utoipa::path(
@@ -35,7 +53,7 @@ unchanged. `HEAD` answers the same headers without a body.",
         ("providerId" = ProviderId, Path, description = "Provider identifier, for example `aws`, `gcp` or `azure`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("regionId" = RegionId, Path, description = "Region identifier within the provider, for example `us-east-1`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("mapping" = ZoneMappingId, Query, description = "The id of a zone mapping of your organization that holds offerings for this region, for example `prod`. Required, once."),
-        ("zone_id" = Option<String>, Query, nullable = false, max_length = 63, pattern = "^[a-z0-9][a-z0-9-]{0,62}$", description = "Only the types offered in this zone identity, for example `use1-az1`."),
+        ("zone_id" = inline(Option<ZoneIdParameter>), Query, description = "Only the types offered in this zone identity, for example `use1-az1`. Pattern `^[a-z0-9][a-z0-9-]{0,62}$`."),
         ("If-None-Match" = Option<IfNoneMatch>, Header, nullable = false, description = if_none_match_parameter("W/\"4f1c2d3e4a5b60718293a4b5\"", "instance types")),
         ("X-Request-Id" = Option<CallerRequestId>, Header, nullable = false, description = request_id_parameter("types-7f3a", ECHOED_IN_BODY))
     ),

@@ -280,6 +280,14 @@ fn validate(
                     }
                 }
             }
+            "minimum" | "maximum" => {
+                if let Some(n) = value.as_f64() {
+                    let bound = rule.as_f64().ok_or("a bound that is not a number")?;
+                    if (keyword == "minimum" && n < bound) || (keyword == "maximum" && n > bound) {
+                        return fail(format!("{n}"));
+                    }
+                }
+            }
             "pattern" => {
                 if let Some(text) = value.as_str() {
                     let pattern = regex::Regex::new(rule.as_str().unwrap_or_default())
@@ -377,8 +385,8 @@ fn the_request_id_sent_is_any_string_and_the_one_answered_has_the_pattern() {
             }
         }
     }
-    // 6 GETs with their HEADs, and 3 other operations.
-    assert_eq!(sent, 15, "every operation takes X-Request-Id");
+    // 7 GETs with their HEADs, and 3 other operations.
+    assert_eq!(sent, 17, "every operation takes X-Request-Id");
 }
 
 /// The array a keyword's value must be.

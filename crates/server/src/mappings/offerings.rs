@@ -293,8 +293,7 @@ fn place_sku<'t>(
         let region = location.to_ascii_lowercase();
         let identities = snapshot
             .provider("azure")
-            .and_then(|p| p.identities(&region))
-            .filter(|i| i.known());
+            .and_then(|p| p.identities(&region));
         let Some(identities) = identities else {
             placing.skips.add(
                 location,

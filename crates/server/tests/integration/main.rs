@@ -19,6 +19,7 @@ mod discovery;
 mod idempotency;
 mod identities;
 mod identity_filters;
+mod offerings;
 mod ops;
 mod readme;
 mod reliability;
