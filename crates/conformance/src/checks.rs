@@ -3,7 +3,7 @@
 //! the check modules; they import nothing of each other's.
 
 use crate::wire::Kit;
-use crate::{aggregate, delete, identities, listings, mappings, refusals};
+use crate::{aggregate, delete, identities, listings, mappings, offerings, refusals};
 
 /// Runs every check, recording each outcome in `kit`.
 pub(crate) async fn run_all(kit: &mut Kit) {
@@ -13,6 +13,7 @@ pub(crate) async fn run_all(kit: &mut Kit) {
     refusals::errors(kit, &walk).await;
     let zone_ids = identities::run(kit, &walk).await;
     mappings::run(kit, zone_ids.as_deref()).await;
+    offerings::run(kit, zone_ids.as_deref()).await;
     delete::run(kit).await;
     aggregate::run(kit);
 }

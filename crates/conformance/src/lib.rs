@@ -39,6 +39,7 @@ mod delete;
 mod identities;
 mod listings;
 mod mappings;
+mod offerings;
 mod refusals;
 mod render;
 mod support;

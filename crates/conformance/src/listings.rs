@@ -182,15 +182,17 @@ const ID_LISTINGS: [&str; 3] = [
     paths::LIST_ZONES,
 ];
 
-/// The listings to check: every `GET` of the document whose parameters the walk can fill, or
-/// the contract's three when there is no document.
+/// The listings to check: every `GET` of the document whose parameters the walk can fill (not
+/// one with a required query parameter), or the contract's three when there is no document.
 fn listings(kit: &Kit, walk: &Walk) -> Vec<Listing> {
     let values = walk.values();
     let values: Vec<(&str, &str)> = values.iter().map(|(n, v)| (*n, v.as_str())).collect();
     let mut templates: Vec<(String, bool)> = kit
         .operations()
         .into_iter()
-        .filter(|(method, template, _)| method == "get" && template.starts_with(paths::API_PREFIX))
+        .filter(|(method, template, _)| {
+            method == "get" && template.starts_with(paths::API_PREFIX) && !kit.needs_query(template)
+        })
         .map(|(_, template, statuses)| (template, statuses.iter().any(|s| s == "304")))
         .collect();
     if templates.is_empty() {

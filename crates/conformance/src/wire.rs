@@ -257,6 +257,20 @@ impl Kit {
             .await
     }
 
+    /// Whether the document's `GET template` takes a required query parameter (the instance-type
+    /// listing's `mapping`), which no walk of the catalog can fill.
+    pub fn needs_query(&self, template: &str) -> bool {
+        let parameters = self
+            .document
+            .as_ref()
+            .and_then(|d| d.get("paths")?.get(template)?.get("get")?.get("parameters"))
+            .and_then(Value::as_array);
+        parameters.into_iter().flatten().any(|p| {
+            p.get("in").and_then(Value::as_str) == Some("query")
+                && p.get("required").and_then(Value::as_bool) == Some(true)
+        })
+    }
+
     /// The operations of the document: (lower-case method, path template, documented statuses).
     pub fn operations(&self) -> Vec<(String, String, Vec<String>)> {
         let mut operations = Vec::new();

@@ -139,7 +139,7 @@ const ZONE_MAPPING_READS: [&str; 12] = [
 ];
 
 /// The checks that store, replace or delete a zone mapping.
-const ZONE_MAPPING_WRITES: [&str; 9] = [
+const ZONE_MAPPING_WRITES: [&str; 14] = [
     "non_json_zone_mapping_put_is_400_invalid_body",
     "member_zone_mapping_put_and_delete_are_403_forbidden",
     "zone_mapping_put_is_201_then_200",
@@ -149,11 +149,16 @@ const ZONE_MAPPING_WRITES: [&str; 9] = [
     "contradicted_zone_mapping_put_is_422_invalid_zone_mapping_and_changes_nothing",
     "unknown_zone_id_is_skipped_and_named_and_the_rest_stored",
     "zone_mapping_delete_is_204_then_404",
+    "zone_mapping_put_with_offerings_answers_counts_per_region",
+    "zone_identities_offers_keeps_the_zones_offering_every_type",
+    "instance_types_lists_each_type_with_its_zone_ids",
+    "mapping_without_offerings_is_422_offerings_not_stored",
+    "offers_without_a_mapping_is_400_invalid_query",
 ];
 
 /// Each mutation of the proxy and the checks named after the promise it breaks (it may fail
 /// others too). Every check of the kit is named at least once.
-const MUTATIONS: [(Mutation, &[&str]); 48] = [
+const MUTATIONS: [(Mutation, &[&str]); 53] = [
     (Mutation::Faithful, &[]),
     (
         Mutation::DocumentWithoutOperations,
@@ -368,6 +373,26 @@ const MUTATIONS: [(Mutation, &[&str]); 48] = [
     (
         Mutation::SkippedNotNamed,
         &["unknown_zone_id_is_skipped_and_named_and_the_rest_stored"],
+    ),
+    (
+        Mutation::OfferingCountsDropped,
+        &["zone_mapping_put_with_offerings_answers_counts_per_region"],
+    ),
+    (
+        Mutation::OffersMatchNothing,
+        &["zone_identities_offers_keeps_the_zones_offering_every_type"],
+    ),
+    (
+        Mutation::InstanceTypeZonesDropped,
+        &["instance_types_lists_each_type_with_its_zone_ids"],
+    ),
+    (
+        Mutation::OfferingsNotStoredIs200,
+        &["mapping_without_offerings_is_422_offerings_not_stored"],
+    ),
+    (
+        Mutation::OffersWithoutMappingIgnored,
+        &["offers_without_a_mapping_is_400_invalid_query"],
     ),
 ];
 

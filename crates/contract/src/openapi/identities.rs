@@ -259,7 +259,7 @@ mappings applied, and `Cache-Control: private, max-age=60`.",
         (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. `invalid_region`: the region id is malformed. `invalid_query`: an unknown query parameter, one given twice that may not repeat, a mapping asked twice or more than 10, or a malformed value; the message names the parameter.", body = ErrorBody,
             examples(
                 ("invalid_region" = (summary = "Malformed region id", value = json!({"error": "invalid region id: region id may contain only lowercase ASCII letters, digits and '-'; found 'E' at position 3", "error_code": "invalid_region"}))),
-                ("invalid_query" = (summary = "Unknown query parameter", value = json!({"error": "invalid query parameter \"foo\": unknown query parameter; this listing takes mapping, zone_type, zone_id and zone_name", "error_code": "invalid_query"})))
+                ("invalid_query" = (summary = "Unknown query parameter", value = json!({"error": "invalid query parameter \"foo\": unknown query parameter; this listing takes mapping, zone_type, zone_id, zone_name and offers", "error_code": "invalid_query"})))
             )),
         (status = 404, description = "`region_not_found`: the provider has no such region (the message names the closest region id when exactly one is close). `zone_mapping_not_found`: the caller's organization has no zone mapping with the id `mapping` names.", body = ErrorBody,
             examples(
@@ -269,7 +269,7 @@ mappings applied, and `Cache-Control: private, max-age=60`.",
         (status = 422, description = "`invalid_zone_mapping`: the mapping named is of another provider. `offerings_not_stored`: `offers` was given and the mapping named holds no offerings for this region.", body = ErrorBody,
             examples(
                 ("invalid_zone_mapping" = (summary = "A mapping of another provider", value = json!({"error": "zone mapping \"prod\" is of aws, not of azure", "error_code": "invalid_zone_mapping"}))),
-                ("offerings_not_stored" = (summary = "A mapping without offerings for the region", value = json!({"error": "zone mapping \"staging\" holds no instance-type offerings for aws/us-east-1; store them with its zones (offerings in PUT /api/v1/zone-mappings/staging), from aws ec2 describe-instance-type-offerings --location-type availability-zone-id --region us-east-1 --output json", "error_code": "offerings_not_stored"})))
+                ("offerings_not_stored" = (summary = "A mapping without offerings for the region", value = json!({"error": "zone mapping \"prod\" holds no instance-type offerings for aws/us-east-1; store them with its zones (offerings in PUT /api/v1/zone-mappings/prod), from aws ec2 describe-instance-type-offerings --location-type availability-zone-id --region us-east-1 --output json", "error_code": "offerings_not_stored"})))
             )),
     ),
     security(("apiKey" = []))

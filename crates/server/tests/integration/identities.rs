@@ -270,7 +270,7 @@ both_backends! {
             ("a label of white space", labelled(" \u{a0}\t\u{3000}"), 400, "invalid_body", "label must be"),
             ("a label with a control character", labelled("two\nlines"), 400, "invalid_body", "label must be"),
             ("a label of 201 characters", labelled(&"é".repeat(201)), 400, "invalid_body", "label must be"),
-            ("too large", format!("{{\"provider\":\"aws\",\"label\":\"{}\"}}", "x".repeat(1024 * 1024)), 413, "payload_too_large", "limit of 1048576 bytes"),
+            ("too large", format!("{{\"provider\":\"aws\",\"label\":\"{}\"}}", "x".repeat(appzone_contract::MAX_ZONE_MAPPING_BYTES)), 413, "payload_too_large", "limit of 33554432 bytes"),
         ];
         for (what, body, status, code, says) in cases {
             for id in ["prod", "new-one"] {

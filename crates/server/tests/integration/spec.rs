@@ -77,8 +77,8 @@ async fn every_operation_refuses_a_missing_and_a_wrong_key() {
         }
     }
     assert_eq!(
-        covered, 15,
-        "every operation walked (GET and HEAD of the four listings and of the two zone-mapping \
+        covered, 17,
+        "every operation walked (GET and HEAD of the five listings and of the two zone-mapping \
          reads, the profile delete, the zone mapping's PUT and DELETE)"
     );
     assert!(app.profile_is_live(&app.profile, "acme").await);
@@ -278,6 +278,8 @@ async fn documented_error_examples_are_the_servers_answers() {
     let regions = |p: &str| format!("/api/v1/providers/{p}/regions");
     let identities =
         |p: &str, r: &str| format!("/api/v1/providers/{p}/regions/{r}/zone-identities");
+    let instance_types =
+        |p: &str, r: &str, q: &str| format!("/api/v1/providers/{p}/regions/{r}/instance-types{q}");
     let mapping = |id: &str| format!("/api/v1/zone-mappings/{id}");
     let get_or_delete = |op: &str| {
         if op == "deleteZoneMapping" {
@@ -335,8 +337,34 @@ async fn documented_error_examples_are_the_servers_answers() {
                 member,
                 get,
             ),
-            ("listZoneIdentities", "422", "") => (
+            ("listZoneIdentities", "422", "invalid_zone_mapping") => (
                 format!("{}?mapping=prod", identities("azure", "eastus")),
+                member,
+                get,
+            ),
+            ("listZoneIdentities", "422", "offerings_not_stored") => (
+                format!(
+                    "{}?mapping=prod&offers=p5.48xlarge",
+                    identities("aws", "us-east-1")
+                ),
+                member,
+                get,
+            ),
+            ("listInstanceTypes", "400", "invalid_query") => {
+                (instance_types("aws", "us-east-1", ""), member, get)
+            }
+            ("listInstanceTypes", "400", "invalid_region") => (
+                instance_types("aws", "us-East-1", "?mapping=prod"),
+                member,
+                get,
+            ),
+            ("listInstanceTypes", "404", "") => (
+                instance_types("aws", "us-east-1", "?mapping=staging"),
+                member,
+                get,
+            ),
+            ("listInstanceTypes", "422", "") => (
+                instance_types("aws", "us-east-1", "?mapping=prod"),
                 member,
                 get,
             ),
@@ -440,6 +468,15 @@ async fn documented_error_examples_are_the_servers_answers() {
     assert!(checked >= 40, "{checked}");
 }
 
+/// A body length over the limit of `template`'s path.
+fn over_limit(template: &str) -> usize {
+    if template == appzone_contract::paths::ZONE_MAPPING {
+        appzone_contract::MAX_ZONE_MAPPING_BYTES + 1
+    } else {
+        appzone_server::http::HttpConfig::DEFAULT_MAX_BODY_BYTES + 1
+    }
+}
+
 /// The answer that shows an example of a response every operation shares (413, 429, 500, 503,
 /// `default`), asked of the operation itself where a request can cause it: a body over the
 /// limit, one request too many, a panicking and a slow handler behind the same layers, a
@@ -466,8 +503,8 @@ async fn shared_example(
                 .http
                 .request(method.clone(), app.url(&example_path))
                 .header("x-api-key", &app.admin_key)
-                // Over the zone-mapping path's 1 MiB, so over every path's limit.
-                .body(vec![b'x'; 1024 * 1024 + 1])
+                // Over the limit of the operation's path.
+                .body(vec![b'x'; over_limit(template)])
                 .send()
                 .await
                 .unwrap();

@@ -48,6 +48,8 @@ both_backends! {
         };
         // Added in 1.2.0, the same text on both backends.
         let zones_to_build_on = "b41d13327f01df6c6ca9bbb35e63d7546ac9a2f4bee0d2fe06b5cbde7d8c6961adc7e661e020dc4d2f30b78f1fbf6a61";
+        // Added in 1.3.0, the same text on both backends.
+        let offerings = "be2c7c1e4fe889bf276fc5de145bf2c4860d21343deb207cade8f377ae21617c13d6521a3b0ed086d9ae2e813fb6ffff";
         assert_eq!(
             rows,
             [
@@ -57,6 +59,7 @@ both_backends! {
                 (4, "change log".to_owned(), change_log.to_owned(), 1),
                 (5, "zone identities".to_owned(), zone_identities.to_owned(), 1),
                 (6, "zones to build on".to_owned(), zones_to_build_on.to_owned(), 1),
+                (7, "offerings".to_owned(), offerings.to_owned(), 1),
             ]
         );
     }

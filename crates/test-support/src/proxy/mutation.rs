@@ -113,6 +113,17 @@ pub enum Mutation {
     /// A stored zone mapping's answer names nothing in `skipped`: what the server left out
     /// is dropped without a word.
     SkippedNotNamed,
+    /// A zone mapping's answer drops its offering counts.
+    OfferingCountsDropped,
+    /// `?offers=` on the identity listing matches no zone.
+    OffersMatchNothing,
+    /// The instance-type listing gives each type without its zones.
+    InstanceTypeZonesDropped,
+    /// A mapping without offerings lists no instance type (200) instead of 422
+    /// `offerings_not_stored`.
+    OfferingsNotStoredIs200,
+    /// `?offers=` without a mapping is ignored: 200 with the whole listing.
+    OffersWithoutMappingIgnored,
 }
 
 const DOCUMENT: &str = "/openapi.json";
@@ -441,6 +452,46 @@ impl Mutation {
             {
                 edit_json(answer, |body| body["skipped"] = serde_json::json!([]));
             }
+            Mutation::OfferingCountsDropped
+                if mapping && *method == Method::PUT && status.is_success() =>
+            {
+                edit_json(answer, |body| {
+                    body["data"]["offerings"] = serde_json::json!([])
+                });
+            }
+            Mutation::OffersMatchNothing
+                if is_identities(path) && path.contains("offers=") && status == StatusCode::OK =>
+            {
+                edit_json(answer, |body| body["data"] = serde_json::json!([]));
+            }
+            Mutation::InstanceTypeZonesDropped
+                if is_instance_types(path) && status == StatusCode::OK =>
+            {
+                edit_json(answer, |body| {
+                    for item in body["data"].as_array_mut().into_iter().flatten() {
+                        item["zone_ids"] = serde_json::json!([]);
+                    }
+                });
+            }
+            Mutation::OfferingsNotStoredIs200
+                if answer.is_error(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    ErrorCode::OFFERINGS_NOT_STORED,
+                ) =>
+            {
+                answer.status = StatusCode::OK;
+                answer.body =
+                    br#"{"data":[],"id":"x","message":"0 instance types","status":"success"}"#
+                        .to_vec();
+            }
+            Mutation::OffersWithoutMappingIgnored
+                if is_identities(path)
+                    && path.contains("offers=")
+                    && answer.is_error(StatusCode::BAD_REQUEST, ErrorCode::INVALID_QUERY) =>
+            {
+                answer.status = StatusCode::OK;
+                answer.body = br#"{"data":[],"id":"x","message":"0 zones","mapping":null,"mappings":[],"source":{"compiled_on":null,"refreshed_on":null,"references":[]},"status":"success"}"#.to_vec();
+            }
             Mutation::ReplacedMappingIs201
                 if mapping && *method == Method::PUT && status == StatusCode::OK =>
             {
@@ -514,6 +565,12 @@ impl Mutation {
 }
 
 /// Whether `path` is a zone-identity listing.
+fn is_instance_types(path: &str) -> bool {
+    path.split('?')
+        .next()
+        .is_some_and(|p| p.ends_with("/instance-types"))
+}
+
 fn is_identities(path: &str) -> bool {
     path.split('?')
         .next()

@@ -146,6 +146,11 @@ fn policy(operation: &str, caller: &str) -> Option<u16> {
             | "listZoneMappingsHead",
             "member" | "admin" | "other tenant's admin",
         ) => 200,
+        // The matrix asks no mapping: the listing needs one (400 `invalid_query`).
+        (
+            "listInstanceTypes" | "listInstanceTypesHead",
+            "member" | "admin" | "other tenant's admin",
+        ) => 400,
         ("deleteApplicationProfile", "member") => 403,
         ("deleteApplicationProfile", "admin") => 204,
         ("deleteApplicationProfile", "other tenant's admin") => 404,
