@@ -7,6 +7,7 @@
 
 mod instructions;
 mod lab;
+mod offerings;
 mod replicas;
 mod servers;
 mod wrk;

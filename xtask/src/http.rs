@@ -46,14 +46,31 @@ pub(crate) fn send(
     json: Option<&serde_json::Value>,
     timeout: Duration,
 ) -> Result<Answer> {
+    let Some(json) = json else {
+        return send_raw(method, url, headers, None, timeout);
+    };
+    let mut headers = headers.to_vec();
+    headers.push(("content-type", "application/json"));
+    let body = serde_json::to_vec(json).context("cannot write the JSON body")?;
+    send_raw(method, url, &headers, Some(body), timeout)
+}
+
+/// One request with `body` as it is, its whole answer read within `timeout`.
+pub(crate) fn send_raw(
+    method: Method,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<Vec<u8>>,
+    timeout: Duration,
+) -> Result<Answer> {
     CLIENT.with(|client| {
         let (runtime, client) = client.as_ref().context("cannot start an HTTP client")?;
         let mut request = client.request(method.clone(), url).timeout(timeout);
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        if let Some(json) = json {
-            request = request.json(json);
+        if let Some(body) = body {
+            request = request.body(body);
         }
         runtime.block_on(async {
             let answer = request

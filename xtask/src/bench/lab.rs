@@ -8,6 +8,7 @@
 
 use anyhow::{ensure, Result};
 
+use super::offerings;
 use super::servers::{capture, Server};
 use super::wrk::{median, spread, Load, Run, Wrk};
 use super::{insert_profiles, instructions, sqlite, BenchArgs, Binaries, WorkDir, ZONES};
@@ -20,9 +21,11 @@ const BASELINE: &str = "bare axum baseline";
 /// a run never runs out of distinct profiles (running out would show as 404 errors).
 const DELETE_IDS_PER_SECOND: u64 = 20_000;
 /// us-east-1's zone identities: plain, with the zone mapping `IDENTITY_MAPPING_SQL` adds,
-/// filtered (every type, two ids), and with two mappings side by side asking one name (the
-/// cross-account question).
-const IDENTITIES: [(&str, &str); 4] = [
+/// filtered (every type, two ids), with two mappings side by side asking one name (the
+/// cross-account question) and asking where both offer a type; and the instance types of one
+/// mapping (the offerings `offerings::store_bench_offerings` stores: recorded AWS data, 52
+/// types).
+const IDENTITIES: [(&str, &str); 6] = [
     ("list zone identities", "zone-identities"),
     (
         "list zone identities, with a mapping",
@@ -36,6 +39,11 @@ const IDENTITIES: [(&str, &str); 4] = [
         "list zone identities, two mappings side by side",
         "zone-identities?mapping=bench&mapping=bench2&zone_name=us-east-1a",
     ),
+    (
+        "list zone identities, offers across two mappings",
+        "zone-identities?mapping=bench&mapping=bench2&offers=p5.48xlarge",
+    ),
+    ("list instance types", "instance-types?mapping=bench"),
 ];
 /// The pairs of the mappings: us-east-1's six AZ IDs paired with letters.
 const BENCH_PAIRS: &str = "[{\"region\":\"us-east-1\",\"zones\":[\
@@ -200,6 +208,7 @@ fn on_sqlite(
     let appzone = Server::appzone(bins, work, "appzone", &url, &[])?;
     let log_warn = bins.under(&["env", "APPZONE_LOG=warn"]);
     let quiet = Server::appzone(&log_warn, work, "appzone-log-warn", &url, &[])?;
+    offerings::store_bench_offerings(&appzone, &key)?;
     let zones = capture(&appzone, ZONES.1, &key, work)?;
     let baseline = Server::baseline(bins, work, "baseline", ZONES, &zones)?;
 
@@ -322,6 +331,13 @@ fn on_sqlite(
         }
         crate::process::run(&mut client)?;
     }
+    // The stores with bounds, on a server and database of their own (its peak memory is theirs).
+    let stores_url = work.sqlite_url("stores.db");
+    let stores_key = bins.org_and_key(&stores_url)?;
+    let stores = Server::appzone(bins, work, "appzone-stores", &stores_url, &[])?;
+    results
+        .notes
+        .extend(offerings::store_times(&stores, &stores_key)?);
     let peaks = [&appzone, &quiet, &baseline]
         .map(|s| format!("{} {:.1} MB", s.name, s.status_kb("VmHWM:") as f64 / 1024.0));
     let peaks = format!("Peak RSS (VmHWM): {}.", peaks.join(", "));
