@@ -17,6 +17,10 @@ use appzone_contract::ZoneMappingId;
 
 use crate::storage::{change_subject, Store, StoreError, StoredMapping};
 
+/// Most bytes of mappings the cache keeps (about): every organization's few mappings, even
+/// with a region's full offerings each, without letting a large tenant grow the process.
+const CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// The mappings the identity listing applies, cached.
 #[derive(Debug, Clone)]
 pub struct MappingCache {
@@ -31,8 +35,22 @@ impl MappingCache {
     pub fn new(store: Store, ttl: Duration) -> Self {
         Self {
             store,
+            // Weighed by size: a mapping with a region's full offerings holds hundreds of
+            // kilobytes, one without them a few.
             cache: moka::sync::Cache::builder()
-                .max_capacity(10_000)
+                .max_capacity(CACHE_BYTES)
+                .weigher(|key: &String, mapping: &Option<Arc<StoredMapping>>| {
+                    let bytes = key.len()
+                        + mapping.as_ref().map_or(0, |m| {
+                            1024 + m.offerings.approximate_bytes()
+                                + m.mapping
+                                    .regions
+                                    .iter()
+                                    .map(|r| 64 * r.zones.len())
+                                    .sum::<usize>()
+                        });
+                    u32::try_from(bytes).unwrap_or(u32::MAX)
+                })
                 .time_to_live(ttl)
                 .build(),
             forgotten: Arc::default(),

@@ -17,14 +17,17 @@ use super::servers::Server;
 use crate::http;
 
 /// Recorded AWS offerings of us-east-1 by zone id (52 types, 227 offerings).
-const AWS_BY_ZONE_ID: &str =
-    include_str!("../../../crates/test-support/fixtures/offerings/aws-offerings-az-id-us-east-1.json");
+const AWS_BY_ZONE_ID: &str = include_str!(
+    "../../../crates/test-support/fixtures/offerings/aws-offerings-az-id-us-east-1.json"
+);
 /// Recorded Azure SKUs of eastus (17).
 const AZURE_EASTUS: &str =
     include_str!("../../../crates/test-support/fixtures/offerings/azure-list-skus-eastus.json");
 
 /// us-east-1's zone ids, and the letters of the bench's accounts.
-const ZONE_IDS: [&str; 6] = ["use1-az1", "use1-az2", "use1-az3", "use1-az4", "use1-az5", "use1-az6"];
+const ZONE_IDS: [&str; 6] = [
+    "use1-az1", "use1-az2", "use1-az3", "use1-az4", "use1-az5", "use1-az6",
+];
 
 /// `describe-availability-zones` of us-east-1 with the letters in order (`a` is use1-az1).
 fn aws_zones() -> Value {
@@ -85,15 +88,16 @@ fn aws_full(types: usize) -> Result<String> {
     let mut pretty = Vec::new();
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
     let mut serializer = serde_json::Serializer::with_formatter(&mut pretty, formatter);
-    serde::Serialize::serialize(&json!({"InstanceTypeOfferings": offerings}), &mut serializer)?;
+    serde::Serialize::serialize(
+        &json!({"InstanceTypeOfferings": offerings}),
+        &mut serializer,
+    )?;
     Ok(String::from_utf8(pretty)?)
 }
 
 /// A mapping's body with `offerings` (raw JSON) spliced in, so that nothing re-formats it.
 fn body(provider: &str, output: &Value, offerings: &str) -> String {
-    format!(
-        "{{\"provider\":\"{provider}\",\"output\":{output},\"offerings\":{offerings}}}"
-    )
+    format!("{{\"provider\":\"{provider}\",\"output\":{output},\"offerings\":{offerings}}}")
 }
 
 /// `PUT` of mapping `id`; the time from sending to the whole answer.
@@ -141,7 +145,12 @@ pub(super) fn store_times(server: &Server, key: &str) -> Result<Vec<String>> {
         took.as_secs_f64() * 1e3
     ));
     let skus = azure_skus(4_000_000)?;
-    let took = put(server, key, "azure-4mb", body("azure", &azure_locations(), &skus))?;
+    let took = put(
+        server,
+        key,
+        "azure-4mb",
+        body("azure", &azure_locations(), &skus),
+    )?;
     notes.push(format!(
         "Store a {:.2} MB Azure list-skus output ({} SKUs): {:.0} ms (bound: 1 s).",
         skus.len() as f64 / 1e6,

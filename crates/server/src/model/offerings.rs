@@ -91,6 +91,20 @@ impl Offerings {
         self.regions.iter().map(RegionOffers::counts).collect()
     }
 
+    /// About how many bytes it takes in memory (names, indexes), for caches that weigh it.
+    pub fn approximate_bytes(&self) -> usize {
+        self.regions
+            .iter()
+            .map(|r| {
+                r.types.iter().map(|t| t.len() + 24).sum::<usize>()
+                    + r.zones
+                        .iter()
+                        .map(|z| z.zone_id.len() + 48 + 4 * z.types.len())
+                        .sum::<usize>()
+            })
+            .sum()
+    }
+
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
         self.regions.is_empty()

@@ -4,6 +4,7 @@
 //! on both backends.
 
 use std::io::Write;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -11,7 +12,7 @@ use appzone_test_support::fixtures::offerings::{
     AWS_BY_REGION, AWS_BY_ZONE_ID, AWS_BY_ZONE_NAME, AWS_RECORDING_ACCOUNT_NAMES, AZURE_EASTUS,
     AZURE_WESTCENTRALUS, GCP_US_CENTRAL1,
 };
-use appzone_test_support::{both_backends, Resp, TestApp};
+use appzone_test_support::{both_backends, eventually, fast_config, Resp, TestApp};
 
 fn identities(provider: &str, region: &str, query: &str) -> String {
     format!("/api/v1/providers/{provider}/regions/{region}/zone-identities{query}")
@@ -354,6 +355,29 @@ both_backends! {
         assert!(broken.contains("could not be read"), "{broken}");
         let after = ok(&app.get("/api/v1/zone-mappings/prod", Some(&app.member_key)).await, 200);
         assert_eq!(after["data"]["offerings"][0]["offerings"], 227);
+    }
+
+    /// Offerings stored through one replica are what another serves within a second, although
+    /// it cached the mapping without them.
+    async fn offerings_stored_through_one_replica_reach_another_within_a_second(app: TestApp) {
+        let replica = app.replica(fast_config()).await;
+        let url = format!("{}{}", replica.base, instance_types("aws", "us-east-1", "?mapping=prod"));
+        let on_replica = || async {
+            let resp = app.http.get(&url).header("X-API-KEY", &app.member_key).send().await.unwrap();
+            Resp::read(resp).await
+        };
+        let bare = json!({"provider": "aws", "output": aws_output(&AWS_RECORDING_ACCOUNT_NAMES)});
+        ok(&put(&app, "prod", &bare).await, 201);
+        assert!(eventually(Duration::from_secs(1), || async { on_replica().await.status == 422 }).await);
+        ok(&put(&app, "prod", &aws_mapping(parse(AWS_BY_ZONE_ID))).await, 200);
+        let started = Instant::now();
+        let served = eventually(Duration::from_secs(1), || async {
+            let resp = on_replica().await;
+            resp.status == 200 && resp.json()["data"].as_array().is_some_and(|d| d.len() == 52)
+        })
+        .await;
+        assert!(served, "the offerings did not reach the replica within a second");
+        eprintln!("offerings reached the replica in {:?}", started.elapsed());
     }
 
     /// Another organization never sees a mapping's offerings: its `mapping=prod` is its own.
