@@ -30,9 +30,16 @@ from appzone_client.api.zone_mappings import (
     list_zone_mappings,
     put_zone_mapping,
 )
-from appzone_client.api.zones import list_providers, list_regions, list_zone_identities, list_zones
+from appzone_client.api.zones import (
+    list_instance_types,
+    list_providers,
+    list_regions,
+    list_zone_identities,
+    list_zones,
+)
 from appzone_client.models import (
     ErrorBody,
+    InstanceTypeList,
     ProviderList,
     RegionList,
     ZoneIdentity,
@@ -45,6 +52,7 @@ from appzone_client.models import (
 # The body's `output` is one AWS region's output (the component `AwsDescribeOutput`), an array
 # of them, or Azure's locations; the generator makes a model of each component.
 from appzone_client.models.aws_describe_output import AwsDescribeOutput
+from appzone_client.models.aws_offerings_output import AwsOfferingsOutput
 from appzone_client.types import UNSET, Response, Unset
 
 TIMEOUT = httpx.Timeout(10.0)
@@ -483,8 +491,52 @@ def step_put_unknown_zone(base_url: str, admin_key: str) -> None:
     print(f"step 8g ok: 200, use1-az9 skipped: {stored.skipped[0].reason}")
 
 
+def step_offerings(base_url: str, admin_key: str, member_key: str) -> None:
+    """Step 8h: store the mapping again with its account's instance-type offerings (as `aws ec2
+    describe-instance-type-offerings --location-type availability-zone-id` prints them): the
+    answer counts them; ?offers= keeps the zones that offer the type; the instance-type listing
+    gives it with its zones."""
+    output = describe_output()
+    zones = [
+        z["ZoneId"]
+        for z in json.loads(output)["AvailabilityZones"]
+        if z["ZoneType"] == "availability-zone"
+    ]
+    offered = sorted(zones[:2])
+    offerings = {
+        "InstanceTypeOfferings": [
+            {"InstanceType": "p5.48xlarge", "LocationType": "availability-zone-id", "Location": z}
+            for z in offered
+        ]
+    }
+    body = mapping_request(output)
+    body.offerings = AwsOfferingsOutput.from_dict(offerings)
+    with keyed(base_url, admin_key) as admin:
+        answer = put_zone_mapping.sync_detailed(MAPPING, client=admin, body=body)
+        stored = expect_ok(answer, ZoneMappingAnswer, HTTPStatus.OK)
+    counts = [(o.region, o.instance_types, o.offerings) for o in stored.data.offerings]
+    if counts != [("us-east-1", 1, 2)]:
+        raise WrongAnswer(f"offerings {counts!r}, want [('us-east-1', 1, 2)]")
+    with keyed(base_url, member_key) as client:
+        answer = list_zone_identities.sync_detailed(
+            "aws", "us-east-1", client=client, mapping=[MAPPING], offers=["p5.48xlarge"]
+        )
+        listing = expect_listing(answer, ZoneIdentityList)
+        kept = sorted(zone.zone_id for zone in listing.data)
+        if kept != offered:
+            raise WrongAnswer(f"?offers=p5.48xlarge kept {kept!r}, want {offered!r}")
+        answer = list_instance_types.sync_detailed(
+            "aws", "us-east-1", client=client, mapping=MAPPING
+        )
+        types = expect_listing(answer, InstanceTypeList)
+    listed = [(t.instance_type, sorted(t.zone_ids)) for t in types.data]
+    if listed != [("p5.48xlarge", offered)]:
+        raise WrongAnswer(f"instance types {listed!r}, want [('p5.48xlarge', {offered!r})]")
+    print(f"step 8h ok: 200 with 1 type in 2 zones; ?offers= and instance-types give {offered}")
+
+
 def step_delete_mapping(base_url: str, admin_key: str) -> None:
-    """Step 8h: delete the mapping (204); then it is gone: 404 for a delete and a read."""
+    """Step 8i: delete the mapping (204); then it is gone: 404 for a delete and a read."""
     with keyed(base_url, admin_key) as admin:
         expect_no_content(delete_zone_mapping.sync_detailed(MAPPING, client=admin))
         again = delete_zone_mapping.sync_detailed(MAPPING, client=admin)
@@ -493,7 +545,7 @@ def step_delete_mapping(base_url: str, admin_key: str) -> None:
         )
         read = get_zone_mapping.sync_detailed(MAPPING, client=admin)
         expect_error(read.status_code, read.parsed, HTTPStatus.NOT_FOUND, "zone_mapping_not_found")
-    print("step 8h ok: 204, then 404 zone_mapping_not_found for a delete and a read")
+    print("step 8i ok: 204, then 404 zone_mapping_not_found for a delete and a read")
 
 
 def main() -> int:
@@ -524,7 +576,8 @@ def main() -> int:
     steps.append(("8e", lambda: step_get_mapping(base_url, member_key, names[0])))
     steps.append(("8f", lambda: step_put_mapping(base_url, admin_key, member_key)))
     steps.append(("8g", lambda: step_put_unknown_zone(base_url, admin_key)))
-    steps.append(("8h", lambda: step_delete_mapping(base_url, admin_key)))
+    steps.append(("8h", lambda: step_offerings(base_url, admin_key, member_key)))
+    steps.append(("8i", lambda: step_delete_mapping(base_url, admin_key)))
     for label, step in steps:
         try:
             step()

@@ -22,6 +22,8 @@ import {
   deleteZoneMapping,
   type ErrorBody,
   getZoneMapping,
+  type InstanceTypeList,
+  listInstanceTypes,
   listProviders,
   listRegions,
   listZoneIdentities,
@@ -594,7 +596,54 @@ async function stepPutUnknownZone(baseUrl: string, adminKey: string): Promise<vo
   console.log(`step 8g ok: 200, use1-az9 skipped: ${result.data.skipped[0]?.reason}`);
 }
 
-/** Step 8h: delete the mapping (204); then it is gone: 404 for a delete and a read. */
+/**
+ * Step 8h: store the mapping again with its account's instance-type offerings (as `aws ec2
+ * describe-instance-type-offerings --location-type availability-zone-id` prints them): the
+ * answer counts them; ?offers= keeps the zones that offer the type; the instance-type listing
+ * gives it with its zones.
+ */
+async function stepOfferings(baseUrl: string, adminKey: string, memberKey: string): Promise<void> {
+  const output = describeOutput();
+  const zones: Array<{ ZoneId: string; ZoneType: string }> = JSON.parse(output).AvailabilityZones;
+  const offered = zones
+    .filter((zone) => zone.ZoneType === 'availability-zone')
+    .slice(0, 2)
+    .map((zone) => zone.ZoneId)
+    .sort();
+  const body: ZoneMappingRequest = {
+    ...mappingRequest(output),
+    offerings: {
+      InstanceTypeOfferings: offered.map((zone) => ({
+        InstanceType: 'p5.48xlarge',
+        LocationType: 'availability-zone-id',
+        Location: zone,
+      })),
+    },
+  };
+  const result = await putZoneMapping({ client: client(baseUrl, adminKey), path: { mappingId: MAPPING }, body });
+  const got = answered(result).status;
+  const counts = JSON.stringify(result.data?.data.offerings ?? null);
+  if (got !== 200 || counts !== '[{"region":"us-east-1","instance_types":1,"offerings":2}]') {
+    throw new WrongAnswer(`status ${got}, offerings ${counts} (${JSON.stringify(result.error)}): want 200, 1 type, 2 offerings`);
+  }
+  const member = client(baseUrl, memberKey);
+  const query = { mapping: [MAPPING], offers: ['p5.48xlarge'] };
+  const listing = listOutcome(await listZoneIdentities({ client: member, path: zonesPath, query }));
+  const kept = expectListing<ZoneIdentityList>(listing, 'identities').listing.data.map((zone) => zone.zone_id).sort();
+  if (kept.join(',') !== offered.join(',')) {
+    throw new WrongAnswer(`?offers=p5.48xlarge kept ${kept}, want ${offered}`);
+  }
+  const types = listOutcome(await listInstanceTypes({ client: member, path: zonesPath, query: { mapping: MAPPING } }));
+  const listed = expectListing<InstanceTypeList>(types, 'instance types').listing.data.map(
+    (type) => `${type.instance_type}:${[...type.zone_ids].sort().join('+')}`,
+  );
+  if (listed.join(',') !== `p5.48xlarge:${offered.join('+')}`) {
+    throw new WrongAnswer(`instance types ${listed}, want p5.48xlarge in ${offered}`);
+  }
+  console.log(`step 8h ok: 200 with 1 type in 2 zones; ?offers= and instance-types give ${offered}`);
+}
+
+/** Step 8i: delete the mapping (204); then it is gone: 404 for a delete and a read. */
 async function stepDeleteMapping(baseUrl: string, adminKey: string): Promise<void> {
   const admin = client(baseUrl, adminKey);
   const path = { mappingId: MAPPING };
@@ -603,7 +652,7 @@ async function stepDeleteMapping(baseUrl: string, adminKey: string): Promise<voi
   expectError(answered(again).status, again.error, 404, 'zone_mapping_not_found');
   const read = await getZoneMapping({ client: admin, path });
   expectError(answered(read).status, read.error, 404, 'zone_mapping_not_found');
-  console.log('step 8h ok: 204, then 404 zone_mapping_not_found for a delete and a read');
+  console.log('step 8i ok: 204, then 404 zone_mapping_not_found for a delete and a read');
 }
 
 async function main(): Promise<number> {
@@ -648,7 +697,8 @@ async function main(): Promise<number> {
     ['8e', () => stepGetMapping(baseUrl, memberKey, mapped)],
     ['8f', () => stepPutMapping(baseUrl, adminKey, memberKey)],
     ['8g', () => stepPutUnknownZone(baseUrl, adminKey)],
-    ['8h', () => stepDeleteMapping(baseUrl, adminKey)],
+    ['8h', () => stepOfferings(baseUrl, adminKey, memberKey)],
+    ['8i', () => stepDeleteMapping(baseUrl, adminKey)],
   ];
   for (const [label, step] of steps) {
     try {

@@ -57,8 +57,10 @@ pub struct RegionOfferings {
     #[schema(value_type = RegionId)]
     pub region: RegionId,
     /// How many instance types are offered in at least one zone of the region.
+    #[schema(minimum = 0, maximum = 1_000_000)]
     pub instance_types: u64,
     /// How many (instance type, zone) pairs are offered.
+    #[schema(minimum = 0, maximum = 100_000_000)]
     pub offerings: u64,
 }
 
