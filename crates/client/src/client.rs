@@ -6,7 +6,8 @@
 //! - `call`: one call's attempts, retried as the policy allows within the operation timeout,
 //!   and one attempt's complete answer;
 //! - `listing`: what the listings share (decoding, reading an answer, their paths);
-//! - `zone_mappings`: the zone mappings' operations, a second `impl` block of `Client`.
+//! - `zone_mappings`: the zone mappings' operations, a second `impl` block of `Client`;
+//! - `offerings`: what runs where (the instance-type listing), a third `impl` block.
 //!
 //! Its other public methods, but the conditional listings, are in one `impl` block here. The
 //! conditional listings (`crate::conditional`) build on these modules; nothing here depends on
@@ -32,14 +33,15 @@ use call::{Answer, Resend};
 mod builder;
 mod call;
 mod listing;
+mod offerings;
 mod zone_mappings;
 
 pub use builder::ClientBuilder;
 // For the conditional listings, which send `If-None-Match` through the same calls.
 pub(crate) use call::ExtraHeader;
 pub(crate) use listing::{
-    read_listing, regions_path, zone_identities_path, zone_identities_query_path, zones_path,
-    Listing,
+    instance_types_path, read_listing, regions_path, zone_identities_path,
+    zone_identities_query_path, zones_path, Listing,
 };
 
 /// The `User-Agent` the client sends unless told otherwise: `appzone-client/<version>`.
@@ -59,7 +61,8 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// [`list_zones`](Client::list_zones), [`zone_identities`](Client::zone_identities), the zone
 /// mappings' [`put_zone_mapping`](Client::put_zone_mapping),
 /// [`zone_mappings`](Client::zone_mappings), [`zone_mapping`](Client::zone_mapping) and
-/// [`delete_zone_mapping`](Client::delete_zone_mapping), or
+/// [`delete_zone_mapping`](Client::delete_zone_mapping), what runs where
+/// ([`instance_types`](Client::instance_types)), or
 /// [`delete_profile`](Client::delete_profile).
 ///
 /// `Debug` shows the base URL and the settings, never the API key.
@@ -286,17 +289,29 @@ impl Client {
     }
 
     /// Lists the zone identities of `region` of `provider` as `query` asks: several zone
-    /// mappings side by side, and filters by zone type, id and name
-    /// (`GET .../zone-identities?mapping=a&mapping=b&zone_type=...&zone_id=...&zone_name=...`).
+    /// mappings side by side, and filters by zone type, id, name and the instance types offered
+    /// (`GET .../zone-identities?mapping=a&mapping=b&zone_type=...&zone_id=...&zone_name=...`
+    /// `&offers=...`).
     ///
     /// As [`zone_identities`](Client::zone_identities), which asks for one mapping or none.
     /// With several mappings, each [`ZoneIdentity::names`](crate::ZoneIdentity::names) gives the
     /// zone's name in each, in the order asked, and
     /// [`ZoneIdentityList::mappings`] lists them; `zone_name` is the first one's. A filter that
-    /// matches nothing gives an empty list. Beside the errors of
-    /// [`zone_identities`](Client::zone_identities): 400 `invalid_query`
+    /// matches nothing gives an empty list.
+    ///
+    /// [`ZoneIdentityQuery::offers`](crate::ZoneIdentityQuery::offers) keeps the zones where
+    /// every mapping asked offers every instance type listed (at most
+    /// [`MAX_OFFERS_PER_QUERY`](crate::MAX_OFFERS_PER_QUERY)), from the offerings stored with
+    /// the mappings ([`put_zone_mapping`](Client::put_zone_mapping)): "where can I run
+    /// `p5.48xlarge` in prod and in staging" is one request. It needs at least one mapping.
+    ///
+    /// Beside the errors of [`zone_identities`](Client::zone_identities): 400 `invalid_query`
     /// ([`ErrorCode::INVALID_QUERY`](crate::ErrorCode::INVALID_QUERY)) for a malformed filter
-    /// value, a mapping asked twice or more than 10 mappings.
+    /// value, a mapping asked twice, more than 10 mappings, or `offers` without a mapping; 422
+    /// `offerings_not_stored`
+    /// ([`ErrorCode::OFFERINGS_NOT_STORED`](crate::ErrorCode::OFFERINGS_NOT_STORED)) when
+    /// `offers` is given and a mapping asked holds no offerings for the region (the message
+    /// names it, and the command that prints them).
     ///
     /// ```no_run
     /// # async fn run(client: appzone_client::Client) -> Result<(), Box<dyn std::error::Error>> {
@@ -311,6 +326,17 @@ impl Client {
     /// for zone in &zones.data {
     ///     let in_b = zone.names.get(1).and_then(|n| n.zone_name.as_deref());
     ///     println!("{}: {}", zone.zone_id, in_b.unwrap_or("-"));
+    /// }
+    ///
+    /// // Where can both accounts run p5.48xlarge, and what does each call those zones?
+    /// let query = ZoneIdentityQuery::default()
+    ///     .mapping("a".parse()?)
+    ///     .mapping("b".parse()?)
+    ///     .offers("p5.48xlarge");
+    /// for zone in client.zone_identities_with("aws", "us-east-1", &query).await?.data {
+    ///     let names: Vec<&str> =
+    ///         zone.names.iter().map(|n| n.zone_name.as_deref().unwrap_or("-")).collect();
+    ///     println!("{}: {}", zone.zone_id, names.join(" / "));
     /// }
     /// # Ok(())
     /// # }

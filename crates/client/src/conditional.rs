@@ -6,21 +6,22 @@
 //! is unchanged; sent back in `If-None-Match`, it makes the server answer 304 with no body.
 
 use appzone_contract::{
-    paths, ProviderId, ProviderList, RegionId, RegionList, ZoneIdentityList, ZoneList,
-    ZoneMappingId,
+    paths, InstanceTypeList, ProviderId, ProviderList, RegionId, RegionList, ZoneIdentityList,
+    ZoneList, ZoneMappingId,
 };
 use http::header::IF_NONE_MATCH;
 use http::{HeaderValue, StatusCode};
 
 // One way only: this module builds on the client's call machinery, which knows nothing of it.
 use crate::client::{
-    read_listing, regions_path, zone_identities_path, zones_path, ExtraHeader, Listing,
+    instance_types_path, read_listing, regions_path, zone_identities_path, zones_path, ExtraHeader,
+    Listing,
 };
 use crate::{Client, Error, IntoId};
 
 /// The answer of a conditional listing ([`Client::list_providers_if_changed`],
 /// [`Client::list_regions_if_changed`], [`Client::list_zones_if_changed`],
-/// [`Client::zone_identities_if_changed`]).
+/// [`Client::zone_identities_if_changed`], [`Client::instance_types_if_changed`]).
 ///
 /// A `304 Not Modified` is not an error: it is [`Conditional::NotModified`], and the listing
 /// the caller kept from the answer that gave the `ETag` is still current. Every other answer
@@ -163,6 +164,28 @@ impl Client {
     ) -> Result<Conditional<ZoneIdentityList>, Error> {
         self.get_listing_if_changed(&zone_identities_path(provider, region, mapping)?, etag)
             .await
+    }
+
+    /// Lists the instance types zone mapping `mapping` is offered in `region` of `provider`
+    /// (only those of `zone_id` when given) unless they are unchanged since `etag`.
+    ///
+    /// As [`instance_types`](Client::instance_types), with `etag` sent in `If-None-Match` as
+    /// [`list_providers_if_changed`](Client::list_providers_if_changed) describes. The server's
+    /// tag is computed over what the listing holds: it changes when the mapping's offerings
+    /// (or the catalog's zones) do, not when the same offerings are stored again.
+    pub async fn instance_types_if_changed(
+        &self,
+        provider: impl IntoId<ProviderId>,
+        region: impl IntoId<RegionId>,
+        mapping: &ZoneMappingId,
+        zone_id: Option<&str>,
+        etag: Option<&str>,
+    ) -> Result<Conditional<InstanceTypeList>, Error> {
+        self.get_listing_if_changed(
+            &instance_types_path(provider, region, mapping, zone_id)?,
+            etag,
+        )
+        .await
     }
 
     /// `GET`s a listing at `path` with `If-None-Match: etag` when `etag` is `Some`: 304 is

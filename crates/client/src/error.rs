@@ -24,7 +24,7 @@ use http::{Method, StatusCode};
 /// | [`Error::Transport`] | the connection failed after it was made (reset, closed early) | yes | `None` |
 /// | [`Error::Timeout`] | the request timeout elapsed before the whole answer arrived | yes | `None` |
 /// | [`Error::Decode`] | a success status arrived with a body that is not what the API sends | yes | the 2xx status, `None` |
-/// | [`Error::InvalidArgument`] | an argument or setting was refused locally | no | for a provider or region id, 400 and `invalid_provider` / `invalid_region`, and for a zone mapping over 1 MiB, 413 and `payload_too_large`, as the server answers; else `None` |
+/// | [`Error::InvalidArgument`] | an argument or setting was refused locally | no | for a provider or region id, 400 and `invalid_provider` / `invalid_region`, and for a zone mapping over the limits (a 32 MiB body, a 1 MiB `output`), 413 and `payload_too_large`, as the server answers; else `None` |
 /// | [`Error::ProfileNotFound`] | a malformed profile id, answered locally | no | 404 and `profile_not_found`, as the server answers |
 ///
 /// So `matches!(e, Error::ProfileNotFound { .. })` is true only for the local answer, while
@@ -143,9 +143,9 @@ pub enum Error {
 
     /// An argument or a setting was refused before any request was sent: an invalid provider
     /// or region id, an invalid idempotency key (`argument` is `idempotency key`), a zone
-    /// mapping whose body is over 1 MiB (`argument` is `zone mapping`), a base URL that is not
-    /// `http(s)`, an API key that cannot go in a header, or an HTTP client that could not be
-    /// built.
+    /// mapping over the limits (a JSON body over 32 MiB or an `output` over 1 MiB; `argument`
+    /// is `zone mapping`), a base URL that is not `http(s)`, an API key that cannot go in a
+    /// header, or an HTTP client that could not be built.
     ///
     /// For a provider or region id, `code` is the code the server answers the same id with
     /// (`invalid_provider` or `invalid_region`, status 400), and for a zone mapping over the
@@ -281,7 +281,7 @@ impl Error {
     ///
     /// For a mistake the client found before sending, the status the server answers it with:
     /// 404 for [`Error::ProfileNotFound`], 400 for a malformed provider or region id and 413
-    /// for a zone mapping over 1 MiB ([`Error::InvalidArgument`] with a `code`).
+    /// for a zone mapping over the limits ([`Error::InvalidArgument`] with a `code`).
     pub fn status(&self) -> Option<StatusCode> {
         match self {
             Error::Api(api) => Some(api.status),
@@ -298,7 +298,7 @@ impl Error {
     /// API's error body, or, for a mistake the client found before sending, the code the
     /// server answers it with (`profile_not_found` for [`Error::ProfileNotFound`],
     /// `invalid_provider` or `invalid_region` for a malformed id, `payload_too_large` for a
-    /// zone mapping over 1 MiB). `None` for failures without an answer (connect, transport,
+    /// zone mapping over the limits). `None` for failures without an answer (connect, transport,
     /// timeout, decode) and for settings of the client.
     pub fn error_code(&self) -> Option<&ErrorCode> {
         match self {

@@ -2,8 +2,8 @@
 //!
 //! The appzone API lists the catalog's cloud providers, their regions and the zones of a
 //! region, with each zone's account-independent identity; it stores an organization's zone
-//! mappings (its own zone names, from its cloud's CLI output), and deletes application
-//! profiles. This crate calls it with [`reqwest`] (rustls, no
+//! mappings (its own zone names, from its cloud's CLI output, and what each account may launch
+//! where), and deletes application profiles. This crate calls it with [`reqwest`] (rustls, no
 //! OpenSSL). Its paths, header names and types come from the crate the server is built on too,
 //! so client and server cannot drift apart; everything a caller needs is re-exported here.
 //!
@@ -32,6 +32,13 @@
 //! let identities = client.zone_identities("aws", "us-east-1", None).await?;
 //! for zone in &identities.data {
 //!     println!("{} {}", zone.zone_id, zone.zone_name.as_deref().unwrap_or("-"));
+//! }
+//!
+//! // GET /api/v1/providers/aws/regions/us-east-1/instance-types?mapping=prod: what the account
+//! // of zone mapping prod may launch where (its offerings, stored with put_zone_mapping).
+//! let prod = "prod".parse().expect("a zone mapping id");
+//! for offered in client.instance_types("aws", "us-east-1", &prod, None).await?.data {
+//!     println!("{}: {}", offered.instance_type, offered.zone_ids.join(","));
 //! }
 //!
 //! // DELETE /api/v1/applications/profiles/prof_01JD8Y3ZQ4K5M6N7P8R9S0T1V2
@@ -74,10 +81,10 @@
 //! # Retries and timeouts
 //!
 //! `GET` (and the `PUT` of a zone mapping, which stores the same mapping however often it is
-//! sent) is retried on connect failures and on 429, 502, 503 and 504, with jittered exponential
-//! backoff and honouring `Retry-After`. A profile's `DELETE` sends an `Idempotency-Key` (a fresh
-//! UUID per call, the same on each of its attempts; [`new_idempotency_key`]) and is retried like
-//! `GET`, and also after a timeout or a broken connection and on 409 `idempotency_key_in_use`: the
+//! sent, gzip-compressed when its JSON is over 1 MiB) is retried on connect failures and on
+//! 429, 502, 503 and 504, with jittered exponential backoff and honouring `Retry-After`. A
+//! profile's `DELETE` sends an `Idempotency-Key` (a fresh UUID per call, the same on each of its
+//! attempts; [`new_idempotency_key`]) and is retried like `GET`, and also after a timeout or a broken connection and on 409 `idempotency_key_in_use`: the
 //! server replays the first attempt's outcome to a retry with the same key (marked
 //! `Idempotent-Replayed: true`) instead of deleting again, so a retry after a lost answer gets
 //! the 204, not a 404. [`Client::delete_profile_with_key`] takes a key of the caller's (to keep
@@ -97,7 +104,8 @@
 //!
 //! The server answers each catalog listing with a weak `ETag`.
 //! [`Client::list_providers_if_changed`], [`Client::list_regions_if_changed`],
-//! [`Client::list_zones_if_changed`] and [`Client::zone_identities_if_changed`] send a tag kept
+//! [`Client::list_zones_if_changed`], [`Client::zone_identities_if_changed`] and
+//! [`Client::instance_types_if_changed`] send a tag kept
 //! from an earlier answer in `If-None-Match` and return a [`Conditional`]: the listing with its
 //! new tag, or [`Conditional::NotModified`] when the server answered `304 Not Modified` (no
 //! body; not an error).
@@ -105,7 +113,7 @@
 //! # Tolerant reading
 //!
 //! A listing ([`ProviderList`], [`RegionList`], [`ZoneList`], [`ZoneIdentityList`],
-//! [`ZoneMappingList`]) or a [`ZoneMappingAnswer`] missing `id`, `message` or `status` decodes
+//! [`InstanceTypeList`], [`ZoneMappingList`]) or a [`ZoneMappingAnswer`] missing `id`, `message` or `status` decodes
 //! (they are then empty strings), and any 2xx answers a delete. An error answer
 //! whose body is not the API's JSON error body (an HTML page of a proxy, an empty 403 from
 //! another implementation) is still an [`Error::Api`] with its status; its [`ApiError::code`] is `None`
@@ -139,7 +147,12 @@ pub use appzone_contract::{
     NameScope, OptIn, SkippedZone, SourceReference, Visibility, ZoneIdentity, ZoneIdentityList,
     ZoneIdentityQuery, ZoneMapping, ZoneMappingAnswer, ZoneMappingId, ZoneMappingIdError,
     ZoneMappingList, ZoneMappingRequest, ZoneMappingSummary, ZoneType, ZoneTypes,
-    MAX_MAPPINGS_PER_LISTING, MAX_ZONE_MAPPING_BYTES,
+    MAX_MAPPINGS_PER_LISTING, MAX_ZONE_MAPPING_BYTES, MAX_ZONE_MAPPING_OUTPUT_BYTES,
+};
+/// What runs where: instance-type offerings stored with zone mappings (API 1.3).
+pub use appzone_contract::{
+    is_valid_instance_type, InstanceTypeList, InstanceTypeZones, RegionOfferings,
+    MAX_INSTANCE_TYPE_CHARS, MAX_OFFERS_PER_QUERY,
 };
 pub use appzone_contract::{
     ApiKey, ErrorCode, IdError, ProfileId, ProviderId, ProviderList, RegionId, RegionList, ZoneList,
@@ -191,7 +204,7 @@ pub mod exit_code {
     /// The server answered 404 for the region, the profile or the zone mapping.
     pub const NOT_FOUND: u8 = shared::NOT_FOUND;
     /// A malformed id or an unusable file refused before sending, or the server answered 400
-    /// (or 413, or 422 `invalid_zone_mapping`).
+    /// (or 413, or 422 `invalid_zone_mapping` or `offerings_not_stored`).
     pub const INVALID_INPUT: u8 = shared::INVALID_INPUT;
     /// The answer was not the appzone API's; the base URL is probably wrong.
     pub const UNEXPECTED_ANSWER: u8 = shared::UNEXPECTED_ANSWER;
@@ -237,8 +250,9 @@ pub mod exit_code {
     /// wherever it was found. A malformed profile id is invalid input even though the contract
     /// answers it with 404 `profile_not_found` ([`Error::ProfileNotFound`]): a script deleting
     /// profiles must be able to tell "already gone" from "you passed garbage". For the same
-    /// reason a 413 `payload_too_large` and a 422 `invalid_zone_mapping` (a zone mapping the
-    /// catalog contradicts) are invalid input, like a 400: the same input would be refused
+    /// reason a 413 `payload_too_large`, a 422 `invalid_zone_mapping` (a zone mapping the
+    /// catalog contradicts) and a 422 `offerings_not_stored` (offerings asked of a mapping that
+    /// holds none for the region) are invalid input, like a 400: the same input would be refused
     /// again. Any other 422 (`idempotency_key_reused`) stays [`API`].
     pub fn for_error(error: &Error) -> u8 {
         match error {
@@ -270,7 +284,8 @@ pub mod exit_code {
             // catalog contradicts. Trying again later would get the same answer.
             (StatusCode::PAYLOAD_TOO_LARGE, Some(_)) => INVALID_INPUT,
             (StatusCode::UNPROCESSABLE_ENTITY, Some(code))
-                if code.as_str() == ErrorCode::INVALID_ZONE_MAPPING =>
+                if code.as_str() == ErrorCode::INVALID_ZONE_MAPPING
+                    || code.as_str() == ErrorCode::OFFERINGS_NOT_STORED =>
             {
                 INVALID_INPUT
             }

@@ -52,23 +52,27 @@ fn azure_locations() -> Value {
                 {"logicalZone": "3", "physicalZone": "eastus-az2"}]}])
 }
 
-/// The recorded eastus SKUs repeated under new names until the output is `bytes` long, as the
-/// CLI prints it (indent 2).
+/// The recorded eastus SKUs repeated under new names, as the CLI prints them (indent 2): as
+/// many as fit in `bytes`.
 fn azure_skus(bytes: usize) -> Result<String> {
     let recorded: Vec<Value> = serde_json::from_str(AZURE_EASTUS)?;
-    let mut skus = Vec::new();
-    let mut size = 0;
-    let mut n = 0;
-    while size < bytes {
-        for sku in &recorded {
-            let mut sku = sku.clone();
-            sku["name"] = json!(format!("{}_{n}", sku["name"].as_str().unwrap_or("sku")));
-            size += serde_json::to_string_pretty(&sku)?.len() + 2;
-            skus.push(sku);
+    let one = serde_json::to_string_pretty(&recorded)?.len() / recorded.len();
+    let mut count = bytes / one;
+    loop {
+        let skus: Vec<Value> = (0..count)
+            .map(|i| {
+                let mut sku = recorded[i % recorded.len()].clone();
+                let name = sku["name"].as_str().unwrap_or("sku").to_owned();
+                sku["name"] = json!(format!("{name}_{}", i / recorded.len()));
+                sku
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&skus)?;
+        if text.len() <= bytes {
+            return Ok(text);
         }
-        n += 1;
+        count = count * bytes / text.len() - 1;
     }
-    Ok(serde_json::to_string_pretty(&skus)?)
 }
 
 /// A full-size us-east-1 AWS output by zone id, as the CLI prints it: `types` names of our own,

@@ -22,7 +22,7 @@ pub(super) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 const EXCERPT_CHARS: usize = 200;
 
 /// One extra request header of a call (the `If-None-Match` of a conditional listing, the
-/// `Idempotency-Key` of a delete).
+/// `Idempotency-Key` of a delete, the `Content-Encoding: gzip` of a compressed zone mapping).
 pub(crate) type ExtraHeader = (HeaderName, HeaderValue);
 
 /// What a call may be sent again after, besides a connect failure (the request was not sent, so
@@ -63,7 +63,8 @@ fn etag_of(headers: &HeaderMap) -> Option<String> {
 
 impl Client {
     /// Sends one call with one extra request header (a conditional listing's `If-None-Match`, a
-    /// delete's `Idempotency-Key`) and a JSON `body` (a `PUT`'s) on every attempt, retrying as
+    /// delete's `Idempotency-Key`, a compressed body's `Content-Encoding`) and a JSON `body` (a
+    /// `PUT`'s) on every attempt, retrying as
     /// the policy allows within the operation timeout, and reads the final answer.
     ///
     /// Connect failures are retried for any call; answers ([`Answer::may_retry`]), timeouts and
@@ -246,7 +247,8 @@ struct Outgoing<'a> {
     request_id: String,
     request_id_value: HeaderValue,
     extra: Option<&'a ExtraHeader>,
-    /// A JSON body, sent with `Content-Type: application/json`.
+    /// A JSON body, sent with `Content-Type: application/json` (gzip-compressed when the extra
+    /// header says `Content-Encoding: gzip`).
     body: Option<&'a [u8]>,
 }
 

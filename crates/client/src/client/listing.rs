@@ -3,8 +3,9 @@
 //! listings) and the listings' paths.
 
 use appzone_contract::{
-    paths, IdError, ProviderId, ProviderList, RegionId, RegionList, ZoneIdentityList,
-    ZoneIdentityQuery, ZoneList, ZoneMappingAnswer, ZoneMappingId, ZoneMappingList,
+    paths, IdError, InstanceTypeList, ProviderId, ProviderList, RegionId, RegionList,
+    ZoneIdentityList, ZoneIdentityQuery, ZoneList, ZoneMappingAnswer, ZoneMappingId,
+    ZoneMappingList,
 };
 
 use super::call::{Answer, MAX_BODY_BYTES};
@@ -14,8 +15,8 @@ use crate::{Error, IntoId};
 use super::Client;
 
 /// A body read by [`Client::get_listing`]: the provider, region and zone lists, which share one
-/// envelope, the zone-identity and zone-mapping lists, and one zone mapping (the answer of its
-/// `GET` and its `PUT`).
+/// envelope, the zone-identity, instance-type and zone-mapping lists, and one zone mapping (the
+/// answer of its `GET` and its `PUT`).
 pub(crate) trait Listing: Sized {
     /// What the body is, in a decode error's reason: `not a zone list: ...`.
     const NAME: &'static str;
@@ -46,6 +47,7 @@ listing!(
     RegionList => "region list", "listRegions";
     ZoneList => "zone list", "listZones";
     ZoneIdentityList => "zone identity list", "listZoneIdentities";
+    InstanceTypeList => "instance type list", "listInstanceTypes";
     ZoneMappingList => "zone mapping list", "listZoneMappings";
     ZoneMappingAnswer => "zone mapping", "getZoneMapping";
 );
@@ -93,6 +95,23 @@ pub(crate) fn zone_identities_query_path(
     let provider = provider.into_id().map_err(invalid_id)?;
     let region = region.into_id().map_err(invalid_id)?;
     Ok(paths::list_zone_identities_with(&provider, &region, query))
+}
+
+/// The path of the instance types zone mapping `mapping` is offered in `region` of `provider`,
+/// only those of zone `zone_id` when given; a malformed provider or region id is an
+/// [`Error::InvalidArgument`]. `zone_id` is sent as given (escaped): the server answers a
+/// malformed or unknown one with 400 `invalid_query`.
+pub(crate) fn instance_types_path(
+    provider: impl IntoId<ProviderId>,
+    region: impl IntoId<RegionId>,
+    mapping: &ZoneMappingId,
+    zone_id: Option<&str>,
+) -> Result<String, Error> {
+    let provider = provider.into_id().map_err(invalid_id)?;
+    let region = region.into_id().map_err(invalid_id)?;
+    Ok(paths::list_instance_types(
+        &provider, &region, mapping, zone_id,
+    ))
 }
 
 /// A listing's answer as the listing and its `ETag`: a non-2xx answer is an [`Error::Api`]; a

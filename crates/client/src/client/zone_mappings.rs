@@ -4,7 +4,8 @@
 use appzone_contract::{
     paths, ZoneMappingAnswer, ZoneMappingId, ZoneMappingList, ZoneMappingRequest,
 };
-use http::{Method, StatusCode};
+use http::header::CONTENT_ENCODING;
+use http::{HeaderValue, Method, StatusCode};
 
 use super::call::Resend;
 use super::{read_listing, Client};
@@ -51,19 +52,33 @@ impl Client {
     }
 
     /// Stores zone mapping `id` of the caller's organization, or replaces it (`PUT
-    /// /api/v1/zone-mappings/{mappingId}`): the cloud CLI's output in `request`, unchanged.
+    /// /api/v1/zone-mappings/{mappingId}`): the cloud CLI's outputs in `request`, unchanged.
     /// Needs an `admin` key.
     ///
-    /// [`ZoneMappingRequest::output`] is, for `aws`, the JSON of `aws ec2
+    /// [`ZoneMappingRequest::output`] (the zones) is, for `aws`, the JSON of `aws ec2
     /// describe-availability-zones --all-availability-zones --output json` for one region (or
-    /// an array of such outputs), and for `azure` that of `az account list-locations -o json`.
+    /// an array of such outputs), and for `azure` that of `az account list-locations -o json`;
+    /// `gcp`, whose zone names are the same in every project, takes none
+    /// ([`serde_json::Value::Null`]). [`ZoneMappingRequest::offerings`]
+    /// ([`with_offerings`](ZoneMappingRequest::with_offerings)) carries what the account may
+    /// launch where: `aws ec2 describe-instance-type-offerings --location-type
+    /// availability-zone-id --output json`, `az vm list-skus --resource-type virtualMachines
+    /// --location L --output json` or `gcloud compute machine-types list --format=json` (one
+    /// output, or an array of them); the answer gives counts per region
+    /// ([`ZoneMapping::offerings`](crate::ZoneMapping::offerings)), and
+    /// [`instance_types`](Client::instance_types) and
+    /// [`ZoneIdentityQuery::offers`](crate::ZoneIdentityQuery::offers) read them.
     /// [`PutOutcome::created`] tells a new mapping (201) from a replaced one (200);
-    /// [`PutOutcome::answer`] holds the pairs as stored.
+    /// [`PutOutcome::answer`] holds the pairs as stored and, in
+    /// [`skipped`](crate::ZoneMappingAnswer::skipped), what of the outputs could not be placed.
     ///
-    /// A body over 1 MiB ([`MAX_ZONE_MAPPING_BYTES`](crate::MAX_ZONE_MAPPING_BYTES)) is refused
-    /// before sending: an [`Error::InvalidArgument`] naming `zone mapping` whose
-    /// [`error_code`](Error::error_code) is `payload_too_large` and [`status`](Error::status)
-    /// 413, as the server would answer.
+    /// A JSON body over 1 MiB is sent gzip-compressed (`Content-Encoding: gzip`), which the
+    /// server inflates as it reads. What the server would refuse with 413 is refused before
+    /// sending: a JSON body over 32 MiB ([`MAX_ZONE_MAPPING_BYTES`](crate::MAX_ZONE_MAPPING_BYTES),
+    /// counted uncompressed, as the server counts it) or an `output` over 1 MiB
+    /// ([`MAX_ZONE_MAPPING_OUTPUT_BYTES`](crate::MAX_ZONE_MAPPING_OUTPUT_BYTES)), as an
+    /// [`Error::InvalidArgument`] naming `zone mapping` whose [`error_code`](Error::error_code)
+    /// is `payload_too_large` and [`status`](Error::status) 413.
     ///
     /// Storing the same body again stores the same mapping, so the call is retried like a `GET`:
     /// on connect failures and on 429, 502, 503 and 504, not after a timeout or a broken
@@ -71,23 +86,33 @@ impl Client {
     /// [`PutOutcome::created`]).
     ///
     /// Typical errors: 403 `forbidden` for a `member` key ([`Error::is_forbidden`]), 400
-    /// `invalid_body` (not of the shape the operation takes, or a provider other than `aws` and
-    /// `azure`), 422 `invalid_zone_mapping` (the catalog contradicts the output; the message
-    /// names the first offenders; nothing was stored). Compare
-    /// `error_code().map(ErrorCode::as_str)` with [`ErrorCode::INVALID_ZONE_MAPPING`](crate::ErrorCode::INVALID_ZONE_MAPPING)
-    /// and [`ErrorCode::INVALID_BODY`](crate::ErrorCode::INVALID_BODY).
+    /// `invalid_body` (not of the shape the operation takes: a provider other than `aws`,
+    /// `azure` and `gcp`, no `output` for `aws` or `azure`, a `gcp` mapping without `offerings`
+    /// or with an `output`, offerings not of the provider's CLI), 422 `invalid_zone_mapping`
+    /// (the catalog contradicts the output, or a truncated offerings output; the message names
+    /// the first offenders; nothing was stored). Compare `error_code().map(ErrorCode::as_str)`
+    /// with [`ErrorCode::INVALID_ZONE_MAPPING`](crate::ErrorCode::INVALID_ZONE_MAPPING) and
+    /// [`ErrorCode::INVALID_BODY`](crate::ErrorCode::INVALID_BODY).
     ///
     /// ```no_run
     /// # async fn run(client: appzone_client::Client) -> Result<(), Box<dyn std::error::Error>> {
     /// use appzone_client::{ErrorCode, ZoneMappingRequest};
     ///
-    /// // The file `aws ec2 describe-availability-zones --region us-east-1
-    /// // --all-availability-zones --output json` wrote.
+    /// // The files `aws ec2 describe-availability-zones --region us-east-1
+    /// // --all-availability-zones --output json` and `aws ec2 describe-instance-type-offerings
+    /// // --location-type availability-zone-id --region us-east-1 --output json` wrote.
     /// let output = serde_json::from_str(&std::fs::read_to_string("us-east-1.json")?)?;
-    /// let request = ZoneMappingRequest::new("aws".parse()?, Some("production account".into()), output);
+    /// let offers = serde_json::from_str(&std::fs::read_to_string("offers.json")?)?;
+    /// let label = Some("production account".to_owned());
+    /// let request = ZoneMappingRequest::new("aws".parse()?, label, output).with_offerings(offers);
     /// match client.put_zone_mapping(&"prod".parse()?, &request).await {
-    ///     Ok(outcome) if outcome.created => println!("stored prod"),
-    ///     Ok(_) => println!("replaced prod"),
+    ///     Ok(outcome) => {
+    ///         let verb = if outcome.created { "stored" } else { "replaced" };
+    ///         println!("{verb} prod");
+    ///         for region in &outcome.answer.data.offerings {
+    ///             println!("{}: {} instance types", region.region, region.instance_types);
+    ///         }
+    ///     }
     ///     Err(e) if e.error_code().map(ErrorCode::as_str) == Some(ErrorCode::INVALID_ZONE_MAPPING) => {
     ///         println!("the catalog disagrees: {e}")
     ///     }
@@ -102,12 +127,13 @@ impl Client {
         request: &ZoneMappingRequest,
     ) -> Result<PutOutcome, Error> {
         let body = mappings::request_body(request)?;
+        let gzip = (CONTENT_ENCODING, HeaderValue::from_static("gzip"));
         let answer = self
             .call_with(
                 Method::PUT,
                 &paths::zone_mapping(id),
-                None,
-                Some(&body),
+                body.gzip.then_some(&gzip),
+                Some(&body.bytes),
                 Resend::OnRetryableStatus,
             )
             .await?;

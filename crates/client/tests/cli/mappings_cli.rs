@@ -1,6 +1,7 @@
 //! The `appzone` commands of API 1.2, run as a process: `zones --identities [--mapping ID]` and
 //! `mappings put|list|show|delete`, against the scripted server for what goes on the wire and
-//! what is printed, and against the real server end to end; a module per command.
+//! what is printed, and against the real server end to end; a module per command. `offerings`
+//! holds those of API 1.3 (`mappings put --offerings`, `zones --offers`, `instance-types`).
 
 use appzone_client::{exit_code, ErrorCode, ZoneIdentityList, ZoneMappingList};
 use appzone_contract::headers::API_KEY;
@@ -15,6 +16,7 @@ use appzone_test_support::scripted::{identities_reply, mapping_reply, mappings_r
 mod end_to_end;
 mod identities;
 mod manage;
+mod offerings;
 mod put;
 mod walkthrough;
 

@@ -5,7 +5,8 @@
 //! test harness, `appzone-test-support` (`real_server`, and the conditional listings in
 //! `conditional`, which also checks the wire against the scripted server). The zone identities
 //! and zone mappings of API 1.2 have their own two: `mappings` (the scripted server) and
-//! `mappings_real` (the real one). The `appzone` command's tests are the `cli` binary
+//! `mappings_real` (the real one), and so do the offerings of API 1.3 (`offerings`,
+//! `offerings_real`). The `appzone` command's tests are the `cli` binary
 //! (tests/cli), the conformance kit's appzone-conformance's.
 
 // Tests may panic on anything unexpected; that is how they fail.
@@ -17,6 +18,8 @@ mod deprecation;
 mod identity_query;
 mod mappings;
 mod mappings_real;
+mod offerings;
+mod offerings_real;
 mod real_server;
 mod retries;
 mod secrets;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use appzone_client::{
     Conditional, Error, ErrorCode, NameScope, Visibility, ZoneMappingId, ZoneMappingRequest,
-    ZoneType, MAX_ZONE_MAPPING_BYTES,
+    ZoneType, MAX_ZONE_MAPPING_BYTES, MAX_ZONE_MAPPING_OUTPUT_BYTES,
 };
 use appzone_contract::headers::{API_KEY, IDEMPOTENCY_KEY, REQUEST_ID};
 use http::{Method, StatusCode};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use appzone_client::{
     Error, ErrorCode, NameScope, Visibility, ZoneMappingId, ZoneMappingRequest,
-    MAX_ZONE_MAPPING_BYTES,
+    MAX_ZONE_MAPPING_BYTES, MAX_ZONE_MAPPING_OUTPUT_BYTES,
 };
 use appzone_test_support::TestApp;
 use http::StatusCode;
@@ -254,43 +254,59 @@ async fn the_real_servers_refusals_of_mappings_arrive_with_their_codes() {
     .await;
 }
 
-/// A body over 1 MiB is refused by the client before sending with the code and status the
-/// real server answers the same body with.
+/// What the client refuses before sending, a JSON body over 32 MiB or an `output` (the zones)
+/// over 1 MiB, has the code and status the real server answers the same body with.
 #[tokio::test]
-async fn a_mapping_over_one_mebibyte_refused_locally_has_the_code_and_status_of_the_servers_answer()
-{
+async fn a_mapping_over_the_limits_refused_locally_has_the_code_and_status_of_the_servers_answer() {
     bounded(async {
         let server = TestApp::sqlite().await;
-        let request = ZoneMappingRequest::new(
+        let over_32_mib = ZoneMappingRequest::new(
             "aws".parse().unwrap(),
             Some("x".repeat(MAX_ZONE_MAPPING_BYTES)),
             serde_json::json!({"AvailabilityZones": []}),
         );
-        let local = client(&server.base, &server.admin_key)
-            .put_zone_mapping(&prod(), &request)
-            .await
-            .unwrap_err();
-        assert_eq!(local.request_id(), None, "nothing was sent");
-        let answer = reqwest::Client::new()
-            .put(format!("{}/api/v1/zone-mappings/prod", server.base))
-            .header("X-API-KEY", &server.admin_key)
-            .header("content-type", "application/json")
-            .body(serde_json::to_vec(&request).unwrap())
-            .send()
-            .await
-            .unwrap();
-        let status = answer.status();
-        let body: serde_json::Value = answer.json().await.unwrap();
-        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
-        assert_eq!(local.status(), Some(status));
-        assert_eq!(
-            local.error_code().map(ErrorCode::as_str),
-            body["error_code"].as_str()
+        let zones_over_1_mib = ZoneMappingRequest::new(
+            "aws".parse().unwrap(),
+            None,
+            serde_json::json!({"AvailabilityZones": [], "padding": "x".repeat(MAX_ZONE_MAPPING_OUTPUT_BYTES)}),
         );
-        assert_eq!(
-            appzone_client::exit_code::for_error(&local),
-            appzone_client::exit_code::INVALID_INPUT
-        );
+        for (request, says) in [
+            (over_32_mib, "at most 33554432 (32 MiB)"),
+            (zones_over_1_mib, "at most 1048576 (1 MiB) for the zones"),
+        ] {
+            let local = client(&server.base, &server.admin_key)
+                .put_zone_mapping(&prod(), &request)
+                .await
+                .unwrap_err();
+            assert_eq!(local.request_id(), None, "nothing was sent");
+            assert!(local.to_string().contains(says), "{local}");
+            let answer = reqwest::Client::new()
+                .put(format!("{}/api/v1/zone-mappings/prod", server.base))
+                .header("X-API-KEY", &server.admin_key)
+                .header("content-type", "application/json")
+                .body(serde_json::to_vec(&request).unwrap())
+                .send()
+                .await
+                .unwrap();
+            let status = answer.status();
+            let body: serde_json::Value = answer.json().await.unwrap();
+            assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{says}");
+            assert_eq!(local.status(), Some(status));
+            assert_eq!(
+                local.error_code().map(ErrorCode::as_str),
+                body["error_code"].as_str()
+            );
+            assert_eq!(
+                appzone_client::exit_code::for_error(&local),
+                appzone_client::exit_code::INVALID_INPUT
+            );
+        }
+        assert!(client(&server.base, &server.admin_key)
+            .zone_mappings()
+            .await
+            .unwrap()
+            .data
+            .is_empty());
     })
     .await;
 }

@@ -3,12 +3,16 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use appzone_client::{exit_code, Client, ProfileId, ProviderId, RegionId, ZoneIdentityQuery};
+use appzone_client::{
+    exit_code, Client, ProfileId, ProviderId, RegionId, ZoneIdentityQuery, ZoneMappingId,
+};
+use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 mod conformance;
 mod duration;
 mod failure;
+mod instance_types;
 mod mappings;
 mod output;
 mod zones;
@@ -33,7 +37,14 @@ Examples:
       --output json > us-east-1.json
   appzone mappings put prod --provider aws --label \"production account\" --file us-east-1.json
   appzone zones aws us-east-1 --identities --mapping prod
-  appzone mappings list";
+  appzone mappings list
+
+  # What runs where: store each account's offerings with its mapping, then ask across accounts.
+  aws ec2 describe-instance-type-offerings --location-type availability-zone-id \\
+      --region us-east-1 --output json > prod-offers.json
+  appzone mappings put prod --provider aws --file us-east-1.json --offerings prod-offers.json
+  appzone zones aws us-east-1 --identities --mapping prod --mapping staging --offers p5.48xlarge
+  appzone instance-types aws us-east-1 --mapping prod --zone-id use1-az1";
 
 const ON_ERROR: &str = "\
 On an error, stdout stays empty and stderr says what failed: a line with the error code and the
@@ -52,8 +63,8 @@ fn after_help() -> String {
 }
 
 /// The appzone API from a terminal: list the cloud providers, their regions and the zones of a
-/// region with their identities; store your organization's zone mappings; delete application
-/// profiles.
+/// region with their identities; store your organization's zone mappings, with what each
+/// account may launch where; delete application profiles.
 #[derive(Debug, Parser)]
 #[command(name = "appzone", version, after_help = after_help())]
 struct Cli {
@@ -85,7 +96,7 @@ struct Cli {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Output {
     /// Plain lines: one id per line (provider, region or zone), a table (zone identities, zone
-    /// mappings), or a confirmation.
+    /// mappings, instance types), or a confirmation.
     Text,
     /// JSON on one line: the API's body, or `{"deleted": "<id>"}`; an error is one JSON object
     /// on stderr.
@@ -109,9 +120,10 @@ enum Command {
         /// Provider id, such as `aws`, `gcp` or `azure` (`appzone providers` lists them).
         provider: String,
     },
-    // These two take their help from their `Args`' doc comments.
+    // These take their help from their `Args`' doc comments.
     Zones(zones::Args),
     Mappings(mappings::Args),
+    InstanceTypes(instance_types::Args),
     /// Manage application profiles.
     Profiles {
         #[command(subcommand)]
@@ -186,7 +198,33 @@ fn parse() -> Result<Cli, clap::Error> {
     command.build();
     let mut command = with_help_usage(command);
     let matches = command.try_get_matches_from_mut(std::env::args_os())?;
-    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))?;
+    match cli.command.usage_error() {
+        None => Ok(cli),
+        // Reported as clap reports its own, with the subcommand's usage line.
+        Some((path, message)) => {
+            let mut sub = command;
+            for name in path {
+                match sub.find_subcommand(name) {
+                    Some(found) => sub = found.clone(),
+                    None => break,
+                }
+            }
+            Err(sub.error(ErrorKind::ArgumentConflict, message))
+        }
+    }
+}
+
+impl Command {
+    /// A combination of options clap lets through but the command refuses, before anything
+    /// is read or sent: the subcommand's path (for its usage line) and the message.
+    fn usage_error(&self) -> Option<(&'static [&'static str], String)> {
+        match self {
+            Command::Zones(args) => args.usage_error().map(|m| (&["zones"][..], m)),
+            Command::Mappings(args) => args.usage_error().map(|m| (&["mappings", "put"][..], m)),
+            _ => None,
+        }
+    }
 }
 
 /// `command` and its subcommands, each with its help's usage line as its usage everywhere.
@@ -221,6 +259,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Regions { provider } => Call::Regions(provider.parse()?),
         Command::Zones(args) => args.call()?,
         Command::Mappings(args) => Call::Mappings(args.call()?),
+        Command::InstanceTypes(args) => args.call()?,
         Command::Profiles {
             command:
                 ProfilesCommand::Delete {
@@ -259,6 +298,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 zones::print_identities(&client, provider, region, &query, output).await
             }
             Call::Mappings(call) => call.run(&client, output).await,
+            Call::InstanceTypes(provider, region, mapping, zone_id) => {
+                instance_types::print(
+                    &client,
+                    provider,
+                    region,
+                    &mapping,
+                    zone_id.as_deref(),
+                    output,
+                )
+                .await
+            }
             Call::Delete(id, key) => {
                 // A key given on the command line is checked by the client (exit 6 when it is
                 // not one), before anything is sent.
@@ -280,4 +330,6 @@ enum Call {
     /// `zones --identities`, with the zone mappings to apply and the filters.
     Identities(ProviderId, RegionId, ZoneIdentityQuery),
     Mappings(mappings::Call),
+    /// `instance-types`: the mapping, and the zone asked if any.
+    InstanceTypes(ProviderId, RegionId, ZoneMappingId, Option<String>),
 }

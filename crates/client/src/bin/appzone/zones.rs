@@ -1,5 +1,5 @@
 //! `appzone zones`: its options, and with `--identities` the zone-identity listing (API 1.2)
-//! as a table.
+//! as a table, filtered by the instance types offered with `--offers` (API 1.3).
 
 use appzone_client::{
     Client, ProviderId, RegionId, ZoneIdentityList, ZoneIdentityQuery, ZoneMappingId, ZoneType,
@@ -24,7 +24,10 @@ use super::{Call, Failure, Output};
 /// --mapping ID, ZONE_NAME shows the names of
 /// your zone mapping ID (see `appzone mappings put`); with --mapping repeated, a column per
 /// mapping, ZONE_NAME(ID), shows each account's names side by side. --zone-name, --zone-id
-/// and --zone-type keep only the zones asked (each repeatable or comma-separated).
+/// and --zone-type keep only the zones asked (each repeatable or comma-separated). --offers
+/// keeps the zones where every mapping asked offers every instance type listed, from the
+/// offerings stored with the mappings (`appzone mappings put ... --offerings FILE`): where
+/// can I run p5.48xlarge in prod and in staging, in one request.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -33,6 +36,7 @@ Examples:
   appzone zones aws us-east-1 --identities --mapping prod
   appzone zones aws us-east-1 --identities --mapping a --mapping b --zone-name us-east-1a
   appzone zones aws us-east-1 --identities --zone-type local-zone,wavelength-zone
+  appzone zones aws us-east-1 --identities --mapping prod --mapping staging --offers p5.48xlarge
   appzone --output json zones azure eastus --identities")]
 pub struct Args {
     /// Provider id, such as `aws`, `gcp` or `azure`.
@@ -73,9 +77,28 @@ pub struct Args {
         value_delimiter = ','
     )]
     zone_type: Vec<String>,
+    /// With --identities and --mapping: only the zones where every mapping asked offers each
+    /// of these instance types, such as `p5.48xlarge` (at most 20).
+    #[arg(
+        long,
+        value_name = "TYPE",
+        requires = "identities",
+        value_delimiter = ','
+    )]
+    offers: Vec<String>,
 }
 
 impl Args {
+    /// What the options allow but the command cannot do, as a usage error's message: clap
+    /// checks the rest (each filter needs --identities).
+    pub fn usage_error(&self) -> Option<String> {
+        (!self.offers.is_empty() && self.mapping.is_empty()).then(|| {
+            "--offers needs --mapping: offerings are stored with your zone mappings (appzone \
+             mappings put ID ... --offerings FILE); name one or more with --mapping ID"
+                .to_owned()
+        })
+    }
+
     /// The zone listing, or with --identities the identity listing; the ids checked first.
     pub fn call(self) -> Result<Call, Failure> {
         let provider = self.provider.parse()?;
@@ -95,6 +118,7 @@ impl Args {
         }
         query.zone_ids = self.zone_id;
         query.zone_names = self.zone_name;
+        query.offers = self.offers;
         Ok(Call::Identities(provider, region, query))
     }
 }

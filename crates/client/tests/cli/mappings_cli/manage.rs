@@ -11,8 +11,8 @@ async fn mappings_list_prints_a_table_then_the_message_and_json_prints_the_body(
     assert_exit(&run, exit_code::OK);
     assert_eq!(
         run.stdout,
-        "ID    PROVIDER  ACCOUNT  REGIONS    IMPORTED_AT           LABEL\n\
-         prod  aws       -        us-east-1  2026-11-27T10:00:00Z  production account\n\
+        "ID    PROVIDER  ACCOUNT  REGIONS    OFFERINGS  IMPORTED_AT           LABEL\n\
+         prod  aws       -        us-east-1  -          2026-11-27T10:00:00Z  production account\n\
          1 zone mapping\n"
     );
     let run = against(&server, &["mappings", "list", "--output", "json"]).await;
@@ -245,10 +245,13 @@ async fn help_shows_the_mapping_commands_with_examples() {
     let run = appzone(&["mappings", "put", "--help"], &[]).await;
     assert_exit(&run, exit_code::OK);
     for expected in [
-        "Usage: appzone mappings put [OPTIONS] --provider <PROVIDER> --file <FILE> <ID>",
-        "[possible values: aws, azure]",
+        "Usage: appzone mappings put [OPTIONS] --provider <PROVIDER> <ID>",
+        "[possible values: aws, azure, gcp]",
         "az account list-locations -o json",
         "--file -",
+        "--offerings <FILE>...",
+        "aws ec2 describe-instance-type-offerings --location-type availability-zone-id",
+        "gzip-compressed",
     ] {
         assert!(
             run.stdout.contains(expected),

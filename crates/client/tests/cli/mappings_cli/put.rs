@@ -127,7 +127,7 @@ struct Refusal<'a> {
 async fn mappings_put_refuses_what_it_cannot_send_before_sending() {
     let server = Server::start(vec![mapping_reply(201, "stored")]).await;
     let not_json = file_with("AvailabilityZones: none\n");
-    // Over 1 MiB once compact: the client's local 413.
+    // Zones over 1 MiB once compact (the API's limit for `output`): the client's local 413.
     let big = file_with(&format!(
         "{{\"AvailabilityZones\": [], \"padding\": \"{}\"}}",
         "x".repeat(1024 * 1024)
@@ -162,7 +162,7 @@ async fn mappings_put_refuses_what_it_cannot_send_before_sending() {
             stderr: |stderr| stderr.starts_with("error: cannot read /nonexistent/us-east-1.json: "),
         },
         Refusal {
-            name: "a body over 1 MiB, with --output json",
+            name: "zones over 1 MiB, with --output json",
             args: [
                 &["--output", "json"][..],
                 &put(big.path().to_str().unwrap()),
@@ -175,7 +175,8 @@ async fn mappings_put_refuses_what_it_cannot_send_before_sending() {
             },
         },
         Refusal {
-            name: "a provider whose names hold for every project",
+            // GCP names hold for every project: a gcp mapping holds offerings alone.
+            name: "gcp with a zones file",
             args: vec![
                 "mappings",
                 "put",

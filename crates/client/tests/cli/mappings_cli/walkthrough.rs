@@ -1,6 +1,7 @@
-//! docs/CLIENTS.md's two-account walkthrough ("Your own zone names"), run as written against
-//! the real server: each `appzone` line of its `sh` blocks, with the files the `aws` lines
-//! would write, and the printed output compared with the `text` block that follows.
+//! docs/CLIENTS.md's two-account walkthrough ("Your own zone names", with "What runs where"),
+//! run as written against the real server: each `appzone` line of its `sh` blocks, with the
+//! files the `aws` lines would write (the offerings built from the page's table of them), and
+//! the printed output compared with the `text` block that follows.
 
 use super::*;
 
@@ -8,10 +9,7 @@ const CLIENTS: &str = include_str!("../../../../../docs/CLIENTS.md");
 
 /// The `sh` and `text` blocks of the section, in order.
 fn blocks() -> Vec<(String, String)> {
-    let section = CLIENTS
-        .split("\n## ")
-        .find(|s| s.starts_with("Your own zone names"))
-        .expect("docs/CLIENTS.md has a section \"Your own zone names\"");
+    let section = section();
     let mut blocks = Vec::new();
     let mut open: Option<(String, String)> = None;
     for line in section.lines() {
@@ -26,6 +24,42 @@ fn blocks() -> Vec<(String, String)> {
         }
     }
     blocks
+}
+
+/// The walkthrough's section of docs/CLIENTS.md.
+fn section() -> &'static str {
+    CLIENTS
+        .split("\n## ")
+        .find(|s| s.starts_with("Your own zone names"))
+        .expect("docs/CLIENTS.md has a section \"Your own zone names\"")
+}
+
+/// The offerings files the `aws ec2 describe-instance-type-offerings` lines would write for
+/// prod and for staging, built from the section's table (`| `type` | prod's zone ids |
+/// staging's zone ids |`), in the CLI's shape.
+fn offerings_outputs() -> [String; 2] {
+    let mut accounts: [Vec<serde_json::Value>; 2] = [Vec::new(), Vec::new()];
+    for row in section().lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let [_, instance_type, prod, staging, _] = cells[..] else {
+            panic!("a row of the offerings table has 3 cells: {row}");
+        };
+        let instance_type = instance_type.trim_matches('`');
+        for (offerings, zones) in accounts.iter_mut().zip([prod, staging]) {
+            offerings.extend(zones.split(", ").map(|zone| {
+                serde_json::json!({"InstanceType": instance_type,
+                    "LocationType": "availability-zone-id", "Location": zone})
+            }));
+        }
+    }
+    assert!(
+        !accounts[0].is_empty(),
+        "the section has a table of offerings"
+    );
+    accounts.map(|offerings| {
+        serde_json::to_string_pretty(&serde_json::json!({ "InstanceTypeOfferings": offerings }))
+            .unwrap()
+    })
 }
 
 /// A command line split into words, `"..."` quoting spaces (what the walkthrough uses).
@@ -61,9 +95,18 @@ async fn the_two_account_walkthrough_prints_what_docs_clients_md_shows() {
     let server = TestApp::sqlite().await;
     let prod = file_with(DESCRIBE_US_EAST_1);
     let staging = file_with(&staging_output());
+    let [prod_offers, staging_offers] = offerings_outputs().map(|json| file_with(&json));
     let files = [
         ("prod.json", prod.path().to_str().unwrap().to_owned()),
         ("staging.json", staging.path().to_str().unwrap().to_owned()),
+        (
+            "prod-offers.json",
+            prod_offers.path().to_str().unwrap().to_owned(),
+        ),
+        (
+            "staging-offers.json",
+            staging_offers.path().to_str().unwrap().to_owned(),
+        ),
     ];
     let env = [
         ("APPZONE_URL", server.base.as_str()),
@@ -110,5 +153,8 @@ async fn the_two_account_walkthrough_prints_what_docs_clients_md_shows() {
         assert_eq!(&printed, expected, "the output of\n{commands}");
         shown += 1;
     }
-    assert_eq!(shown, 2, "the walkthrough's two transcripts: {blocks:?}");
+    assert_eq!(
+        shown, 4,
+        "the walkthrough's four transcripts (two of names, two of offerings): {blocks:?}"
+    );
 }

@@ -75,30 +75,41 @@ async fn put_zone_mapping_without_a_label_sends_none() {
 }
 
 #[tokio::test]
-async fn put_zone_mapping_over_one_mebibyte_is_refused_before_sending_as_the_servers_413() {
+async fn put_zone_mapping_over_the_limits_is_refused_before_sending_as_the_servers_413() {
     let server = Server::start(vec![mapping_reply(201, "stored")]).await;
-    let request = ZoneMappingRequest::new(
+    // Zones over 1 MiB (MAX_ZONE_MAPPING_OUTPUT_BYTES), and offerings making the body over
+    // 32 MiB (MAX_ZONE_MAPPING_BYTES, counted uncompressed).
+    let zones_over = ZoneMappingRequest::new(
         "aws".parse().unwrap(),
         None,
-        serde_json::json!({"AvailabilityZones": [], "padding": "x".repeat(MAX_ZONE_MAPPING_BYTES)}),
+        serde_json::json!({"AvailabilityZones": [], "padding": "x".repeat(MAX_ZONE_MAPPING_OUTPUT_BYTES)}),
     );
-    let error = client(&server.url(), key())
-        .put_zone_mapping(&prod(), &request)
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            Error::InvalidArgument {
-                argument: "zone mapping",
-                ..
-            }
-        ),
-        "{error:?}"
-    );
-    assert_eq!(error.status(), Some(StatusCode::PAYLOAD_TOO_LARGE));
-    assert_eq!(error.error_code(), Some(&ErrorCode::PayloadTooLarge));
-    assert_eq!(error.request_id(), None);
+    let body_over = aws_request().with_offerings(serde_json::json!({
+        "InstanceTypeOfferings": [], "padding": "x".repeat(MAX_ZONE_MAPPING_BYTES)
+    }));
+    for (request, says) in [
+        (zones_over, "(1 MiB) for the zones"),
+        (body_over, "(32 MiB), compressed or not"),
+    ] {
+        let error = client(&server.url(), key())
+            .put_zone_mapping(&prod(), &request)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::InvalidArgument {
+                    argument: "zone mapping",
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains(says), "{error}");
+        assert_eq!(error.status(), Some(StatusCode::PAYLOAD_TOO_LARGE));
+        assert_eq!(error.error_code(), Some(&ErrorCode::PayloadTooLarge));
+        assert_eq!(error.request_id(), None);
+    }
     assert_eq!(server.attempts(), 0);
 }
 
