@@ -269,7 +269,7 @@ mappings applied, and `Cache-Control: private, max-age=60`.",
         (status = 422, description = "`invalid_zone_mapping`: the mapping named is of another provider. `offerings_not_stored`: `offers` was given and the mapping named holds no offerings for this region.", body = ErrorBody,
             examples(
                 ("invalid_zone_mapping" = (summary = "A mapping of another provider", value = json!({"error": "zone mapping \"prod\" is of aws, not of azure", "error_code": "invalid_zone_mapping"}))),
-                ("offerings_not_stored" = (summary = "A mapping without offerings for the region", value = json!({"error": "zone mapping \"prod\" holds no instance-type offerings for aws/us-east-1; store them with its zones (offerings in PUT /api/v1/zone-mappings/prod), from aws ec2 describe-instance-type-offerings --location-type availability-zone-id --region us-east-1 --output json", "error_code": "offerings_not_stored"})))
+                ("offerings_not_stored" = (summary = "A mapping without offerings for the region", value = json!({"error": "zone mapping \"prod\" holds no instance-type offerings for aws/us-east-1; store them with its zones (offerings in PUT /api/v1/zone-mappings/prod), from aws ec2 describe-instance-type-offerings --location-type availability-zone-id --region us-east-1 --output json (a PUT names in skipped what it could not place)", "error_code": "offerings_not_stored"})))
             )),
     ),
     security(("apiKey" = []))

@@ -70,7 +70,7 @@ unchanged. `HEAD` answers the same headers without a body.",
         (status = 404, description = "`region_not_found`: the provider has no such region. `zone_mapping_not_found`: the caller's organization has no zone mapping with that id.", body = ErrorBody,
             example = json!({"error": "zone mapping not found: your organization has no zone mapping \"staging\"; GET /api/v1/zone-mappings lists them", "error_code": "zone_mapping_not_found"})),
         (status = 422, description = "`invalid_zone_mapping`: the mapping is of another provider. `offerings_not_stored`: the mapping holds no offerings for this region.", body = ErrorBody,
-            example = json!({"error": "zone mapping \"prod\" holds no instance-type offerings for aws/us-east-1; store them with its zones (offerings in PUT /api/v1/zone-mappings/prod), from aws ec2 describe-instance-type-offerings --location-type availability-zone-id --region us-east-1 --output json", "error_code": "offerings_not_stored"})),
+            example = json!({"error": "zone mapping \"prod\" holds no instance-type offerings for aws/us-east-1; store them with its zones (offerings in PUT /api/v1/zone-mappings/prod), from aws ec2 describe-instance-type-offerings --location-type availability-zone-id --region us-east-1 --output json (a PUT names in skipped what it could not place)", "error_code": "offerings_not_stored"})),
     ),
     security(("apiKey" = []))
 )]

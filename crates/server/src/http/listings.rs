@@ -267,7 +267,8 @@ fn offerings_of<'m>(
             ErrorCode::OFFERINGS_NOT_STORED,
             format!(
                 "zone mapping {id:?} holds no instance-type offerings for {at}; store them with \
-                 its zones (offerings in PUT /api/v1/zone-mappings/{id}), from {command}"
+                 its zones (offerings in PUT /api/v1/zone-mappings/{id}), from {command} (a PUT \
+                 names in skipped what it could not place)"
             ),
         )
     })
