@@ -102,7 +102,7 @@ impl<K: std::hash::Hash + Eq + Clone> Limit<K> {
                 remaining: state.remaining_burst_capacity(),
             },
             Err(not_until) => Outcome::Refused {
-                wait: not_until.wait_time_from(DefaultClock::default().now()),
+                wait: not_until.wait_time_from(self.limiter.clock().now()),
             },
         }
     }

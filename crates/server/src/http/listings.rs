@@ -146,29 +146,31 @@ pub async fn list_zone_identities(
             .map(|found| offerings_of(found, identities))
             .collect::<Result<_, _>>()?
     };
-    let offered: Option<Vec<&str>> = (!query.offers.is_empty()).then(|| {
-        let wanted: Vec<Vec<Option<u32>>> = offers
-            .iter()
-            .map(|o| query.offers.iter().map(|t| o.type_index(t)).collect())
-            .collect();
-        identities
-            .items()
-            .iter()
-            .map(|item| item.zone_id.as_str())
-            .filter(|zone| {
-                offers
-                    .iter()
-                    .zip(&wanted)
-                    .all(|(o, types)| o.zone_offers_all(zone, types))
-            })
-            .collect()
-    });
     let mappings: Vec<_> = cached.iter().map(|c| (&c.mapping, c.version)).collect();
     // Answers with a query are kept in the snapshot's cache, keyed by what they depend on.
     let org = (!mappings.is_empty()).then_some(&*key.org_id);
     let answer = listing
         .snapshot
         .answer_with(identities.cache_key(org, &query, &mappings), || {
+            // Which zones pass `offers` follows from the mappings' versions, which the key
+            // holds: worked out only when the answer is built.
+            let offered: Option<Vec<&str>> = (!query.offers.is_empty()).then(|| {
+                let wanted: Vec<Vec<Option<u32>>> = offers
+                    .iter()
+                    .map(|o| query.offers.iter().map(|t| o.type_index(t)).collect())
+                    .collect();
+                identities
+                    .items()
+                    .iter()
+                    .map(|item| item.zone_id.as_str())
+                    .filter(|zone| {
+                        offers
+                            .iter()
+                            .zip(&wanted)
+                            .all(|(o, types)| o.zone_offers_all(zone, types))
+                    })
+                    .collect()
+            });
             identities.answer_to(&query, &mappings, offered.as_deref())
         });
     Ok(listing.answer(&answer))
