@@ -17,6 +17,7 @@ mod end_to_end;
 mod identities;
 mod manage;
 mod offerings;
+mod offerings_queries;
 mod put;
 mod walkthrough;
 
