@@ -125,6 +125,8 @@ const RUN_BY: &[(&str, &str)] = &[
     // The clouds' own CLIs need a cloud account; what they print is the shape of the fixtures
     // the zone-mapping tests store (tests/integration/fixtures/, crates/test-support/fixtures/).
     ("aws ec2 describe-availability-zones", "not-run:"),
+    // Likewise their offerings (crates/test-support/fixtures/offerings/, recorded AWS data).
+    ("aws ec2 describe-instance-type-offerings", "not-run:"),
 ];
 
 /// The commands of the README and the guides: the lines of their `sh` blocks (comments dropped)
