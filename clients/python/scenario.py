@@ -118,7 +118,7 @@ def expect_error(status: HTTPStatus, parsed: object, want: HTTPStatus, code: str
 
 T = TypeVar("T")
 # The listings: each a 200 envelope of `data`, `status` and `id`.
-L = TypeVar("L", ProviderList, RegionList, ZoneList, ZoneIdentityList)
+L = TypeVar("L", ProviderList, RegionList, ZoneList, ZoneIdentityList, InstanceTypeList)
 
 
 def expect_ok(answer: Response[Any], kind: type[T], want: HTTPStatus = HTTPStatus.OK) -> T:
@@ -512,23 +512,23 @@ def step_offerings(base_url: str, admin_key: str, member_key: str) -> None:
     body = mapping_request(output)
     body.offerings = AwsOfferingsOutput.from_dict(offerings)
     with keyed(base_url, admin_key) as admin:
-        answer = put_zone_mapping.sync_detailed(MAPPING, client=admin, body=body)
-        stored = expect_ok(answer, ZoneMappingAnswer, HTTPStatus.OK)
+        put = put_zone_mapping.sync_detailed(MAPPING, client=admin, body=body)
+        stored = expect_ok(put, ZoneMappingAnswer, HTTPStatus.OK)
     counts = [(o.region, o.instance_types, o.offerings) for o in stored.data.offerings]
     if counts != [("us-east-1", 1, 2)]:
         raise WrongAnswer(f"offerings {counts!r}, want [('us-east-1', 1, 2)]")
     with keyed(base_url, member_key) as client:
-        answer = list_zone_identities.sync_detailed(
+        found = list_zone_identities.sync_detailed(
             "aws", "us-east-1", client=client, mapping=[MAPPING], offers=["p5.48xlarge"]
         )
-        listing = expect_listing(answer, ZoneIdentityList)
+        listing = expect_listing(found, ZoneIdentityList)
         kept = sorted(zone.zone_id for zone in listing.data)
         if kept != offered:
             raise WrongAnswer(f"?offers=p5.48xlarge kept {kept!r}, want {offered!r}")
-        answer = list_instance_types.sync_detailed(
+        listed_types = list_instance_types.sync_detailed(
             "aws", "us-east-1", client=client, mapping=MAPPING
         )
-        types = expect_listing(answer, InstanceTypeList)
+        types = expect_listing(listed_types, InstanceTypeList)
     listed = [(t.instance_type, sorted(t.zone_ids)) for t in types.data]
     if listed != [("p5.48xlarge", offered)]:
         raise WrongAnswer(f"instance types {listed!r}, want [('p5.48xlarge', {offered!r})]")

@@ -86,6 +86,17 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
             .iter()
             .map(|(id, name)| MappedZone::new((*id).to_owned(), (*name).to_owned()))
             .collect();
+        let offered = DEMO_OFFERINGS.iter().flat_map(|(instance_type, zones)| {
+            zones
+                .iter()
+                .map(|zone| (region.clone(), *zone, *instance_type))
+        });
+        // The catalog's order of us-east-1's zone ids is theirs sorted (use1-az1 first).
+        let offerings = Offerings::from_triples(offered.collect(), |_, zone| {
+            zone.strip_prefix("use1-az")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(usize::MAX)
+        });
         let regions = [MappedRegion::new(region, zones)];
         let label = "demo: a constructed account, not a real one";
         let aws = "aws".parse().map_err(invalid)?;
@@ -98,7 +109,7 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
                     provider: &aws,
                     label,
                     regions: &regions,
-                    offerings: &Offerings::default(),
+                    offerings: &offerings,
                 },
             )
             .await?;
@@ -122,6 +133,19 @@ pub async fn seed(store: &Store) -> Result<Demo, StoreError> {
 
 /// The demo's zone mapping of us-east-1: a constructed account's letters for the six AZ IDs,
 /// deliberately not any real account's.
+/// The demo mapping's instance-type offerings, constructed like its names: each type with the
+/// zone ids offering it (`instance-types?mapping=prod`, `?offers=p5.48xlarge`).
+const DEMO_OFFERINGS: [(&str, &[&str]); 3] = [
+    (
+        "m7i.large",
+        &[
+            "use1-az1", "use1-az2", "use1-az3", "use1-az4", "use1-az5", "use1-az6",
+        ],
+    ),
+    ("p5.48xlarge", &["use1-az2", "use1-az4", "use1-az6"]),
+    ("trn1.32xlarge", &["use1-az1", "use1-az4"]),
+];
+
 const DEMO_MAPPING: [(&str, &str); 6] = [
     ("use1-az2", "us-east-1a"),
     ("use1-az4", "us-east-1b"),

@@ -161,12 +161,6 @@ impl ToSchema for GcpMachineType {
 impl PartialSchema for OfferingsOutput {
     fn schema() -> RefOr<Schema> {
         let aws = || Ref::from_schema_name("AwsOfferingsOutput");
-        let skus = || {
-            ArrayBuilder::new()
-                .items(Ref::from_schema_name("AzureSku"))
-                .min_items(Some(1))
-                .max_items(Some(100_000))
-        };
         AnyOfBuilder::new()
             .item(aws())
             .item(
@@ -176,16 +170,16 @@ impl PartialSchema for OfferingsOutput {
                     .max_items(Some(1000))
                     .description(Some("`aws`: several regions' outputs, an array of them.")),
             )
-            .item(skus().description(Some(
-                "`azure`: one location's `az vm list-skus` output, an array of SKUs.",
-            )))
             .item(
                 ArrayBuilder::new()
-                    .items(skus())
+                    .items(Ref::from_schema_name("AzureSku"))
                     .min_items(Some(1))
-                    .max_items(Some(1000))
+                    .max_items(Some(100_000))
                     .description(Some(
-                        "`azure`: several locations' `az vm list-skus` outputs, an array of them.",
+                        "`azure`: one location's `az vm list-skus` output, an array of SKUs; \
+                         several locations' outputs joined into one array (each SKU names its \
+                         location), or sent as they come, an array of those arrays, which the \
+                         server reads the same.",
                     )),
             )
             .item(
