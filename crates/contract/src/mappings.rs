@@ -189,6 +189,11 @@ exactly as it printed it, with the instance-type offerings of the same account w
         "output": {"AvailabilityZones": [
             {"RegionName": "us-east-1", "ZoneName": "us-east-1a", "ZoneId": "use1-az2", "ZoneType": "availability-zone", "State": "available"},
             {"RegionName": "us-east-1", "ZoneName": "us-east-1b", "ZoneId": "use1-az4", "ZoneType": "availability-zone", "State": "available"}
+        ]},
+        "offerings": {"InstanceTypeOfferings": [
+            {"InstanceType": "p5.48xlarge", "LocationType": "availability-zone-id", "Location": "use1-az2"},
+            {"InstanceType": "m7i.large", "LocationType": "availability-zone-id", "Location": "use1-az2"},
+            {"InstanceType": "m7i.large", "LocationType": "availability-zone-id", "Location": "use1-az4"}
         ]}
     })
 )]

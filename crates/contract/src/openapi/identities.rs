@@ -195,6 +195,27 @@ mappings applied, and `Cache-Control: private, max-age=60`.",
                     "source": {"compiled_on": "2026-11-28", "refreshed_on": null, "references": []},
                     "status": "success"
                 }))),
+                ("offers" = (summary = "What runs where: the zones where both accounts may launch p5.48xlarge (?mapping=prod&mapping=staging&offers=p5.48xlarge)", value = json!({
+                    "data": [
+                        {"zone_id": "use1-az4", "zone_name": "us-east-1b", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "parent_zone_id": null, "network_border_group": null, "opt_in": "not_required", "names": [
+                            {"mapping": "prod", "zone_name": "us-east-1b", "state": "available", "opt_in_status": "opt-in-not-required"},
+                            {"mapping": "staging", "zone_name": "us-east-1d", "state": "available", "opt_in_status": "opt-in-not-required"}
+                        ]},
+                        {"zone_id": "use1-az6", "zone_name": "us-east-1c", "name_scope": "account", "zone_type": "availability-zone", "visibility": "all_accounts", "parent_zone_id": null, "network_border_group": null, "opt_in": "not_required", "names": [
+                            {"mapping": "prod", "zone_name": "us-east-1c", "state": "available", "opt_in_status": "opt-in-not-required"},
+                            {"mapping": "staging", "zone_name": "us-east-1e", "state": "available", "opt_in_status": "opt-in-not-required"}
+                        ]}
+                    ],
+                    "id": "01JD8Y3ZQ4K5M6N7P8R9S0T1V2",
+                    "mapping": {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z"},
+                    "mappings": [
+                        {"id": "prod", "provider": "aws", "label": "production account", "imported_at": "2026-11-27T10:00:00Z"},
+                        {"id": "staging", "provider": "aws", "label": "staging account", "imported_at": "2026-11-27T11:00:00Z"}
+                    ],
+                    "message": "6 zones in aws/us-east-1; 6 names from zone mapping prod; names of zone mappings prod, staging side by side; offers p5.48xlarge in zone mappings prod, staging; 2 zones shown by the filters",
+                    "source": {"compiled_on": "2026-11-28", "refreshed_on": null, "references": []},
+                    "status": "success"
+                }))),
                 ("uniform" = (summary = "AWS, one name for every account", value = json!({
                     "data": [
                         {"zone_id": "euc1-az2", "zone_name": "eu-central-1a", "name_scope": "uniform", "zone_type": "availability-zone", "visibility": "all_accounts", "parent_zone_id": null, "network_border_group": null, "opt_in": "not_required", "names": []}
