@@ -265,7 +265,9 @@ pub fn app(state: AppState) -> App {
         with_body.layer(DefaultBodyLimit::disable()),
         appzone_contract::MAX_ZONE_MAPPING_BYTES,
     )
-    .layer(RequestDecompressionLayer::new());
+    // Another encoding passes through with its header, for the handler's 400 `invalid_body`
+    // (the layer's own refusal is a bare 415, a status and code the contract does not have).
+    .layer(RequestDecompressionLayer::new().pass_through_unaccepted(true));
     let routes = body_limit::limited(routes, state.http.max_body_bytes).merge(with_body);
     with_middleware(routes, state)
 }

@@ -405,7 +405,8 @@ region, or a pair that contradicts the catalog's sources where a zone's name is 
 every account), and for an output of which nothing could be kept; the message names the first \
 offenders. A body over 32 MiB (33554432 bytes, counted once decoded) answers 413 naming the \
 limit, as does an `output` over 1 MiB; send large bodies with `Content-Encoding: gzip` (a \
-compressed body that inflates past the limit is refused without being inflated whole). A \
+compressed body that inflates past the limit is refused without being inflated whole; another \
+encoding answers 400 `invalid_body`). A \
 refused request leaves the stored mapping as it was. An organization keeps at most 100 \
 mappings.\n\n\
 201 when the mapping is new, 200 when it replaced one; both return it, with `skipped`, and a \

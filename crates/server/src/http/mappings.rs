@@ -18,7 +18,8 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use http::StatusCode;
+use http::header::CONTENT_ENCODING;
+use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tower_http::request_id::RequestId;
@@ -238,12 +239,23 @@ pub async fn put_zone_mapping(
     State(mappings): State<MappingCache>,
     write: Write,
     params: PathParams,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     if write.role != Role::Admin {
         return Err(forbidden());
     }
     let mapping_id = mapping_id(&params)?;
+    // gzip was inflated on the way in (its header removed); any other is not read.
+    if let Some(encoding) = headers
+        .get(CONTENT_ENCODING)
+        .filter(|e| !e.as_bytes().eq_ignore_ascii_case(b"identity"))
+    {
+        return Err(invalid_body(format!(
+            "Content-Encoding {:?} is not read; send the body as it is, or gzip-compressed",
+            String::from_utf8_lossy(encoding.as_bytes())
+        )));
+    }
     let body = body.map_err(|rejection| match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
             ErrorCode::PayloadTooLarge,

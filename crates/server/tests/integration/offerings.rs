@@ -353,6 +353,19 @@ both_backends! {
         assert_eq!(message, format!("the request body is larger than this route's limit of {limit} bytes"));
         let broken = refused(&put_bytes(&app, "prod", b"not gzip".to_vec(), true).await, 400, "invalid_body");
         assert!(broken.contains("could not be read"), "{broken}");
+        // Another encoding is named, in the contract's body (not a bare 415).
+        let brotli = app
+            .http
+            .put(app.url("/api/v1/zone-mappings/prod"))
+            .header("X-API-KEY", &app.admin_key)
+            .header("content-type", "application/json")
+            .header("content-encoding", "br")
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        let message = refused(&Resp::read(brotli).await, 400, "invalid_body");
+        assert!(message.contains("Content-Encoding \"br\" is not read"), "{message}");
         let after = ok(&app.get("/api/v1/zone-mappings/prod", Some(&app.member_key)).await, 200);
         assert_eq!(after["data"]["offerings"][0]["offerings"], 227);
     }
