@@ -7,7 +7,7 @@ use appzone_contract::{paths, ErrorCode};
 use http::Method;
 use serde_json::{json, Value};
 
-use crate::support::{done, skip};
+use crate::support::{done, skip, writer_key};
 use crate::support::{fresh_mapping_id, identities_path, mapping_path, PROVIDER, REGION};
 use crate::wire::{Exchange, Kit, Req};
 use crate::Outcome;
@@ -105,16 +105,7 @@ async fn put(kit: &mut Kit, key: &str, id: &str, body: Vec<u8>) -> Result<Exchan
 }
 
 pub(crate) async fn run(kit: &mut Kit, zone_ids: Option<&[String]>) {
-    let listed = |id: &str| zone_ids.is_some_and(|ids| ids.iter().any(|z| z == id));
-    let admin = match kit.config.admin_key.clone() {
-        _ if kit.config.read_only => Err("--read-only: no PUT or DELETE is sent".to_owned()),
-        None => Err("needs --admin-key".to_owned()),
-        Some(_) if !PAIRS.iter().all(|(_, id)| listed(id)) => Err(format!(
-            "the identity listing of {PROVIDER}/{REGION} did not answer zones {}",
-            PAIRS.map(|(_, id)| id).join(" and ")
-        )),
-        Some(admin) => Ok(admin),
-    };
+    let admin = writer_key(kit, zone_ids, &PAIRS);
     let admin = match admin {
         Ok(admin) => admin,
         Err(why) => {

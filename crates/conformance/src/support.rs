@@ -4,6 +4,7 @@
 
 use appzone_contract::paths;
 
+use crate::wire::Kit;
 use crate::Outcome;
 
 /// A malformed id, for every path parameter: a space and a `!` are never part of an id.
@@ -96,4 +97,28 @@ pub(crate) fn idempotency_key() -> String {
 fn random_hex() -> String {
     use rand::RngExt;
     format!("{:032x}", rand::rng().random::<u128>())
+}
+
+/// The admin key the zone-mapping writes send, or why they cannot run: `--read-only`, no
+/// `--admin-key`, or the identity listing of [`PROVIDER`]/[`REGION`] did not answer every zone
+/// id of `stored` (the pairs a check stores), from `zone_ids`.
+pub(crate) fn writer_key(
+    kit: &Kit,
+    zone_ids: Option<&[String]>,
+    stored: &[(&str, &str)],
+) -> Result<String, String> {
+    let listed = |id: &str| zone_ids.is_some_and(|ids| ids.iter().any(|z| z == id));
+    match kit.config.admin_key.clone() {
+        _ if kit.config.read_only => Err("--read-only: no PUT or DELETE is sent".to_owned()),
+        None => Err("needs --admin-key (and --member-key)".to_owned()),
+        Some(_) if !stored.iter().all(|(_, id)| listed(id)) => Err(format!(
+            "the identity listing of {PROVIDER}/{REGION} did not answer zones {}",
+            stored
+                .iter()
+                .map(|(_, id)| *id)
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )),
+        Some(admin) => Ok(admin),
+    }
 }

@@ -16,6 +16,7 @@ use crate::{ProviderId, RegionId, RegionOfferings};
 
 mod cloud_output;
 
+pub(crate) use cloud_output::output_text;
 pub use cloud_output::{AwsDescribeOutput, AzureLocation, CloudOutput};
 
 /// Largest zone-mapping request body the server accepts, in bytes, once decoded (413 beyond):
@@ -331,7 +332,7 @@ impl MappedZone {
     example = json!({"region": "us-east-1", "zone_id": "use1-az9", "zone_name": "us-east-1g", "reason": "the catalog holds no zone use1-az9 in aws/us-east-1"})
 )]
 pub struct SkippedZone {
-    /// The region or location as the output names it.
+    /// The region or location as the output names it. An offering's output names no region: for one, the catalog's region its zone name or id belongs to (`us-east-1` for `us-east-1g` or `use1-az9`), else the zone as the output gives it.
     #[schema(min_length = 1, max_length = 512, pattern = "^[ -~]*$")]
     pub region: String,
     /// The zone id as the output gives it; `null` when a whole location was skipped.

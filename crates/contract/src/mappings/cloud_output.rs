@@ -21,8 +21,8 @@ pub struct AwsDescribeOutput;
 pub struct AzureLocation;
 
 /// A string of a cloud's output: the clouds print ASCII names and ids; the server reads a value
-/// as it is, never parses it.
-fn output_text() -> utoipa::openapi::schema::ObjectBuilder {
+/// as it is, never parses it. The offerings' schemas use it too.
+pub(crate) fn output_text() -> utoipa::openapi::schema::ObjectBuilder {
     use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
     ObjectBuilder::new()
         .schema_type(SchemaType::Type(Type::String))

@@ -8,6 +8,8 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
+use crate::mappings::output_text;
+
 /// Schema-only type: the offerings outputs a zone mapping may carry (AWS, Azure or GCP).
 #[derive(Debug)]
 pub struct OfferingsOutput;
@@ -24,32 +26,26 @@ pub struct AzureSku;
 #[derive(Debug)]
 pub struct GcpMachineType;
 
-/// A string of a cloud's output: the clouds print ASCII names; the server reads it as it is.
-fn text() -> ObjectBuilder {
-    ObjectBuilder::new()
-        .schema_type(SchemaType::Type(Type::String))
-        .max_length(Some(512))
-        .pattern(Some("^[ -~]*$"))
-}
-
 /// An array of the cloud's strings (zones, locations).
 fn texts(max: usize) -> ArrayBuilder {
-    ArrayBuilder::new().items(text()).max_items(Some(max))
+    ArrayBuilder::new()
+        .items(output_text())
+        .max_items(Some(max))
 }
 
 impl PartialSchema for AwsOfferingsOutput {
     fn schema() -> RefOr<Schema> {
         let offering = ObjectBuilder::new()
             .schema_type(SchemaType::Type(Type::Object))
-            .property("InstanceType", text())
+            .property("InstanceType", output_text())
             .property(
                 "LocationType",
-                text().description(Some(
+                output_text().description(Some(
                     "`availability-zone-id` or `availability-zone`; `region` and `outpost` \
                      outputs place no zone and are named in `skipped`.",
                 )),
             )
-            .property("Location", text())
+            .property("Location", output_text())
             .required("InstanceType")
             .required("LocationType")
             .required("Location");
@@ -63,7 +59,7 @@ impl PartialSchema for AwsOfferingsOutput {
             )
             .property(
                 "NextToken",
-                text().description(Some(
+                output_text().description(Some(
                     "Present only in a truncated output (`--max-items`): refused, since the \
                      zones it leaves out would look like zones without the type.",
                 )),
@@ -88,7 +84,7 @@ impl PartialSchema for AzureSku {
     fn schema() -> RefOr<Schema> {
         let location = ObjectBuilder::new()
             .schema_type(SchemaType::Type(Type::Object))
-            .property("location", text())
+            .property("location", output_text())
             .property(
                 "zones",
                 texts(100).description(Some("The subscription's logical zones offering the SKU.")),
@@ -100,15 +96,18 @@ impl PartialSchema for AzureSku {
             .property("zones", texts(100));
         let restriction = ObjectBuilder::new()
             .schema_type(SchemaType::Type(Type::Object))
-            .property("type", text().description(Some("`Zone` or `Location`.")))
-            .property("reasonCode", text())
+            .property(
+                "type",
+                output_text().description(Some("`Zone` or `Location`.")),
+            )
+            .property("reasonCode", output_text())
             .property("restrictionInfo", restriction_info)
             .property("values", texts(1000))
             .required("type");
         ObjectBuilder::new()
             .schema_type(SchemaType::Type(Type::Object))
-            .property("name", text())
-            .property("resourceType", text())
+            .property("name", output_text())
+            .property("resourceType", output_text())
             .property(
                 "locationInfo",
                 ArrayBuilder::new().items(location).max_items(Some(1000)),
@@ -138,10 +137,10 @@ impl PartialSchema for GcpMachineType {
     fn schema() -> RefOr<Schema> {
         ObjectBuilder::new()
             .schema_type(SchemaType::Type(Type::Object))
-            .property("name", text())
+            .property("name", output_text())
             .property(
                 "zone",
-                text().description(Some("The zone's bare name (`us-central1-a`).")),
+                output_text().description(Some("The zone's bare name (`us-central1-a`).")),
             )
             .required("name")
             .required("zone")

@@ -16,23 +16,18 @@ pub fn instance_types(
     offers: &RegionOffers,
     zone_id: Option<&str>,
 ) -> Answer {
-    // The zones in the catalog's order, each with its place in `offers.zones`.
-    let zones: Vec<&str> = identities
-        .items()
-        .iter()
-        .map(|i| i.zone_id.as_str())
-        .filter(|z| offers.zones.iter().any(|o| o.zone_id == *z))
-        .collect();
+    // `offers.zones` is in the catalog's order already (`Offerings::from_triples`).
     let data: Vec<InstanceTypeZones> = offers
         .types
         .iter()
         .enumerate()
         .filter_map(|(index, instance_type)| {
             let index = u32::try_from(index).ok()?;
-            let zone_ids: Vec<String> = zones
+            let zone_ids: Vec<String> = offers
+                .zones
                 .iter()
-                .filter(|z| offers.zone_offers_all(z, &[Some(index)]))
-                .map(|z| (*z).to_owned())
+                .filter(|z| z.types.binary_search(&index).is_ok())
+                .map(|z| z.zone_id.clone())
                 .collect();
             let kept =
                 !zone_ids.is_empty() && zone_id.is_none_or(|z| zone_ids.iter().any(|i| i == z));

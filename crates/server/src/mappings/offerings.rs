@@ -134,7 +134,7 @@ pub fn place(
                             ),
                         ),
                         None => placing.skips.add(
-                            region_of(location),
+                            region_of(location, &zones),
                             Some(location),
                             None,
                             format!("the catalog holds no zone {location} of aws"),
@@ -143,7 +143,7 @@ pub fn place(
                     "availability-zone" => match names.get(location) {
                         Some((region, zone_id)) => placing.keep(region, zone_id, instance_type),
                         None => placing.skips.add(
-                            region_of(location),
+                            region_of(location, &zones),
                             None,
                             Some(location),
                             format!(
@@ -197,7 +197,7 @@ pub fn place(
                 match zones.get(zone) {
                     Some((region, _)) => placing.keep(region, zone, &machine_type.name),
                     None => placing.skips.add(
-                        region_of(zone),
+                        region_of(zone, &zones),
                         Some(zone),
                         None,
                         format!("the catalog holds no zone {zone} of gcp"),
@@ -343,18 +343,57 @@ fn place_sku<'t>(
     }
 }
 
-/// The region a zone id or name of the output belongs to, for `skipped`: the name without its
-/// last `-` part or final letter (`us-east-1a`, `use1-az9`: the text itself when unclear).
-fn region_of(zone: &str) -> &str {
-    match zone.rsplit_once('-') {
-        // GCP `us-central1-a`.
-        Some((region, suffix)) if suffix.len() == 1 => region,
-        // AWS `us-east-1a`.
-        _ if zone.ends_with(|c: char| c.is_ascii_lowercase())
-            && zone[..zone.len() - 1].ends_with(|c: char| c.is_ascii_digit()) =>
-        {
-            &zone[..zone.len() - 1]
+/// The region a zone id or name of the output that could not be placed belongs to, for
+/// `skipped` (the offerings outputs name no region): the catalog's region whose id the name
+/// extends (`us-east-1g`, `us-central1-z`, `us-east-1-xyz-1a`), else the region of a zone id with
+/// the same prefix (`use1-az9` beside `use1-az1`), else the text as the output gives it. Never a
+/// region the catalog does not hold.
+fn region_of<'z>(zone: &'z str, zones: &HashMap<&'z str, (&'z str, usize)>) -> &'z str {
+    let regions = || zones.values().map(|(region, _)| *region);
+    let by_name = regions()
+        .filter(|region| {
+            zone.strip_prefix(region).is_some_and(|rest| {
+                (rest.len() == 1 && rest.bytes().all(|b| b.is_ascii_lowercase()))
+                    || rest.starts_with('-')
+            })
+        })
+        .max_by_key(|region| region.len());
+    let by_id = || {
+        // An AWS id's prefix names its region (`use1`); a name's first word (`us`) does not.
+        let (prefix, _) = zone
+            .split_once('-')
+            .filter(|(p, _)| p.bytes().any(|b| b.is_ascii_digit()))?;
+        zones
+            .iter()
+            .find(|(id, _)| id.split_once('-').is_some_and(|(p, _)| p == prefix))
+            .map(|(_, (region, _))| *region)
+    };
+    by_name.or_else(by_id).unwrap_or(zone)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skipped_zone_is_given_the_catalogs_region_its_name_or_id_names_never_a_made_up_one() {
+        let zones: HashMap<&str, (&str, usize)> = [
+            ("use1-az1", ("us-east-1", 0)),
+            ("use1-bos1-az1", ("us-east-1", 6)),
+            ("us-central1-a", ("us-central1", 0)),
+            ("eastus-az1", ("eastus", 0)),
+        ]
+        .into_iter()
+        .collect();
+        for (zone, region) in [
+            ("us-east-1g", "us-east-1"),
+            ("us-east-1-xyz-1a", "us-east-1"),
+            ("use1-az9", "us-east-1"),
+            ("us-central1-z", "us-central1"),
+            ("us-south9-a", "us-south9-a"),
+            ("apne9-az1", "apne9-az1"),
+        ] {
+            assert_eq!(region_of(zone, &zones), region, "{zone}");
         }
-        _ => zone,
     }
 }

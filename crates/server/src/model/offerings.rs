@@ -2,9 +2,9 @@
 //! they are stored and served from.
 //!
 //! Per region: the instance types once, sorted (byte order), and per zone identity the indexes
-//! of the types it offers, sorted. The full us-east-1 set of one AWS account (about 6,300
-//! offerings of 1,354 types, 957 KB as the CLI prints it) is about 50 KB stored this way, and
-//! "does zone Z offer type T" is two binary searches.
+//! of the types it offers, sorted. A set the size of one AWS account's full us-east-1 (6,827
+//! offerings of 1,354 types, 1.03 MB as the CLI prints it) is 48 KB stored this way
+//! (BENCHMARKS.md), and "does zone Z offer type T" is two binary searches.
 
 use appzone_contract::{RegionId, RegionOfferings};
 use serde::{Deserialize, Serialize};
