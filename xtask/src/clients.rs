@@ -355,6 +355,8 @@ fn prepare_typescript(work: &Path) -> Result<()> {
             "tsconfig.json",
             "openapi-ts.config.ts",
             "scenario.ts",
+            "support.ts",
+            "zones.ts",
         ],
     )?;
     let bin = dir.join("node_modules").join(".bin");

@@ -29,6 +29,7 @@ mod security;
 mod server_process;
 mod shared_limits;
 mod spec;
+mod spec_examples;
 mod startup;
 mod storage;
 mod timing;
