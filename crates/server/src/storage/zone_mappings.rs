@@ -158,8 +158,8 @@ impl Store {
             Backend::Postgres => " FOR UPDATE",
             Backend::Sqlite => "",
         };
-        let old: Option<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT pairs FROM zone_mappings WHERE org_id = $1 AND id = $2{lock}"
+        let old: Option<(String, i64)> = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT pairs, imported_at FROM zone_mappings WHERE org_id = $1 AND id = $2{lock}"
         )))
         .bind(&*actor.org)
         .bind(id.as_str())
@@ -167,9 +167,16 @@ impl Store {
         .await
         .classify()?
         .first()
-        .map(|row| row.try_get("pairs"))
+        .map(|row| Ok::<_, sqlx::Error>((row.try_get("pairs")?, row.try_get("imported_at")?)))
         .transpose()
         .classify()?;
+        // The version is the answers' ETag: a replacement stored within the same millisecond as
+        // the version it replaces still gets a later one, so no cached answer of the old
+        // version is confirmed by a 304.
+        let at = match &old {
+            Some((_, previous)) => at.max(previous.saturating_add(1)),
+            None => at,
+        };
         let created = old.is_none();
         if created {
             let count: i64 =
@@ -240,7 +247,7 @@ impl Store {
             version: at,
             offerings: offerings.clone(),
         };
-        let Some(old) = old else {
+        let Some((old, _)) = old else {
             return Ok(PutMapping::Created(stored));
         };
         // The old version was written by this code: a row that does not read is corrupt.

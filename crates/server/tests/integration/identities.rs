@@ -93,6 +93,26 @@ async fn stored(app: &TestApp) -> Vec<(String, String, i64)> {
 const ZONES_1_1_0: &str = include_str!("fixtures/zones-1.1.0.json");
 
 both_backends! {
+    async fn a_replacement_gets_a_later_version_even_within_the_same_millisecond(app: TestApp) {
+        // The version is what the answers' ETag covers. A stored version ahead of the clock
+        // stands for a replacement within the same millisecond (or a clock that stepped back):
+        // the next one must still be later, or a cache holding the old answer would get a 304.
+        assert_eq!(put(&app, "versioned", &app.admin_key, aws_body(describe())).await.status, 201);
+        let ahead = stored(&app).await[0].2 + 60_000;
+        sqlx::query("UPDATE zone_mappings SET imported_at = $1 WHERE id = $2")
+            .bind(ahead)
+            .bind("versioned")
+            .execute(app.store.pool())
+            .await
+            .unwrap();
+        let replaced = json!({"provider": "aws", "label": "replaced", "output": describe()}).to_string();
+        assert_eq!(put(&app, "versioned", &app.admin_key, replaced).await.status, 200);
+        let (id, mapping, version) = stored(&app).await.remove(0);
+        assert_eq!(id, "versioned");
+        assert!(mapping.contains("replaced"), "{mapping}");
+        assert!(version > ahead, "{version} after {ahead}");
+    }
+
     async fn zone_listings_are_byte_identical_to_release_1_1_0_where_the_zones_did_not_change(app: TestApp) {
         let expected: serde_json::Map<String, Value> = serde_json::from_str(ZONES_1_1_0).unwrap();
         assert_eq!(expected.len(), 116);
