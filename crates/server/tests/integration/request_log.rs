@@ -76,20 +76,15 @@ async fn requests_abandoned_by_their_clients_are_logged_with_499_and_counted() {
             .unwrap(),
     })
     .to_string();
-    let put = |request_id: &str| {
-        format!(
-            "PUT /api/v1/zone-mappings/abandoned HTTP/1.1\r\nHost: appzone\r\nX-API-KEY: {key}\r\n\
-             X-Request-Id: {request_id}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-    };
+    let put = format!(
+        "PUT /api/v1/zone-mappings/abandoned HTTP/1.1\r\nHost: appzone\r\nX-API-KEY: {key}\r\n\
+         X-Request-Id: abandoned-upload\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
     let mut lock = lock_database(&url).await;
     let mut conn = open(&addr).await.unwrap();
-    conn.get_mut()
-        .write_all(put("abandoned-upload").as_bytes())
-        .await
-        .unwrap();
+    conn.get_mut().write_all(put.as_bytes()).await.unwrap();
     // Long enough for the request to reach the writer and wait on the lock.
     tokio::time::sleep(Duration::from_millis(500)).await;
     drop(conn);
