@@ -10,7 +10,7 @@ use appzone_contract::{paths, ErrorCode};
 use http::Method;
 use serde_json::{json, Value};
 
-use crate::support::{done, skip, writer_key};
+use crate::support::{done, skip, writer_key_or_skip};
 use crate::support::{fresh_mapping_id, identities_path, mapping_path, PROVIDER, REGION};
 use crate::wire::{Exchange, Kit, Req};
 use crate::Outcome;
@@ -153,15 +153,8 @@ impl Mapping {
 }
 
 pub(crate) async fn run(kit: &mut Kit, zone_ids: Option<&[String]>) {
-    let admin = writer_key(kit, zone_ids, &STORED);
-    let admin = match admin {
-        Ok(admin) => admin,
-        Err(why) => {
-            for (name, promise) in CHECKS {
-                kit.record(name, promise, skip(why.clone()));
-            }
-            return;
-        }
+    let Some(admin) = writer_key_or_skip(kit, zone_ids, &STORED, &CHECKS) else {
+        return;
     };
     let id = fresh_mapping_id();
     let mapping = Mapping {

@@ -7,7 +7,7 @@ use appzone_contract::{paths, ErrorCode};
 use http::Method;
 use serde_json::{json, Value};
 
-use crate::support::{done, skip, writer_key};
+use crate::support::{done, skip, writer_key_or_skip};
 use crate::support::{fresh_mapping_id, identities_path, mapping_path, PROVIDER, REGION};
 use crate::wire::{Exchange, Kit, Req};
 use crate::Outcome;
@@ -105,15 +105,8 @@ async fn put(kit: &mut Kit, key: &str, id: &str, body: Vec<u8>) -> Result<Exchan
 }
 
 pub(crate) async fn run(kit: &mut Kit, zone_ids: Option<&[String]>) {
-    let admin = writer_key(kit, zone_ids, &PAIRS);
-    let admin = match admin {
-        Ok(admin) => admin,
-        Err(why) => {
-            for (name, promise) in CHECKS {
-                kit.record(name, promise, skip(why.clone()));
-            }
-            return;
-        }
+    let Some(admin) = writer_key_or_skip(kit, zone_ids, &PAIRS, &CHECKS) else {
+        return;
     };
     let with = fresh_mapping_id();
     let without = format!("{with}-bare");

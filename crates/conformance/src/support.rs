@@ -99,10 +99,29 @@ fn random_hex() -> String {
     format!("{:032x}", rand::rng().random::<u128>())
 }
 
-/// The admin key the zone-mapping writes send, or why they cannot run: `--read-only`, no
-/// `--admin-key`, or the identity listing of [`PROVIDER`]/[`REGION`] did not answer every zone
-/// id of `stored` (the pairs a check stores), from `zone_ids`.
-pub(crate) fn writer_key(
+/// The admin key the zone-mapping writes send; `None` when they cannot run, after recording
+/// every check of `checks` as skipped with the reason: `--read-only`, no `--admin-key`, or the
+/// identity listing of [`PROVIDER`]/[`REGION`] did not answer every zone id of `stored` (the
+/// pairs a check stores), from `zone_ids`.
+pub(crate) fn writer_key_or_skip(
+    kit: &mut Kit,
+    zone_ids: Option<&[String]>,
+    stored: &[(&str, &str)],
+    checks: &[(&'static str, &'static str)],
+) -> Option<String> {
+    match writer_key(kit, zone_ids, stored) {
+        Ok(admin) => Some(admin),
+        Err(why) => {
+            for (name, promise) in checks {
+                kit.record(name, promise, skip(why.clone()));
+            }
+            None
+        }
+    }
+}
+
+/// The admin key, or why the writes cannot run (see [`writer_key_or_skip`]).
+fn writer_key(
     kit: &Kit,
     zone_ids: Option<&[String]>,
     stored: &[(&str, &str)],

@@ -108,27 +108,20 @@ impl ToSchema for AzureLocation {
 
 impl utoipa::PartialSchema for CloudOutput {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::schema::{AnyOfBuilder, ArrayBuilder};
+        use utoipa::openapi::schema::AnyOfBuilder;
         use utoipa::openapi::Ref;
-        let aws = || Ref::from_schema_name("AwsDescribeOutput");
         AnyOfBuilder::new()
-            .item(aws())
-            .item(
-                ArrayBuilder::new()
-                    .items(aws())
-                    .min_items(Some(1))
-                    .max_items(Some(1000))
-                    .description(Some("`aws`: several regions' outputs, an array of them.")),
-            )
-            .item(
-                ArrayBuilder::new()
-                    .items(Ref::from_schema_name("AzureLocation"))
-                    .min_items(Some(1))
-                    .max_items(Some(1000))
-                    .description(Some(
-                        "`azure`: `az account list-locations -o json`, an array of locations.",
-                    )),
-            )
+            .item(Ref::from_schema_name("AwsDescribeOutput"))
+            .item(array_of(
+                "AwsDescribeOutput",
+                1000,
+                "`aws`: several regions' outputs, an array of them.",
+            ))
+            .item(array_of(
+                "AzureLocation",
+                1000,
+                "`azure`: `az account list-locations -o json`, an array of locations.",
+            ))
             .description(Some(
                 "The cloud CLI's JSON output, unchanged: `aws ec2 describe-availability-zones \
                  --all-availability-zones --output json` (an object, or an array of them), or \
@@ -137,6 +130,20 @@ impl utoipa::PartialSchema for CloudOutput {
             ))
             .into()
     }
+}
+
+/// A non-empty array of at most `max` of the schema `items`: how a CLI prints several outputs
+/// or records.
+pub(crate) fn array_of(
+    items: &str,
+    max: usize,
+    description: &str,
+) -> utoipa::openapi::schema::ArrayBuilder {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(utoipa::openapi::Ref::from_schema_name(items))
+        .min_items(Some(1))
+        .max_items(Some(max))
+        .description(Some(description))
 }
 
 impl ToSchema for CloudOutput {

@@ -8,7 +8,7 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::mappings::output_text;
+use crate::mappings::{array_of, output_text};
 
 /// Schema-only type: the offerings outputs a zone mapping may carry (AWS, Azure or GCP).
 #[derive(Debug)]
@@ -159,38 +159,27 @@ impl ToSchema for GcpMachineType {
 
 impl PartialSchema for OfferingsOutput {
     fn schema() -> RefOr<Schema> {
-        let aws = || Ref::from_schema_name("AwsOfferingsOutput");
         AnyOfBuilder::new()
-            .item(aws())
-            .item(
-                ArrayBuilder::new()
-                    .items(aws())
-                    .min_items(Some(1))
-                    .max_items(Some(1000))
-                    .description(Some("`aws`: several regions' outputs, an array of them.")),
-            )
-            .item(
-                ArrayBuilder::new()
-                    .items(Ref::from_schema_name("AzureSku"))
-                    .min_items(Some(1))
-                    .max_items(Some(100_000))
-                    .description(Some(
-                        "`azure`: one location's `az vm list-skus` output, an array of SKUs; \
-                         several locations' outputs joined into one array (each SKU names its \
-                         location), or sent as they come, an array of those arrays, which the \
-                         server reads the same.",
-                    )),
-            )
-            .item(
-                ArrayBuilder::new()
-                    .items(Ref::from_schema_name("GcpMachineType"))
-                    .min_items(Some(1))
-                    .max_items(Some(1_000_000))
-                    .description(Some(
-                        "`gcp`: `gcloud compute machine-types list --format=json`, an array of \
-                         machine types.",
-                    )),
-            )
+            .item(Ref::from_schema_name("AwsOfferingsOutput"))
+            .item(array_of(
+                "AwsOfferingsOutput",
+                1000,
+                "`aws`: several regions' outputs, an array of them.",
+            ))
+            .item(array_of(
+                "AzureSku",
+                100_000,
+                "`azure`: one location's `az vm list-skus` output, an array of SKUs; \
+                 several locations' outputs joined into one array (each SKU names its \
+                 location), or sent as they come, an array of those arrays, which the \
+                 server reads the same.",
+            ))
+            .item(array_of(
+                "GcpMachineType",
+                1_000_000,
+                "`gcp`: `gcloud compute machine-types list --format=json`, an array of machine \
+                 types.",
+            ))
             .description(Some(
                 "Which instance types the account may launch where, as the cloud CLI printed \
                  it: `aws ec2 describe-instance-type-offerings --location-type \

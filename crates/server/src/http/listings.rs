@@ -124,11 +124,7 @@ pub async fn list_zone_identities(
     RawQuery(query): RawQuery,
     params: PathParams,
 ) -> Result<Response, ApiError> {
-    let (provider_id, provider) = known_provider(&listing.snapshot, params.get(0))?;
-    let region = params.get(1);
-    let Some(identities) = region.and_then(|r| provider.identities(r)) else {
-        return Err(unknown_region(provider_id, provider, region));
-    };
+    let (provider_id, identities) = region_identities(&listing.snapshot, &params)?;
     let query = identity_query(query.as_deref().unwrap_or_default())?;
     if query == ZoneIdentityQuery::default() {
         return Ok(listing.answer(identities.plain_answer()));
@@ -185,11 +181,7 @@ pub async fn list_instance_types(
     RawQuery(query): RawQuery,
     params: PathParams,
 ) -> Result<Response, ApiError> {
-    let (provider_id, provider) = known_provider(&listing.snapshot, params.get(0))?;
-    let region = params.get(1);
-    let Some(identities) = region.and_then(|r| provider.identities(r)) else {
-        return Err(unknown_region(provider_id, provider, region));
-    };
+    let (provider_id, identities) = region_identities(&listing.snapshot, &params)?;
     let (mapping_id, zone_id) = instance_type_query(query.as_deref().unwrap_or_default())?;
     if let Some(zone) = zone_id.as_deref().filter(|z| identities.item(z).is_none()) {
         return Err(invalid_query(
@@ -216,6 +208,20 @@ pub async fn list_instance_types(
         )
     });
     Ok(listing.answer(&answer))
+}
+
+/// The provider id the path names and its region's zone identities, or the error for an unknown
+/// provider or region.
+fn region_identities<'s, 'p>(
+    snapshot: &'s Snapshot,
+    params: &'p PathParams,
+) -> Result<(&'p str, &'s RegionIdentities), ApiError> {
+    let (provider_id, provider) = known_provider(snapshot, params.get(0))?;
+    let region = params.get(1);
+    match region.and_then(|r| provider.identities(r)) {
+        Some(identities) => Ok((provider_id, identities)),
+        None => Err(unknown_region(provider_id, provider, region)),
+    }
 }
 
 /// The caller's organization's mapping `mapping_id` (404 when it has none), of `provider_id`

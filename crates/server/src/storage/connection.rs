@@ -137,9 +137,23 @@ impl Store {
             .statement_timeout
             .map(|timeout| format!("{}ms", timeout.as_millis().max(1)));
         let options = match (backend, statement_timeout) {
-            (Backend::Sqlite, _) => options.after_connect(|conn, _meta| {
-                Box::pin(async move { conn.execute(SQLITE_PRAGMAS).await.map(|_| ()) })
-            }),
+            (Backend::Sqlite, _) => options
+                .after_connect(|conn, _meta| {
+                    Box::pin(async move { conn.execute(SQLITE_PRAGMAS).await.map(|_| ()) })
+                })
+                // A connection whose transaction could not be ended is closed, not pooled: a
+                // failed `COMMIT` (a full disk) can leave SQLite's transaction open with sqlx
+                // still counting it, and the next write on that connection would only release
+                // a savepoint inside it, answered as stored while nothing was committed and the
+                // write lock stayed held. `ping` runs the rollback the transaction queued when
+                // it was dropped; a count still above zero after it means that rollback
+                // failed. Closing the connection rolls back what is open on it.
+                .after_release(|conn, _meta| {
+                    Box::pin(async move {
+                        conn.ping().await?;
+                        Ok(!conn.is_in_transaction())
+                    })
+                }),
             (Backend::Postgres, Some(timeout)) => options.after_connect(move |conn, _meta| {
                 let timeout = timeout.clone();
                 Box::pin(async move {

@@ -172,11 +172,25 @@ impl Store {
         .classify()?;
         // The version is the answers' ETag: a replacement stored within the same millisecond as
         // the version it replaces still gets a later one, so no cached answer of the old
-        // version is confirmed by a 304.
-        let at = match &old {
-            Some((_, previous)) => at.max(previous.saturating_add(1)),
-            None => at,
+        // version is confirmed by a 304. A mapping stored again after a deletion follows every
+        // version its id had, which the audit records (each store records its version).
+        let previous = match &old {
+            Some((_, previous)) => Some(*previous),
+            None => sqlx::query(
+                "SELECT MAX(at) AS at FROM zone_mapping_audit WHERE org_id = $1 AND mapping_id = $2",
+            )
+            .bind(&*actor.org)
+            .bind(id.as_str())
+            .fetch_all(&mut *tx)
+            .await
+            .classify()?
+            .first()
+            .map(|row| row.try_get::<Option<i64>, _>("at"))
+            .transpose()
+            .classify()?
+            .flatten(),
         };
+        let at = previous.map_or(at, |previous| at.max(previous.saturating_add(1)));
         let created = old.is_none();
         if created {
             let count: i64 =

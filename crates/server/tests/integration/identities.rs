@@ -113,6 +113,26 @@ both_backends! {
         assert!(version > ahead, "{version} after {ahead}");
     }
 
+    async fn a_mapping_stored_again_after_its_deletion_gets_a_later_version_than_any_before(app: TestApp) {
+        // Deleted and stored again within the millisecond of the deleted version (here: that
+        // version 60 s ahead of the clock, as a replacement within one millisecond or a clock
+        // that stepped back leaves it): the new version must still be later, or an answer
+        // cached for the deleted mapping would be served, and confirmed by a 304, for the new.
+        assert_eq!(put(&app, "again", &app.admin_key, aws_body(describe())).await.status, 201);
+        let ahead = stored(&app).await[0].2 + 60_000;
+        for table in ["UPDATE zone_mappings SET imported_at = $1 WHERE id = $2", "UPDATE zone_mapping_audit SET at = $1 WHERE mapping_id = $2"] {
+            sqlx::query(table).bind(ahead).bind("again").execute(app.store.pool()).await.unwrap();
+        }
+        let deleted = app.send(reqwest::Method::DELETE, &mapping_path("again"), Some(&app.admin_key), &[]).await;
+        assert_eq!(deleted.status, 204, "{}", deleted.body);
+        let again = json!({"provider": "aws", "label": "stored again", "output": describe()}).to_string();
+        assert_eq!(put(&app, "again", &app.admin_key, again).await.status, 201);
+        let (id, mapping, version) = stored(&app).await.remove(0);
+        assert_eq!(id, "again");
+        assert!(mapping.contains("stored again"), "{mapping}");
+        assert!(version > ahead, "{version} after {ahead}");
+    }
+
     async fn zone_listings_are_byte_identical_to_release_1_1_0_where_the_zones_did_not_change(app: TestApp) {
         let expected: serde_json::Map<String, Value> = serde_json::from_str(ZONES_1_1_0).unwrap();
         assert_eq!(expected.len(), 116);

@@ -220,6 +220,47 @@ fn every_readme_command_is_run_by_a_test_or_a_ci_step() {
     );
 }
 
+/// Every test docs/RELIABILITY.md cites as the proof of a guarantee, and every test
+/// docs/OPERATING.md says exercises a procedure, exists in this binary under that name (a
+/// reorganisation of the test modules once left 30 of RELIABILITY.md's names pointing at no
+/// test).
+#[test]
+fn the_tests_the_guides_cite_exist() {
+    let tests = tests_of_this_binary();
+    let mut cited = Vec::new();
+    for page in ["docs/RELIABILITY.md", "docs/OPERATING.md"] {
+        let (_, text) = DOCS.iter().find(|(name, _)| *name == page).unwrap();
+        // A test's path: lowercase words joined by `::`, in backticks, beginning with one of
+        // this binary's top-level test modules (OPERATING.md also names tracing targets).
+        for name in text
+            .lines()
+            .flat_map(|line| line.split('`').skip(1).step_by(2))
+        {
+            let is_path = name.contains("::")
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_:".contains(c));
+            let top = name.split("::").next().unwrap_or_default();
+            if is_path
+                && tests
+                    .lines()
+                    .any(|test| test.starts_with(&format!("{top}::")))
+            {
+                cited.push((page, name));
+            }
+        }
+    }
+    assert!(cited.len() > 40, "{cited:#?}");
+    let missing: Vec<_> = cited
+        .iter()
+        .filter(|(_, name)| !tests.lines().any(|test| test.contains(name)))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "tests the guides cite that this binary does not have (renamed or moved?): {missing:#?}"
+    );
+}
+
 /// The filtered test command (docs/RELIABILITY.md) once failed with `unexpected argument`: its
 /// test filters must be accepted by the test harness.
 #[test]

@@ -1,8 +1,8 @@
 //! Faults production brings, and what each answer then says about the data: a full disk, a
 //! write lock held past the request timeout, the database going away. Each test reads the
-//! profiles' real state afterwards, on a connection of its own (committed data only), and
-//! holds it against the answers: a `204` whose profile is live, or an error whose profile is
-//! gone, is the failure, but for the one case the document names (a PostgreSQL commit whose
+//! profiles' (or zone mappings') real state afterwards, on a connection of its own (committed
+//! data only), and holds it against the answers: a `204` whose profile is live, or an error
+//! whose profile is gone, is the failure, but for the one case the document names (a PostgreSQL commit whose
 //! reply is lost). A retry with the same `Idempotency-Key` then learns the outcome.
 
 use std::sync::atomic::{AtomicBool, Ordering};

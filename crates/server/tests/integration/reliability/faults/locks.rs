@@ -1,4 +1,5 @@
-//! A full disk and a write lock held past the request timeout, on both backends.
+//! A full disk (deletes and zone-mapping stores) and a write lock held past the request
+//! timeout, on both backends.
 
 use super::*;
 
@@ -117,6 +118,123 @@ async fn a_full_disk_never_gets_a_204_for_an_unwritten_delete_and_the_writer_rec
         ids.len() - 20,
         ids.len() - 20
     );
+}
+
+/// SQLite on a full disk, the zone-mapping writes (through the pool, not the delete writer):
+/// every store is answered with the truth (200 or 201 only for a stored mapping, 503 only for
+/// one that changed nothing, the version before it still the one stored), and once space is
+/// back the same process stores again, on the same pool.
+#[tokio::test]
+async fn a_full_disk_never_gets_a_success_for_an_unstored_zone_mapping_and_the_pool_recovers() {
+    let Some(disk) = SmallDisk::mount("4m") else {
+        return;
+    };
+    let url = format!("sqlite://{}", disk.dir.path().join("appzone.db").display());
+    let app = TestApp::sqlite_at(&url, fast_config()).await;
+    assert_eq!(put_mapping(&app, "kept", "before").await.status, 201);
+
+    let filler = disk.fill();
+    let mut answers = Vec::new();
+    for i in 0..20 {
+        // Every other store replaces `kept`; the others create mappings of their own.
+        let (id, label) = if i % 2 == 0 {
+            ("kept".to_owned(), format!("replacement-{i}"))
+        } else {
+            (format!("created-{i}"), format!("created-{i}"))
+        };
+        let resp = put_mapping(&app, &id, &label).await;
+        assert!(
+            [200, 201, 503].contains(&resp.status),
+            "{id}: {} {}",
+            resp.status,
+            resp.body
+        );
+        if resp.status == 503 {
+            resp.assert_error(503, "unavailable");
+        }
+        answers.push((id, label, resp.status));
+    }
+    let failed = answers
+        .iter()
+        .filter(|(_, _, status)| *status == 503)
+        .count();
+    assert!(failed > 0, "the full disk failed no store: {answers:?}");
+
+    // Each answer against the data, on a fresh connection, before space comes back: `kept`
+    // holds the label of its last store answered 200; a mapping answered 201 is stored, one
+    // answered 503 is not.
+    let kept = answers
+        .iter()
+        .rev()
+        .find(|(id, _, status)| id == "kept" && *status == 200)
+        .map_or("before", |(_, label, _)| label.as_str());
+    assert_eq!(
+        label_on_fresh_connection(&url, "kept").await.as_deref(),
+        Some(kept),
+        "{answers:?}"
+    );
+    for (id, label, status) in answers.iter().filter(|(id, _, _)| id != "kept") {
+        let stored = label_on_fresh_connection(&url, id).await;
+        match status {
+            201 => assert_eq!(stored.as_deref(), Some(label.as_str()), "{id}"),
+            _ => assert_eq!(stored, None, "{id} answered 503 but is stored"),
+        }
+    }
+
+    std::fs::remove_file(&filler).unwrap();
+    // Space is back: the same process stores again, at once.
+    for (id, label, _) in &answers {
+        let again = format!("{label}-again");
+        let resp = put_mapping(&app, id, &again).await;
+        assert!(
+            [200, 201].contains(&resp.status),
+            "{id} after space came back: {} {}",
+            resp.status,
+            resp.body
+        );
+        assert_eq!(label_on_fresh_connection(&url, id).await, Some(again));
+    }
+    eprintln!(
+        "full disk: {} zone-mapping stores answered 200 or 201 and {failed} answered 503; \
+         every answer matched the data, and after space came back every store succeeded",
+        answers.len() - failed
+    );
+}
+
+/// Stores the organization's mapping `id` (the AWS fixture, with its offerings) as `label`.
+async fn put_mapping(app: &TestApp, id: &str, label: &str) -> Resp {
+    let output: serde_json::Value =
+        serde_json::from_str(appzone_test_support::fixtures::DESCRIBE_US_EAST_1).unwrap();
+    let offerings: serde_json::Value =
+        serde_json::from_str(appzone_test_support::fixtures::offerings::AWS_BY_ZONE_ID).unwrap();
+    let body = serde_json::json!({
+        "provider": "aws",
+        "label": label,
+        "output": output,
+        "offerings": offerings,
+    });
+    let resp = app
+        .http
+        .put(app.url(&format!("/api/v1/zone-mappings/{id}")))
+        .header("X-API-KEY", &app.admin_key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    Resp::read(resp).await
+}
+
+/// The label of acme's mapping `id` as stored, read on a connection of its own.
+async fn label_on_fresh_connection(url: &str, id: &str) -> Option<String> {
+    let mut conn = AnyConnection::connect(url).await.unwrap();
+    let label = sqlx::query("SELECT label FROM zone_mappings WHERE org_id = 'acme' AND id = $1")
+        .bind(id)
+        .fetch_optional(&mut conn)
+        .await
+        .unwrap()
+        .map(|row| row.try_get::<String, _>("label").unwrap());
+    let _ = conn.close().await;
+    label
 }
 
 /// A holder of the database's write lock, released when told.
