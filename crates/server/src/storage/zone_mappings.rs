@@ -176,19 +176,16 @@ impl Store {
         // version its id had, which the audit records (each store records its version).
         let previous = match &old {
             Some((_, previous)) => Some(*previous),
+            // One row, NULL when the id never had a version.
             None => sqlx::query(
-                "SELECT MAX(at) AS at FROM zone_mapping_audit WHERE org_id = $1 AND mapping_id = $2",
+                "SELECT MAX(at) FROM zone_mapping_audit WHERE org_id = $1 AND mapping_id = $2",
             )
             .bind(&*actor.org)
             .bind(id.as_str())
-            .fetch_all(&mut *tx)
+            .fetch_one(&mut *tx)
             .await
-            .classify()?
-            .first()
-            .map(|row| row.try_get::<Option<i64>, _>("at"))
-            .transpose()
-            .classify()?
-            .flatten(),
+            .and_then(|row| row.try_get::<Option<i64>, _>(0))
+            .classify()?,
         };
         let at = previous.map_or(at, |previous| at.max(previous.saturating_add(1)));
         let created = old.is_none();
