@@ -2,8 +2,9 @@
 //! write lock held past the request timeout, the database going away. Each test reads the
 //! profiles' (or zone mappings') real state afterwards, on a connection of its own (committed
 //! data only), and holds it against the answers: a `204` whose profile is live, or an error
-//! whose profile is gone, is the failure, but for the one case the document names (a PostgreSQL commit whose
-//! reply is lost). A retry with the same `Idempotency-Key` then learns the outcome.
+//! whose profile is gone, is the failure, but for the one case the document names (a
+//! PostgreSQL commit whose reply is lost). A retry with the same `Idempotency-Key` then learns
+//! the outcome.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -150,7 +150,9 @@ async fn a_full_disk_never_gets_a_success_for_an_unstored_zone_mapping_and_the_p
             resp.body
         );
         if resp.status == 503 {
+            // What the client learns: nothing was stored, and when to try again.
             resp.assert_error(503, "unavailable");
+            assert!(resp.header("retry-after").is_some(), "{id}: {resp:?}");
         }
         answers.push((id, label, resp.status));
     }
