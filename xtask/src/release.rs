@@ -102,7 +102,10 @@ pub fn old_client(args: OldClientArgs) -> Result<()> {
 /// depends on nothing but the old tree's `appzone-client` (by path) and tokio, with the old
 /// tree's `Cargo.lock`: the released client with the dependency versions its release fixed,
 /// and none of the old workspace's dev-dependencies (its server, sqlx, Criterion), which
-/// building the example inside the old workspace compiled every time.
+/// building the example inside the old workspace compiled every time. Its debug information is
+/// what the workspace's own `[profile.dev]` keeps (line tables for the scenario, none for the
+/// dependencies): full debug information for every dependency costs build time and disk the
+/// scenario has no use for, and a failing scenario still prints its file and line.
 ///
 /// Every release shares one target directory, `target/compat-target/`, apart from the main
 /// one: cargo judges path crates fresh by their sources' modification times, which `git
@@ -137,6 +140,8 @@ fn build_scenario(root: &Path, label: &str, commit: &str) -> Result<PathBuf> {
          [[bin]]\nname = \"{name}\"\npath = {:?}\n\n\
          [dependencies]\nappzone-client = {{ path = {:?} }}\n\
          tokio = {{ version = \"1\", features = [\"macros\", \"rt\", \"time\"] }}\n\n\
+         [profile.dev]\ndebug = \"line-tables-only\"\n\n\
+         [profile.dev.package.\"*\"]\ndebug = false\n\n\
          [workspace]\n",
         name.replace('_', "-"),
         tree.join(SCENARIO),
