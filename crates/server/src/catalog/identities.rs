@@ -197,7 +197,8 @@ impl RegionIdentities {
             ));
         }
         let message = super::at_most(message, MAX_MESSAGE_CHARS);
-        let covers = covers(query, mappings);
+        let mut covers = String::new();
+        push_covers(&mut covers, query, mappings);
         Answer::over_body(&covers, |id| {
             ZoneIdentityList::new(
                 items.clone(),
@@ -219,12 +220,15 @@ impl RegionIdentities {
         query: &ZoneIdentityQuery,
         mappings: &[(&ZoneMapping, i64)],
     ) -> String {
-        format!(
-            "{}\0{}\0{}",
-            org.unwrap_or_default(),
-            self.at,
-            covers(query, mappings)
-        )
+        // Built on every request that asks a filter or a mapping, so appended piece by piece
+        // rather than through `format!` (a quarter of such a request's own instructions).
+        let mut key = String::with_capacity(128);
+        key.push_str(org.unwrap_or_default());
+        key.push('\0');
+        key.push_str(&self.at);
+        key.push('\0');
+        push_covers(&mut key, query, mappings);
+        key
     }
 
     /// The region as messages name it: `aws/us-east-1`.
@@ -362,26 +366,33 @@ impl RegionIdentities {
     }
 }
 
-/// What an identity answer's `ETag` covers besides its body: the filters and each mapping's id
-/// and version.
-fn covers(query: &ZoneIdentityQuery, mappings: &[(&ZoneMapping, i64)]) -> String {
-    let mut covers = format!(
-        "zone-identities\0{}\0{}\0{}\0{}",
-        match &query.zone_types {
-            ZoneTypes::AvailabilityZones => String::new(),
-            ZoneTypes::Only(types) => types
-                .iter()
-                .map(|t| t.as_str())
-                .collect::<Vec<_>>()
-                .join(","),
-            _ => paths::ALL_ZONE_TYPES.to_owned(),
-        },
-        query.zone_ids.join(","),
-        query.zone_names.join(","),
-        query.offers.join(",")
-    );
-    for (mapping, version) in mappings {
-        covers.push_str(&format!("\0{}\0{version}", mapping.id));
+/// What an identity answer's `ETag` covers besides its body, appended to `out`: the filters and
+/// each mapping's id and version.
+fn push_covers(out: &mut String, query: &ZoneIdentityQuery, mappings: &[(&ZoneMapping, i64)]) {
+    out.push_str("zone-identities\0");
+    match &query.zone_types {
+        ZoneTypes::AvailabilityZones => {}
+        ZoneTypes::Only(types) => push_joined(out, types.iter().map(|t| t.as_str())),
+        _ => out.push_str(paths::ALL_ZONE_TYPES),
     }
-    covers
+    for list in [&query.zone_ids, &query.zone_names, &query.offers] {
+        out.push('\0');
+        push_joined(out, list.iter().map(String::as_str));
+    }
+    for (mapping, version) in mappings {
+        out.push('\0');
+        out.push_str(mapping.id.as_str());
+        out.push('\0');
+        out.push_str(&version.to_string());
+    }
+}
+
+/// `items` appended to `out`, separated by commas.
+fn push_joined<'a>(out: &mut String, items: impl Iterator<Item = &'a str>) {
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(item);
+    }
 }

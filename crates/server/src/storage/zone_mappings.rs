@@ -74,7 +74,8 @@ pub struct Actor {
 
 /// The change-log subject naming one mapping: `org/id` (neither contains `/`).
 pub fn change_subject(org: &str, id: &str) -> String {
-    format!("{org}/{id}")
+    // The mapping cache's key on every request that names a mapping: no `format!` machinery.
+    [org, "/", id].concat()
 }
 
 impl Store {
