@@ -7,6 +7,7 @@
 //! are dropped), and the TTL bounds it should the log not be read.
 
 pub mod offerings;
+pub mod outcome;
 pub mod parse;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use appzone_contract::{is_valid_instance_type, MappedRegion, RegionId, SkippedZone};
 
-use super::parse::{skip, MappingError};
+use super::outcome::{skip, MappingError};
 use crate::catalog::Snapshot;
 use crate::model::cloud_output::ShapeError;
 use crate::model::offerings::Offerings;

@@ -22,18 +22,10 @@ use crate::catalog::{RegionIdentities, Snapshot};
 use crate::model::cloud_output::{self, name_fits, RegionZones, ShapeError};
 use crate::model::offerings::Offerings;
 
+use super::outcome::{skip, MappingError};
+
 /// Most offenders an error names.
 const OFFENDERS_NAMED: usize = 3;
-
-/// Why an output was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MappingError {
-    /// Not the shape of the cloud's output (400 `invalid_body`).
-    Shape(String),
-    /// It contradicts itself or the catalog's sourced pairs, or nothing of it is held by the
-    /// catalog (422 `invalid_zone_mapping`).
-    Catalog(String),
-}
 
 /// The zones of an output, what was skipped, and the account it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,36 +140,6 @@ fn named(offenders: Vec<String>) -> String {
         message.push_str(&format!("; and {more} more"));
     }
     message
-}
-
-/// Text of the output as `skipped` shows it: printable ASCII (anything else as `?`), at most
-/// 512 characters, as the document states; the clouds' names and ids are ASCII.
-fn shown(text: &str) -> String {
-    text.chars()
-        .take(512)
-        .map(|c| {
-            if c == ' ' || c.is_ascii_graphic() {
-                c
-            } else {
-                '?'
-            }
-        })
-        .collect()
-}
-
-/// A skipped zone (or a location, without `zone_id`/`zone_name`), its texts as [`shown`].
-pub(super) fn skip(
-    region: &str,
-    zone_id: Option<&str>,
-    zone_name: Option<&str>,
-    reason: String,
-) -> SkippedZone {
-    SkippedZone::new(
-        shown(region),
-        zone_id.map(shown),
-        zone_name.map(shown),
-        shown(&reason),
-    )
 }
 
 fn check(
