@@ -31,7 +31,7 @@ fn shown(text: &str) -> String {
 }
 
 /// A skipped zone (or a location, without `zone_id`/`zone_name`), its texts as [`shown`].
-pub fn skip(
+pub(crate) fn skip(
     region: &str,
     zone_id: Option<&str>,
     zone_name: Option<&str>,
