@@ -418,21 +418,38 @@ impl Steps {
     }
 }
 
+/// How many tests `test` runs at a time (see there).
+const TEST_THREADS: &str = "4";
+
 /// The workspace's tests. PostgreSQL tests are marked ignored, so a run without PostgreSQL
 /// reports them as ignored rather than as passed. With `postgres` (CI) and
 /// `APPZONE_TEST_POSTGRES_URL` set they are selected (`--include-ignored`); under CI it must
 /// be set. The inner loop (`postgres` false) runs SQLite only.
+///
+/// Four tests at a time on any machine, unless `RUST_TEST_THREADS` says otherwise: most of a
+/// test waits (on its servers, a timeout, an outage, a lock), so at two at a time, the default
+/// on two cores, the server's suite left the cores idle (86 s there, 60 to 65 s at four;
+/// BENCHMARKS.md). Every test holds at four on two cores: one that did not would be a test
+/// whose verdict depends on the load, a defect of its own.
 fn test(postgres: bool) -> Result<()> {
     let url = std::env::var("APPZONE_TEST_POSTGRES_URL").is_ok_and(|url| !url.is_empty());
+    let cargo_test = || {
+        let mut command = cargo();
+        command.args(["test", "--workspace", "--locked"]);
+        if std::env::var_os("RUST_TEST_THREADS").is_none() {
+            command.env("RUST_TEST_THREADS", TEST_THREADS);
+        }
+        command
+    };
     if postgres && url {
-        return run(cargo().args(["test", "--workspace", "--locked", "--", "--include-ignored"]));
+        return run(cargo_test().args(["--", "--include-ignored"]));
     }
     let how = "set APPZONE_TEST_POSTGRES_URL to a database the tests may create schemas in, \
                e.g. postgres://postgres@127.0.0.1:5432/test, and run `cargo xtask ci`";
     if postgres && process::under_ci() {
         bail!("test: the PostgreSQL tests are required under CI: {how}");
     }
-    run(cargo().args(["test", "--workspace", "--locked"]))?;
+    run(&mut cargo_test())?;
     eprintln!("test: SKIPPED the PostgreSQL tests (listed above as ignored): to run them, {how}");
     Ok(())
 }
