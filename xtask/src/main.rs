@@ -418,26 +418,27 @@ impl Steps {
     }
 }
 
-/// How many tests `test` runs at a time (see there).
-const TEST_THREADS: &str = "4";
+/// The fewest tests `test` runs at a time (see there).
+const MIN_TEST_THREADS: usize = 4;
 
 /// The workspace's tests. PostgreSQL tests are marked ignored, so a run without PostgreSQL
 /// reports them as ignored rather than as passed. With `postgres` (CI) and
 /// `APPZONE_TEST_POSTGRES_URL` set they are selected (`--include-ignored`); under CI it must
 /// be set. The inner loop (`postgres` false) runs SQLite only.
 ///
-/// Four tests at a time on any machine, unless `RUST_TEST_THREADS` says otherwise: most of a
-/// test waits (on its servers, a timeout, an outage, a lock), so at two at a time, the default
-/// on two cores, the server's suite left the cores idle (86 s there, 60 to 65 s at four;
-/// BENCHMARKS.md). Every test holds at four on two cores: one that did not would be a test
-/// whose verdict depends on the load, a defect of its own.
+/// At least four tests at a time (libtest's default, one per core, where there are more cores),
+/// unless `RUST_TEST_THREADS` says otherwise: most of a test waits (on its servers, a timeout,
+/// an outage, a lock), so one per core left two cores idle for much of the server's suite
+/// (BENCHMARKS.md, "CI's own time"). Every test holds at four on two cores: one that did not
+/// would be a test whose verdict depends on the load, a defect of its own.
 fn test(postgres: bool) -> Result<()> {
     let url = std::env::var("APPZONE_TEST_POSTGRES_URL").is_ok_and(|url| !url.is_empty());
     let cargo_test = || {
         let mut command = cargo();
         command.args(["test", "--workspace", "--locked"]);
         if std::env::var_os("RUST_TEST_THREADS").is_none() {
-            command.env("RUST_TEST_THREADS", TEST_THREADS);
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            command.env("RUST_TEST_THREADS", cores.max(MIN_TEST_THREADS).to_string());
         }
         command
     };

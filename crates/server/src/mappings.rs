@@ -1,6 +1,7 @@
 //! Organizations' zone mappings above storage: the cache the identity listing reads them
-//! through, and (`mappings/parse.rs`) the clouds' CLI output turned into pairs the catalog
-//! accepts.
+//! through, the clouds' CLI output turned into pairs the catalog accepts (`mappings/parse.rs`)
+//! and offerings placed on zone identities (`mappings/offerings.rs`), and what both answer
+//! about the parts they do not take (`mappings/outcome.rs`).
 //!
 //! The cache keeps a mapping (or its absence) per organization and id for the key cache's TTL;
 //! a change, on any replica, drops the entry through the change log within a second (as keys
