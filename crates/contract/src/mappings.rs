@@ -16,7 +16,7 @@ use crate::{ProviderId, RegionId, RegionOfferings};
 
 mod cloud_output;
 
-pub(crate) use cloud_output::{array_of, output_text};
+pub(crate) use cloud_output::{array_of, output_text, MAX_OUTPUTS};
 pub use cloud_output::{AwsDescribeOutput, AzureLocation, CloudOutput};
 
 /// Largest zone-mapping request body the server accepts, in bytes, once decoded (413 beyond):

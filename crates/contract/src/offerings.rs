@@ -16,6 +16,7 @@ use crate::RegionId;
 mod cloud_output;
 
 pub use cloud_output::{AwsOfferingsOutput, AzureSku, GcpMachineType, OfferingsOutput};
+pub(crate) use cloud_output::{MAX_MACHINE_TYPES, MAX_SKUS};
 
 /// Most instance types one `offers` filter names.
 pub const MAX_OFFERS_PER_QUERY: usize = 20;

@@ -42,6 +42,7 @@ mod examples;
 mod identities;
 mod offerings;
 mod operations;
+mod provider_shapes;
 mod rate_limit;
 mod schemas;
 

@@ -4,6 +4,10 @@
 
 use utoipa::ToSchema;
 
+/// Most outputs in one array (several regions' `describe-availability-zones`, the locations of
+/// `list-locations`, several regions' offerings), as the document states it.
+pub(crate) const MAX_OUTPUTS: usize = 1000;
+
 /// Schema-only type: a cloud CLI's JSON output, an object (one AWS region's
 /// `describe-availability-zones`) or an array (several AWS regions' outputs, or Azure's
 /// `list-locations`).
@@ -114,12 +118,12 @@ impl utoipa::PartialSchema for CloudOutput {
             .item(Ref::from_schema_name("AwsDescribeOutput"))
             .item(array_of(
                 "AwsDescribeOutput",
-                1000,
+                MAX_OUTPUTS,
                 "`aws`: several regions' outputs, an array of them.",
             ))
             .item(array_of(
                 "AzureLocation",
-                1000,
+                MAX_OUTPUTS,
                 "`azure`: `az account list-locations -o json`, an array of locations.",
             ))
             .description(Some(

@@ -8,7 +8,12 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::mappings::{array_of, output_text};
+use crate::mappings::{array_of, output_text, MAX_OUTPUTS};
+
+/// Most SKUs in an Azure offerings array, as the document states it.
+pub(crate) const MAX_SKUS: usize = 100_000;
+/// Most machine types in a GCP offerings array, as the document states it.
+pub(crate) const MAX_MACHINE_TYPES: usize = 1_000_000;
 
 /// Schema-only type: the offerings outputs a zone mapping may carry (AWS, Azure or GCP).
 #[derive(Debug)]
@@ -159,24 +164,32 @@ impl ToSchema for GcpMachineType {
 
 impl PartialSchema for OfferingsOutput {
     fn schema() -> RefOr<Schema> {
+        // An empty array is what `az vm list-skus` and `gcloud` print when nothing matches,
+        // and what an AWS caller with no outputs sends: stored as no offerings. GCP's stays
+        // non-empty: a GCP mapping holds offerings alone, so an empty one is refused.
         AnyOfBuilder::new()
             .item(Ref::from_schema_name("AwsOfferingsOutput"))
-            .item(array_of(
-                "AwsOfferingsOutput",
-                1000,
-                "`aws`: several regions' outputs, an array of them.",
-            ))
-            .item(array_of(
-                "AzureSku",
-                100_000,
-                "`azure`: one location's `az vm list-skus` output, an array of SKUs; \
-                 several locations' outputs joined into one array (each SKU names its \
-                 location), or sent as they come, an array of those arrays, which the \
-                 server reads the same.",
-            ))
+            .item(
+                array_of(
+                    "AwsOfferingsOutput",
+                    MAX_OUTPUTS,
+                    "`aws`: several regions' outputs, an array of them.",
+                )
+                .min_items(None),
+            )
+            .item(
+                array_of(
+                    "AzureSku",
+                    MAX_SKUS,
+                    "`azure`: one location's `az vm list-skus` output, an array of SKUs; \
+                     several locations' outputs joined into one array (each SKU names its \
+                     location). The server also reads an array of those arrays, as they come.",
+                )
+                .min_items(None),
+            )
             .item(array_of(
                 "GcpMachineType",
-                1_000_000,
+                MAX_MACHINE_TYPES,
                 "`gcp`: `gcloud compute machine-types list --format=json`, an array of machine \
                  types.",
             ))

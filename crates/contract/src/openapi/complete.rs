@@ -22,7 +22,8 @@ use super::rate_limit::{self, add_rate_limit_headers};
 /// - every response header the document declares is marked `required`: the service always sends
 ///   each one with the status it is declared for (utoipa has no field for this); the exceptions
 ///   are `Idempotent-Replayed` (only on a replay) and the rate-limit headers (only while their
-///   limit is on), which stay optional.
+///   limit is on), which stay optional;
+/// - the zone-mapping body says which cloud's output each provider takes (`provider_shapes.rs`).
 ///
 /// The server's test compares its registered routes, completed the same way, with the document.
 pub fn finish(openapi: utoipa::openapi::OpenApi) -> Value {
@@ -59,6 +60,7 @@ pub fn finish(openapi: utoipa::openapi::OpenApi) -> Value {
             }
         }
     }
+    super::provider_shapes::add(&mut doc);
     doc
 }
 

@@ -212,6 +212,23 @@ fn validate(
                     return fail(format!("{value} is not one of {rule}"));
                 }
             }
+            "const" => {
+                if rule != value {
+                    return fail(format!("{value} is not {rule}"));
+                }
+            }
+            // `then` or `else` by whether `if` holds; read with `if`, never alone.
+            "if" => {
+                let branch = if validate(doc, rule, value).is_ok() {
+                    "then"
+                } else {
+                    "else"
+                };
+                if let Some(branch_schema) = schema.get(branch) {
+                    validate(doc, branch_schema, value).map_err(|e| format!("{branch}: {e}"))?;
+                }
+            }
+            "then" | "else" => {}
             "anyOf" | "oneOf" => {
                 let passing = list(rule)?
                     .iter()
@@ -422,5 +439,68 @@ fn cloud_output_schema_admits_the_clouds_outputs_and_refuses_what_is_none() {
         serde_json::json!([{"name": "eastus", "availabilityZoneMappings": [{"logicalZone": "1"}]}]),
     ] {
         assert!(validate(&doc, schema, &output).is_err(), "{output}");
+    }
+}
+
+/// The body schema says which cloud's output each provider takes, as the server reads it: each
+/// cloud's own outputs (and the empty lists their CLIs print when nothing matches) are valid
+/// under its provider, another cloud's are not, and neither is a GCP mapping with zones or
+/// without offerings (bodies a fuzzer generated as valid and the server refused).
+#[test]
+fn the_zone_mapping_body_takes_each_providers_own_outputs_and_no_other_clouds() {
+    use serde_json::json;
+    let doc = appzone_contract::openapi::document();
+    let schema = &doc["components"]["schemas"]["ZoneMappingRequest"];
+    let read = |text: &str| -> serde_json::Value { serde_json::from_str(text).unwrap() };
+    let aws = read(include_str!(
+        "../../../test-support/fixtures/describe-us-east-1.json"
+    ));
+    let azure = read(include_str!(
+        "../../../test-support/fixtures/list-locations-sample.json"
+    ));
+    let aws_offerings = read(include_str!(
+        "../../../test-support/fixtures/offerings/aws-offerings-az-id-us-east-1.json"
+    ));
+    let skus = read(include_str!(
+        "../../../test-support/fixtures/offerings/azure-list-skus-eastus.json"
+    ));
+    let machine_types = read(include_str!(
+        "../../../test-support/fixtures/offerings/gcp-machine-types-us-central1.json"
+    ));
+    let valid = [
+        json!({"provider": "aws", "output": aws}),
+        json!({"provider": "aws", "output": [aws], "offerings": aws_offerings, "label": "prod"}),
+        json!({"provider": "aws", "output": aws, "offerings": [aws_offerings]}),
+        json!({"provider": "aws", "output": aws, "offerings": {"InstanceTypeOfferings": []}}),
+        json!({"provider": "aws", "output": aws, "offerings": null}),
+        json!({"provider": "azure", "output": azure, "offerings": skus}),
+        json!({"provider": "azure", "output": azure, "offerings": []}),
+        json!({"provider": "gcp", "offerings": machine_types}),
+    ];
+    for body in &valid {
+        if let Err(why) = validate(&doc, schema, body) {
+            let body: String = body.to_string().chars().take(200).collect();
+            panic!("refused: {why}: {body}");
+        }
+    }
+    let invalid = [
+        json!({"provider": "aws"}),
+        json!({"provider": "aws", "output": azure}),
+        json!({"provider": "aws", "output": aws, "offerings": skus}),
+        json!({"provider": "azure", "output": aws}),
+        json!({"provider": "azure", "output": azure, "offerings": aws_offerings}),
+        json!({"provider": "azure", "offerings": skus}),
+        json!({"provider": "gcp", "output": aws, "offerings": machine_types}),
+        json!({"provider": "gcp"}),
+        json!({"provider": "gcp", "offerings": []}),
+        json!({"provider": "gcp", "offerings": skus}),
+        json!({"provider": "oci", "offerings": machine_types}),
+    ];
+    for body in &invalid {
+        assert!(
+            validate(&doc, schema, body).is_err(),
+            "admitted: {}",
+            body.to_string().chars().take(200).collect::<String>()
+        );
     }
 }

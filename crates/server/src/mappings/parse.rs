@@ -64,11 +64,19 @@ pub fn parse_mapping(
             ))
         }
         (_, Some(output)) => parse(provider, output, snapshot)?,
-        ("aws" | "azure", None) => {
-            return Err(MappingError::Shape(format!(
-                "output: missing; a {provider} mapping is taken from the cloud's output (see \
-                 the operation's description)"
-            )))
+        ("aws", None) => {
+            return Err(MappingError::Shape(
+                "output: missing; an aws mapping is taken from the output of aws ec2 \
+                 describe-availability-zones --all-availability-zones --output json"
+                    .to_owned(),
+            ))
+        }
+        ("azure", None) => {
+            return Err(MappingError::Shape(
+                "output: missing; an azure mapping is taken from the output of az account \
+                 list-locations -o json"
+                    .to_owned(),
+            ))
         }
         (other, None) => return Err(unknown_provider(other)),
     };
