@@ -64,9 +64,10 @@ fn provider_is(provider: &str) -> Value {
     json!({"properties": {"provider": {"const": provider}}, "required": ["provider"]})
 }
 
-/// `aws`: the zones of one region's output or several; `azure`: a `list-locations` array; any
-/// other provider is `gcp`, whose mapping holds offerings alone (the server refuses the rest).
-/// An empty offerings array is a cloud's "nothing matched" for AWS and Azure.
+/// `aws`: the zones of one region's output or several; `azure`: a `list-locations` array;
+/// otherwise the provider must be `gcp`, whose mapping holds offerings alone (the server
+/// refuses any other). An empty offerings array is a cloud's "nothing matched" for AWS and
+/// Azure.
 fn conditions() -> Value {
     let absent = json!({"type": "null"});
     json!({
