@@ -42,6 +42,11 @@ pub fn instance_types(
     );
     if let Some(zone_id) = zone_id {
         message.push_str(&format!(" in zone {zone_id}"));
+        // A filter that matches nothing is an empty answer, as on the zone-identity listing;
+        // the message tells a mistyped id from a zone offering nothing.
+        if identities.item(zone_id).is_none() {
+            message.push_str(&format!(" ({at} has no zone {zone_id})"));
+        }
     }
     let message = super::at_most(message, 512);
     Answer::over_body("instance-types", |id| {

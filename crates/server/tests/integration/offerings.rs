@@ -215,13 +215,19 @@ both_backends! {
     }
 
     /// The instance-type listing: sorted by type with the zones offering each, `zone_id` keeps
-    /// the types of one zone, and it revalidates (ETag, 304) and answers HEAD like the listings.
+    /// the types of one zone (none for a zone the region lacks), and it revalidates (ETag, 304) and answers HEAD like the listings.
     async fn instance_types_lists_each_type_with_its_zones_and_revalidates(app: TestApp) {
         ok(&put(&app, "prod", &aws_mapping(parse(AWS_BY_ZONE_ID))).await, 201);
         let az3 = instance_types("aws", "us-east-1", "?mapping=prod&zone_id=use1-az3");
         let listed = types(&app.get(&az3, Some(&app.member_key)).await);
         assert!(!listed.is_empty() && listed.len() < 52, "{listed:?}");
         assert!(listed.iter().all(|(_, zones)| zones.contains(&"use1-az3".to_owned())));
+        // A zone the region lacks matches nothing, as a zone-identity filter does, and the
+        // message tells a mistyped id from a zone offering nothing.
+        let nowhere = app.get(&instance_types("aws", "us-east-1", "?mapping=prod&zone_id=use1-az9"), Some(&app.member_key)).await;
+        assert!(types(&nowhere).is_empty());
+        let message = nowhere.json()["message"].as_str().unwrap().to_owned();
+        assert!(message.ends_with("in zone use1-az9 (aws/us-east-1 has no zone use1-az9)"), "{message}");
         let path = instance_types("aws", "us-east-1", "?mapping=prod");
         let etag = app.etag(&path).await;
         let again = app.send(reqwest::Method::GET, &path, Some(&app.member_key), &[("If-None-Match", etag.as_str())]).await;
@@ -263,7 +269,7 @@ both_backends! {
             (identities("aws", "us-east-1", "?mapping=prod&offers=a&offers=b"), "offers"),
             (instance_types("aws", "us-east-1", ""), "mapping"),
             (instance_types("aws", "us-east-1", "?mapping=prod&mapping=prod"), "mapping"),
-            (instance_types("aws", "us-east-1", "?mapping=prod&zone_id=use1-az9"), "zone_id"),
+            (instance_types("aws", "us-east-1", "?mapping=prod&zone_id=use1_az1"), "zone_id"),
             (instance_types("aws", "us-east-1", "?mapping=prod&offers=p5.48xlarge"), "offers"),
         ] {
             let message = refused(&app.get(&path, Some(&app.member_key)).await, 400, "invalid_query");
