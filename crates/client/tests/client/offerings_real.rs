@@ -166,9 +166,22 @@ async fn instance_types_lists_each_type_with_its_zones_and_zone_id_keeps_the_typ
             Some(4)
         );
 
-        // An unknown zone of the region: 400 invalid_query.
-        let error = member
+        // A zone the region lacks matches nothing; the message says so.
+        let nowhere = member
             .instance_types("aws", "us-east-1", &prod(), Some("use1-az9"))
+            .await
+            .unwrap();
+        assert!(nowhere.data.is_empty(), "{nowhere:?}");
+        assert!(
+            nowhere
+                .message
+                .contains("aws/us-east-1 has no zone use1-az9"),
+            "{}",
+            nowhere.message
+        );
+        // A malformed one: 400 invalid_query.
+        let error = member
+            .instance_types("aws", "us-east-1", &prod(), Some("use1_az1"))
             .await
             .unwrap_err();
         assert_eq!(error.status().map(|s| s.as_u16()), Some(400));
