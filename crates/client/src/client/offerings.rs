@@ -33,7 +33,8 @@ impl Client {
     /// provider); 422 `offerings_not_stored`
     /// ([`ErrorCode::OFFERINGS_NOT_STORED`](crate::ErrorCode::OFFERINGS_NOT_STORED): the mapping
     /// holds no offerings for the region; the message names the command that prints them); 400
-    /// `invalid_query` for a `zone_id` the region does not have.
+    /// `invalid_query` for a malformed `zone_id`. A `zone_id` the region does not have is no
+    /// error: the list is empty and its message says the region has no such zone.
     ///
     /// ```no_run
     /// # async fn run(client: appzone_client::Client) -> Result<(), Box<dyn std::error::Error>> {
