@@ -185,14 +185,6 @@ pub async fn list_instance_types(
     let (mapping_id, zone_id) = instance_type_query(query.as_deref().unwrap_or_default())?;
     let found = mapping_of(&cache, &key.org_id, &mapping_id, provider_id).await?;
     let offers = offerings_of(&found, identities)?;
-    let cache_key = format!(
-        "{}\0instance-types\0{}\0{}\0{}\0{}",
-        key.org_id,
-        identities.at(),
-        found.mapping.id,
-        found.version,
-        zone_id.as_deref().unwrap_or_default()
-    );
     let build = || {
         crate::catalog::offerings::instance_types(
             identities,
@@ -205,7 +197,17 @@ pub async fn list_instance_types(
     // never take the cache's room from real answers.
     let answer = match zone_id.as_deref() {
         Some(zone) if identities.item(zone).is_none() => Arc::new(build()),
-        _ => listing.snapshot.answer_with(cache_key, build),
+        zone => {
+            let cache_key = format!(
+                "{}\0instance-types\0{}\0{}\0{}\0{}",
+                key.org_id,
+                identities.at(),
+                found.mapping.id,
+                found.version,
+                zone.unwrap_or_default()
+            );
+            listing.snapshot.answer_with(cache_key, build)
+        }
     };
     Ok(listing.answer(&answer))
 }
