@@ -254,13 +254,12 @@ fn ci() -> Result<()> {
     steps.run("test", || test(true))?;
     // The published crates' docs with warnings denied: broken links fail CI.
     steps.run("doc", || {
-        run(cargo()
-            .args(["doc", "--no-deps", "--locked", "--all-features"])
-            .args(
-                "-p appzone-contract -p appzone-server -p appzone-client -p appzone-conformance"
-                    .split(' '),
-            )
-            .env("RUSTDOCFLAGS", "-D warnings"))
+        let mut doc = cargo();
+        doc.args(["doc", "--no-deps", "--locked", "--all-features"]);
+        for package in semver::DOCUMENTED {
+            doc.args(["-p", package]);
+        }
+        run(doc.env("RUSTDOCFLAGS", "-D warnings"))
     })?;
     // The one release build the following steps share (build.rs).
     steps.run("release build", || build::release().map(drop))?;

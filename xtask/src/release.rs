@@ -14,7 +14,8 @@
 //!   on a fresh SQLite database (demo_server.rs): the released client must keep working against
 //!   today's server.
 //! - `semver-checks` (semver.rs) runs `cargo semver-checks check-release` on `appzone-contract` and
-//!   `appzone-client` with the newest release commit as the baseline.
+//!   `appzone-client` with the newest release commit as the baseline, on rustdoc JSON it builds
+//!   in the main target directory.
 //!
 //! For trying them out before a release exists or is committed, the release commit of
 //! `<version>` may be given in `APPZONE_RELEASE_COMMIT_<VERSION>` (the version upper-cased,
@@ -171,7 +172,7 @@ fn build_scenario(root: &Path, label: &str, commit: &str) -> Result<PathBuf> {
 }
 
 /// `git archive <commit> | tar -x` into a fresh `dir` (through a file: both are bounded).
-fn extract(root: &Path, commit: &str, dir: &Path) -> Result<()> {
+pub(crate) fn extract(root: &Path, commit: &str, dir: &Path) -> Result<()> {
     crate::fresh_dir(dir)?;
     // Beside the directory, not `with_extension` (which would eat the `.0` of `v1.0.0`).
     let mut archive = dir.as_os_str().to_owned();
@@ -328,7 +329,7 @@ pub(crate) fn git(root: &Path) -> Command {
 }
 
 /// `label` as one path component: letters, digits, `.`, `-` and `_` kept, the rest `_`.
-fn path_safe(label: &str) -> String {
+pub(crate) fn path_safe(label: &str) -> String {
     let safe: String = label
         .chars()
         .map(|c| {

@@ -1,17 +1,44 @@
 //! `cargo xtask semver-checks`: `cargo semver-checks check-release` on `appzone-contract` and
 //! `appzone-client` with the newest release commit (see release.rs) as the baseline.
+//!
+//! The tool is given rustdoc JSON this task builds, not left to build its own: it builds each
+//! side in a scratch package of its own with `RUSTFLAGS=--cap-lints=allow`, which made every
+//! dependency compile again (132 s of a cold CI run, for the client alone). Here both sides are
+//! documented in the main target directory, with the package selection and features of CI's
+//! `doc` step ([`DOCUMENTED`], all features: what the tool's own feature heuristic picks for
+//! these crates), so the dependencies are the ones that step and clippy already checked. The
+//! unstable JSON output needs `RUSTC_BOOTSTRAP=1`, and only rustdoc gets it (through a
+//! two-line wrapper as `RUSTDOC`): set for cargo, it changes what about 50 dependencies' build
+//! scripts detect, and they would be checked again each time.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
 
 use crate::process::{cargo, run_bounded, skip, stdout_of, version};
 use crate::release::{
-    git, package_version, release_commit, releases, resolve, workspace_version, GIT_TIMEOUT,
+    extract, git, package_version, path_safe, release_commit, releases, resolve, workspace_version,
+    GIT_TIMEOUT,
 };
 
-/// `cargo semver-checks`: it builds the rustdoc JSON of both versions of both crates.
-const SEMVER_TIMEOUT: Duration = Duration::from_secs(45 * 60);
+/// The crates CI documents (the `doc` step) and whose rustdoc JSON this task builds: one list,
+/// so the two builds resolve the same features and share their dependencies' checks.
+pub(crate) const DOCUMENTED: [&str; 4] = [
+    "appzone-contract",
+    "appzone-server",
+    "appzone-client",
+    "appzone-conformance",
+];
+
+/// Documenting one side (its dependencies checked when the target directory is cold).
+const DOC_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// `cargo semver-checks` on two JSON files.
+const SEMVER_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// What rustdoc is asked for: cargo-semver-checks' own flags (0.51's `data_generation`).
+const JSON_RUSTDOCFLAGS: &str = "-Z unstable-options --document-private-items \
+                                 --document-hidden-items --output-format=json --cap-lints=allow";
 
 /// Options of `cargo xtask semver-checks`; the default compares with the newest release.
 #[derive(Debug, Default, clap::Args)]
@@ -93,17 +120,127 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
         eprintln!("semver-checks: every crate changed its major version since {label}");
         return Ok(());
     }
-    let mut command = cargo();
-    command.args(["semver-checks", "check-release"]);
+    let work = crate::target_dir().join("semver");
+    crate::fresh_dir(&work)?;
+    let wrapper = rustdoc_wrapper(&work)?;
+    let current = work.join("current");
+    rustdoc_json(&root, &wrapper, &checked, &current)?;
+    // Named by its commit: a tree extracted again keeps its files' times (the commit's), so
+    // cargo would take another commit's artifacts under the same name as fresh.
+    let tree = work.join(&commit);
+    extract(&root, &commit, &tree)?;
+    let baseline = work.join(format!("{}-json", path_safe(&label)));
+    rustdoc_json(&tree, &wrapper, &checked, &baseline)?;
     for package in &checked {
-        command.args(["-p", package]);
+        let file = format!("{}.json", package.replace('-', "_"));
+        eprintln!("semver-checks: {package}, current against {label}");
+        run_bounded(
+            cargo()
+                .args(["semver-checks", "check-release", "--current-rustdoc"])
+                .arg(current.join(&file))
+                .arg("--baseline-rustdoc")
+                .arg(baseline.join(&file)),
+            SEMVER_TIMEOUT,
+        )?;
     }
-    run_bounded(command.args(["--baseline-rev", &commit]), SEMVER_TIMEOUT)?;
     eprintln!(
         "semver-checks: {} passed against {label}",
         checked.join(" and ")
     );
     Ok(())
+}
+
+/// `rustdoc` with `RUSTC_BOOTSTRAP=1`, as a script in `dir`: the rustdoc beside the task's
+/// `$CARGO` (the toolchain everything else builds with), `rustdoc` from `PATH` without one.
+fn rustdoc_wrapper(dir: &Path) -> Result<PathBuf> {
+    let rustdoc = std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .and_then(|cargo| Some(cargo.parent()?.join("rustdoc")))
+        .filter(|rustdoc| rustdoc.is_file())
+        .unwrap_or_else(|| PathBuf::from("rustdoc"));
+    let script = dir.join("rustdoc-json");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nRUSTC_BOOTSTRAP=1 exec '{}' \"$@\"\n",
+            rustdoc.display()
+        ),
+    )
+    .with_context(|| format!("cannot write {}", script.display()))?;
+    let mut permissions = std::fs::metadata(&script)?.permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions)?;
+    Ok(script)
+}
+
+/// Documents the workspace at `tree` as JSON, in the main target directory, and copies the
+/// `packages`' files into `out`. The selection is [`DOCUMENTED`] (those the tree has), as the
+/// `doc` step's, whatever is checked: a smaller one would resolve other features and check
+/// the dependencies again.
+fn rustdoc_json(tree: &Path, wrapper: &Path, packages: &[&str], out: &Path) -> Result<()> {
+    let mut doc = cargo();
+    doc.current_dir(tree)
+        .args(["doc", "--no-deps", "--locked", "--all-features", "--lib"])
+        .arg("--manifest-path")
+        .arg(tree.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(crate::target_dir())
+        .env("RUSTDOC", wrapper)
+        .env("RUSTDOCFLAGS", JSON_RUSTDOCFLAGS);
+    let baseline = tree != crate::root();
+    for package in DOCUMENTED {
+        let dir = package.strip_prefix("appzone-").unwrap_or(package);
+        if tree.join("crates").join(dir).join("Cargo.toml").is_file() {
+            doc.args(["-p", package]);
+        }
+    }
+    if baseline {
+        // The released crates have the current ones' names, versions and paths relative to
+        // their workspace, which is all cargo tells path packages apart by: without this they
+        // would share artifacts, and either side could be documented against the other's
+        // crates. A setting of their own (which no check or rustdoc output depends on) gives
+        // every package of the released workspace artifacts of its own; the dependencies
+        // from crates.io are still the ones the main tree checked.
+        for package in workspace_packages(tree)? {
+            doc.args([
+                "--config",
+                &format!("profile.dev.package.{package}.codegen-units=7"),
+            ]);
+        }
+    }
+    run_bounded(&mut doc, DOC_TIMEOUT)?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    for package in packages {
+        let file = format!("{}.json", package.replace('-', "_"));
+        let built = crate::target_dir().join("doc").join(&file);
+        std::fs::copy(&built, out.join(&file))
+            .with_context(|| format!("rustdoc made no {}", built.display()))?;
+    }
+    Ok(())
+}
+
+/// The names of the packages of the workspace at `tree` (`cargo metadata --no-deps`).
+fn workspace_packages(tree: &Path) -> Result<Vec<String>> {
+    let metadata = stdout_of(
+        cargo()
+            .args([
+                "metadata",
+                "--no-deps",
+                "--format-version",
+                "1",
+                "--manifest-path",
+            ])
+            .arg(tree.join("Cargo.toml")),
+        Duration::from_secs(120),
+    )?;
+    let metadata: serde_json::Value =
+        serde_json::from_str(&metadata).context("cargo metadata printed no JSON")?;
+    Ok(metadata["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|package| Some(package["name"].as_str()?.to_owned()))
+        .collect())
 }
 
 /// What `check-release` will hold the crates to, going from `baseline` to `current`.
