@@ -1,19 +1,74 @@
 //! Connecting to the database: URLs, the pool and its per-connection settings, migrations,
 //! and the refusal of a PostgreSQL server that could lose acknowledged commits.
 
-use std::sync::Once;
+use std::sync::{LazyLock, Once};
 use std::time::Duration;
 
 use sqlx::any::AnyPoolOptions;
-use sqlx::{AnyConnection, AnyPool, Connection, Executor, Row};
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::{AnyConnection, AnyPool, AssertSqlSafe, Connection, Executor, Row, SqlSafeStr};
 
 use super::errors::ResultExt;
 use super::sqlite_file::SqliteFile;
 use super::sqlite_pragmas::SQLITE_PRAGMAS;
 use super::{deletes, group_commit, Store, StoreError};
 
-static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
-static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+/// The migrations under `migrations/<backend>/`, embedded in the binary: (file name, SQL).
+///
+/// Listed here rather than found by sqlx's `migrate!` macro, which needs sqlx's `macros`
+/// feature: that compiles sqlx and both of its drivers a second time, for the compiler, in
+/// every debug, release and minimum-Rust build. A test below fails when a file under
+/// `migrations/` is not listed; `applied_migrations_keep_the_checksums_earlier_releases_recorded`
+/// (tests) when a name, a description or a checksum differs from what the macro made.
+macro_rules! embedded {
+    ($backend:literal: $($file:literal),+ $(,)?) => {
+        &[$(($file, include_str!(concat!("../../migrations/", $backend, "/", $file)))),+]
+    };
+}
+const SQLITE_FILES: &[(&str, &str)] = embedded!("sqlite":
+    "0001_initial.sql",
+    "0002_idempotency_keys.sql",
+    "0003_api_key_last_used.sql",
+    "0004_change_log.sql",
+    "0005_zone_identities.sql",
+    "0006_zones_to_build_on.sql",
+    "0007_offerings.sql",
+);
+const POSTGRES_FILES: &[(&str, &str)] = embedded!("postgres":
+    "0001_initial.sql",
+    "0002_idempotency_keys.sql",
+    "0003_api_key_last_used.sql",
+    "0004_change_log.sql",
+    "0005_zone_identities.sql",
+    "0006_zones_to_build_on.sql",
+    "0007_offerings.sql",
+);
+
+static SQLITE_MIGRATIONS: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE_FILES));
+static POSTGRES_MIGRATIONS: LazyLock<Migrator> = LazyLock::new(|| migrator(POSTGRES_FILES));
+
+/// A migrator of `files`, each read as sqlx reads a migrations directory: `<version>_<words
+/// joined by _>.sql`, simple (not reversible), the description the words, the checksum the
+/// SQL's SHA-384, in a transaction unless the SQL starts with `-- no-transaction`.
+fn migrator(files: &[(&str, &'static str)]) -> Migrator {
+    let migrations = files
+        .iter()
+        .map(|&(file, sql)| {
+            let (version, rest) = file.split_once('_').unwrap_or((file, ""));
+            // The file names are the constants above, which a unit test checks.
+            let version = version.parse().unwrap_or(i64::MAX);
+            let description = rest.trim_end_matches(".sql").replace('_', " ");
+            Migration::new(
+                version,
+                description.into(),
+                MigrationType::Simple,
+                AssertSqlSafe(sql).into_sql_str(),
+                sql.starts_with("-- no-transaction"),
+            )
+        })
+        .collect();
+    Migrator::with_migrations(migrations)
+}
 
 /// Which database a [`Store`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,8 +240,8 @@ impl Store {
     /// Applies the embedded migrations of this backend.
     pub async fn migrate(&self) -> Result<(), StoreError> {
         let migrator = match self.backend {
-            Backend::Sqlite => &SQLITE_MIGRATIONS,
-            Backend::Postgres => &POSTGRES_MIGRATIONS,
+            Backend::Sqlite => &*SQLITE_MIGRATIONS,
+            Backend::Postgres => &*POSTGRES_MIGRATIONS,
         };
         migrator.run(&self.pool).await.map_err(StoreError::migrate)
     }
@@ -242,11 +297,11 @@ async fn is_migrated(conn: &mut AnyConnection, backend: Backend) -> Result<bool,
     use sqlx::migrate::Migrate;
     let (migrator, table_exists) = match backend {
         Backend::Sqlite => (
-            &SQLITE_MIGRATIONS,
+            &*SQLITE_MIGRATIONS,
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = $1",
         ),
         Backend::Postgres => (
-            &POSTGRES_MIGRATIONS,
+            &*POSTGRES_MIGRATIONS,
             "SELECT 1 FROM information_schema.tables \
              WHERE table_schema = current_schema() AND table_name = $1",
         ),
@@ -341,4 +396,35 @@ pub fn redact_url(url: &str) -> String {
         parsed.query_pairs_mut().clear().extend_pairs(pairs);
     }
     parsed.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A migration file that is not listed would never run: the binary embeds only the list.
+    #[test]
+    fn every_migration_file_is_embedded_in_order() {
+        for (backend, files) in [("sqlite", SQLITE_FILES), ("postgres", POSTGRES_FILES)] {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("migrations")
+                .join(backend);
+            let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+                .expect("the migrations directory")
+                .map(|entry| {
+                    entry
+                        .expect("an entry")
+                        .file_name()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            on_disk.sort();
+            let listed: Vec<&str> = files.iter().map(|(file, _)| *file).collect();
+            assert_eq!(listed, on_disk, "migrations/{backend}");
+            let versions: Vec<i64> = migrator(files).iter().map(|m| m.version).collect();
+            let expected: Vec<i64> = (1..=i64::try_from(files.len()).expect("a count")).collect();
+            assert_eq!(versions, expected, "migrations/{backend}: versions");
+        }
+    }
 }
