@@ -10,6 +10,14 @@
 //! unstable JSON output needs `RUSTC_BOOTSTRAP=1`, and only rustdoc gets it (through a
 //! two-line wrapper as `RUSTDOC`): set for cargo, it changes what about 50 dependencies' build
 //! scripts detect, and they would be checked again each time.
+//!
+//! Cargo tells path packages apart only by name, version and path relative to their
+//! workspace, which the release's crates share with the current ones; so the release's
+//! workspace gets a profile setting of its own (its artifacts never replace the main tree's),
+//! its files are dated now (an older artifact under its names never passes for fresh), and
+//! each side's JSON files are removed before it runs (one side cannot hand in the other's).
+//! A breaking change fails the step: making `Client::base_url` private was reported as
+//! `inherent_method_missing`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -125,10 +133,12 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
     let wrapper = rustdoc_wrapper(&work)?;
     let current = work.join("current");
     rustdoc_json(&root, &wrapper, &checked, &current)?;
-    // Named by its commit: a tree extracted again keeps its files' times (the commit's), so
-    // cargo would take another commit's artifacts under the same name as fresh.
     let tree = work.join(&commit);
     extract(&root, &commit, &tree)?;
+    // `git archive` gives the files the commit's time, older than any artifact an earlier run
+    // left under the same names and versions (another commit's, say), which cargo would then
+    // take as fresh: the files are dated now, so the released crates are always checked anew.
+    touch_all(&tree)?;
     let baseline = work.join(format!("{}-json", path_safe(&label)));
     rustdoc_json(&tree, &wrapper, &checked, &baseline)?;
     for package in &checked {
@@ -208,13 +218,50 @@ fn rustdoc_json(tree: &Path, wrapper: &Path, packages: &[&str], out: &Path) -> R
             ]);
         }
     }
+    // Both sides write the same file names: a side whose rustdoc did not run must not pass
+    // off the other's files as its own.
+    for package in packages {
+        let built = json_file(package);
+        if let Err(err) = std::fs::remove_file(&built) {
+            if err.kind() != std::io::ErrorKind::NotFound {
+                return Err(err).with_context(|| format!("cannot remove {}", built.display()));
+            }
+        }
+    }
     run_bounded(&mut doc, DOC_TIMEOUT)?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     for package in packages {
-        let file = format!("{}.json", package.replace('-', "_"));
-        let built = crate::target_dir().join("doc").join(&file);
-        std::fs::copy(&built, out.join(&file))
+        let built = json_file(package);
+        let file = built.file_name().unwrap_or_default();
+        std::fs::copy(&built, out.join(file))
             .with_context(|| format!("rustdoc made no {}", built.display()))?;
+    }
+    Ok(())
+}
+
+/// Where `cargo doc` writes a package's rustdoc JSON.
+fn json_file(package: &str) -> PathBuf {
+    crate::target_dir()
+        .join("doc")
+        .join(format!("{}.json", package.replace('-', "_")))
+}
+
+/// Sets the modification time of every file under `dir` to now.
+fn touch_all(dir: &Path) -> Result<()> {
+    let now = std::time::SystemTime::now();
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    for entry in entries {
+        let path = entry?.path();
+        if path.is_dir() {
+            touch_all(&path)?;
+        } else {
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|file| file.set_modified(now))
+                .with_context(|| format!("cannot touch {}", path.display()))?;
+        }
     }
     Ok(())
 }
