@@ -13,7 +13,9 @@ use super::sqlite_file::SqliteFile;
 use super::sqlite_pragmas::SQLITE_PRAGMAS;
 use super::{deletes, group_commit, Store, StoreError};
 
-/// The migrations under `migrations/<backend>/`, embedded in the binary: (file name, SQL).
+/// The migrations under `migrations/sqlite/` and `migrations/postgres/`, embedded in the
+/// binary as (file name, SQL): the two directories hold the same names, one version each in
+/// each database's dialect, so one list names both.
 ///
 /// Listed here rather than found by sqlx's `migrate!` macro, which needs sqlx's `macros`
 /// feature: that compiles sqlx and both of its drivers a second time, for the compiler, in
@@ -21,20 +23,16 @@ use super::{deletes, group_commit, Store, StoreError};
 /// `migrations/` is not listed; `applied_migrations_keep_the_checksums_earlier_releases_recorded`
 /// (tests) when a name, a description or a checksum differs from what the macro made.
 macro_rules! embedded {
-    ($backend:literal: $($file:literal),+ $(,)?) => {
-        &[$(($file, include_str!(concat!("../../migrations/", $backend, "/", $file)))),+]
+    ($($file:literal),+ $(,)?) => {
+        /// SQLite's migrations.
+        const SQLITE_FILES: &[(&str, &str)] =
+            &[$(($file, include_str!(concat!("../../migrations/sqlite/", $file)))),+];
+        /// PostgreSQL's: the same versions, each in that database's dialect.
+        const POSTGRES_FILES: &[(&str, &str)] =
+            &[$(($file, include_str!(concat!("../../migrations/postgres/", $file)))),+];
     };
 }
-const SQLITE_FILES: &[(&str, &str)] = embedded!("sqlite":
-    "0001_initial.sql",
-    "0002_idempotency_keys.sql",
-    "0003_api_key_last_used.sql",
-    "0004_change_log.sql",
-    "0005_zone_identities.sql",
-    "0006_zones_to_build_on.sql",
-    "0007_offerings.sql",
-);
-const POSTGRES_FILES: &[(&str, &str)] = embedded!("postgres":
+embedded!(
     "0001_initial.sql",
     "0002_idempotency_keys.sql",
     "0003_api_key_last_used.sql",
