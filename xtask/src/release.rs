@@ -117,7 +117,7 @@ fn build_scenario(root: &Path, label: &str, commit: &str) -> Result<PathBuf> {
     let safe = path_safe(label);
     let compat = crate::target_dir().join("compat");
     let tree = compat.join(&safe);
-    extract(root, commit, &tree)?;
+    extract(root, commit, &tree, FileTimes::Commit)?;
     ensure!(
         tree.join(SCENARIO).is_file(),
         "{label} (commit {commit}) has no {SCENARIO}: the old-client scenario was added after \
@@ -171,8 +171,18 @@ fn build_scenario(root: &Path, label: &str, commit: &str) -> Result<PathBuf> {
     Ok(executable)
 }
 
+/// The modification times `extract` gives the files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileTimes {
+    /// The commit's, as `git archive` records them.
+    Commit,
+    /// The time of extraction (`tar --touch`): older artifacts under the same crate names and
+    /// versions, in a target directory shared with other trees, never pass for fresh.
+    Now,
+}
+
 /// `git archive <commit> | tar -x` into a fresh `dir` (through a file: both are bounded).
-pub(crate) fn extract(root: &Path, commit: &str, dir: &Path) -> Result<()> {
+pub(crate) fn extract(root: &Path, commit: &str, dir: &Path, times: FileTimes) -> Result<()> {
     crate::fresh_dir(dir)?;
     // Beside the directory, not `with_extension` (which would eat the `.0` of `v1.0.0`).
     let mut archive = dir.as_os_str().to_owned();
@@ -186,14 +196,12 @@ pub(crate) fn extract(root: &Path, commit: &str, dir: &Path) -> Result<()> {
             .current_dir(root),
         GIT_TIMEOUT,
     )?;
-    let extracted = run_bounded(
-        Command::new("tar")
-            .arg("-xf")
-            .arg(&archive)
-            .arg("-C")
-            .arg(dir),
-        GIT_TIMEOUT,
-    );
+    let mut tar = Command::new("tar");
+    tar.arg("-xf").arg(&archive).arg("-C").arg(dir);
+    if times == FileTimes::Now {
+        tar.arg("--touch");
+    }
+    let extracted = run_bounded(&mut tar, GIT_TIMEOUT);
     let _ = std::fs::remove_file(&archive);
     extracted
 }

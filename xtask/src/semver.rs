@@ -27,7 +27,7 @@ use anyhow::{anyhow, Context, Result};
 use crate::process::{cargo, run_bounded, skip, stdout_of, version};
 use crate::release::{
     extract, git, package_version, path_safe, release_commit, releases, resolve, workspace_version,
-    GIT_TIMEOUT,
+    FileTimes, GIT_TIMEOUT,
 };
 
 /// The crates CI documents (the `doc` step) and whose rustdoc JSON this task builds: one list,
@@ -134,11 +134,9 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
     let current = work.join("current");
     rustdoc_json(&root, &wrapper, &checked, &current)?;
     let tree = work.join(&commit);
-    extract(&root, &commit, &tree)?;
-    // `git archive` gives the files the commit's time, older than any artifact an earlier run
-    // left under the same names and versions (another commit's, say), which cargo would then
-    // take as fresh: the files are dated now, so the released crates are always checked anew.
-    touch_all(&tree)?;
+    // Dated now: with the commit's time, an artifact an earlier run left under the same names
+    // and versions (another commit's, say) would pass for fresh.
+    extract(&root, &commit, &tree, FileTimes::Now)?;
     let baseline = work.join(format!("{}-json", path_safe(&label)));
     rustdoc_json(&tree, &wrapper, &checked, &baseline)?;
     for package in &checked {
@@ -244,26 +242,6 @@ fn json_file(package: &str) -> PathBuf {
     crate::target_dir()
         .join("doc")
         .join(format!("{}.json", package.replace('-', "_")))
-}
-
-/// Sets the modification time of every file under `dir` to now.
-fn touch_all(dir: &Path) -> Result<()> {
-    let now = std::time::SystemTime::now();
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-    for entry in entries {
-        let path = entry?.path();
-        if path.is_dir() {
-            touch_all(&path)?;
-        } else {
-            std::fs::File::options()
-                .write(true)
-                .open(&path)
-                .and_then(|file| file.set_modified(now))
-                .with_context(|| format!("cannot touch {}", path.display()))?;
-        }
-    }
-    Ok(())
 }
 
 /// The names of the packages of the workspace at `tree` (`cargo metadata --no-deps`).
