@@ -8,6 +8,11 @@
 //! benchmark to it). The server and the bare-axum baseline allocate through mimalloc, so the C
 //! library's allocator does not enter what the instruction guard compares. One command line, so
 //! cargo finds it fresh for every task after the first.
+//!
+//! It is compiled with the server's minimum Rust (its manifest's `rust-version`) where rustup
+//! has that toolchain: the build is then also the proof that the minimum holds (`cargo xtask
+//! msrv` counts on it), and everything CI runs from outside runs what that compiler made,
+//! rather than a second compile of the server's whole graph checking it beside this one.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -15,7 +20,7 @@ use std::time::Duration;
 
 use anyhow::{ensure, Result};
 
-use crate::process::{cargo, run, stdout_of, succeeds};
+use crate::process::{cargo, run, skip, stdout_of, succeeds};
 
 /// The release binaries of the server and the benchmark crate.
 #[derive(Debug, Clone)]
@@ -24,6 +29,8 @@ pub(crate) struct Release {
     pub(crate) target: String,
     /// `target/<triple>/release/`.
     pub(crate) dir: PathBuf,
+    /// The rustup toolchain that built them, when not the default one.
+    pub(crate) toolchain: Option<String>,
 }
 
 impl Release {
@@ -48,14 +55,22 @@ pub(crate) fn release_with_client() -> Result<Release> {
 
 fn build(with_client: bool) -> Result<Release> {
     let musl = format!("{}-unknown-linux-musl", std::env::consts::ARCH);
-    let installed = stdout_of(
-        Command::new("rustup").args(["target", "list", "--installed"]),
-        Duration::from_secs(30),
-    )
-    .unwrap_or_default();
+    let toolchain = toolchain(&musl)?;
+    let mut targets = Command::new("rustup");
+    targets.args(["target", "list", "--installed"]);
+    let mut build = match &toolchain {
+        Some(version) => {
+            targets.args(["--toolchain", version]);
+            // rustup's `cargo` proxy, not `$CARGO`: only the proxy reads `+toolchain`.
+            let mut cargo = Command::new("cargo");
+            cargo.arg(format!("+{version}"));
+            cargo
+        }
+        None => cargo(),
+    };
+    let installed = stdout_of(&mut targets, Duration::from_secs(30)).unwrap_or_default();
     let has_musl = installed.lines().any(|t| t.trim() == musl)
         && succeeds(Command::new("musl-gcc").arg("--version"));
-    let mut build = cargo();
     build.args("build --release --locked -p appzone-server -p appzone-bench --bins".split(' '));
     if !with_client {
         build.arg("--no-default-features");
@@ -75,11 +90,30 @@ fn build(with_client: bool) -> Result<Release> {
     // with the debug tree).
     run(build.args(["--target", &target]))?;
     let dir = crate::target_dir().join(&target).join("release");
-    let release = Release { target, dir };
+    let release = Release {
+        target,
+        dir,
+        toolchain,
+    };
     ensure!(
         release.server().is_file(),
         "the build made no {}",
         release.server().display()
     );
     Ok(release)
+}
+
+/// The server's minimum Rust when rustup has it; else the default toolchain, with a notice
+/// (under CI, a failure: the minimum would go unchecked).
+fn toolchain(musl: &str) -> Result<Option<String>> {
+    let version = crate::msrv::server_minimum()?;
+    if crate::msrv::installed(&version) {
+        return Ok(Some(version));
+    }
+    skip(&format!(
+        "build: Rust {version}, the server's minimum, is not installed, so the release build \
+         uses the default toolchain and does not show that the minimum holds (`rustup \
+         toolchain install {version} --profile minimal --target {musl}`)"
+    ))?;
+    Ok(None)
 }

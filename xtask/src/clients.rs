@@ -7,8 +7,8 @@
 //! the service. Nothing generated is checked in; every run regenerates from the repository's
 //! `openapi.json` into `target/clients/`:
 //!
-//! - Python: a venv at `target/clients/python/venv` with `clients/python/requirements.txt`
-//!   (exact pins), `openapi-python-client` into `target/clients/python/generated`, then
+//! - Python: a venv with `clients/python/requirements.txt` (exact pins; installed once per
+//!   version of that file, outside the build cache: `kept.rs`), `openapi-python-client` into `target/clients/python/generated`, then
 //!   `mypy --strict` over `clients/python/scenario.py` and the generated package.
 //! - TypeScript: `clients/typescript` copied to `target/clients/typescript`, `npm ci` from its
 //!   lock file, `@hey-api/openapi-ts` (fetch client) into `generated/`, then `tsc` (strict).
@@ -22,6 +22,9 @@
 //! - Prism: `clients/prism` copied to `target/clients/prism`, `npm ci` from its lock file;
 //!   `prism proxy --errors` in front of the server checks each answer of a list of cases against
 //!   the document, after a control run that shows it refusing an answer outside it (`prism.rs`).
+//!
+//! The npm packages are installed once per lock file, outside the build cache (`kept.rs`), and
+//! hard-linked in as `node_modules`.
 //!
 //! Then each scenario runs against a fresh `serve --demo` (one server per language and
 //! backend: the scenario deletes the demo's deletable profile), on SQLite and, when
@@ -201,7 +204,7 @@ fn run_scenario(language: Language, backend: &Backend, binary: &Path, work: &Pat
     eprintln!("clients: demo server at {}", server.base_url);
     let mut command = match language {
         Language::Python => {
-            let mut command = Command::new(python_venv(work).join("bin").join("python"));
+            let mut command = Command::new(python_venv()?.join("bin").join("python"));
             command
                 .arg(path_arg(&crate::root().join("clients/python/scenario.py")))
                 .env("PYTHONPATH", work.join("python").join("generated"))
@@ -228,8 +231,34 @@ fn run_scenario(language: Language, backend: &Backend, binary: &Path, work: &Pat
 // ---------------------------------------------------------------------------------------------
 // Python
 
-fn python_venv(work: &Path) -> PathBuf {
-    work.join("python").join("venv")
+/// The venv of `clients/python/requirements.txt` (exact pins), installed once per version of
+/// that file, outside the build cache ([`crate::kept`]).
+fn python_venv() -> Result<PathBuf> {
+    let requirements = crate::root().join("clients/python/requirements.txt");
+    let wanted = std::fs::read_to_string(&requirements)
+        .with_context(|| format!("cannot read {}", requirements.display()))?;
+    let entry = crate::kept::filled("python", &wanted, |entry| {
+        let venv = entry.join("venv");
+        run_bounded(
+            Command::new("python3").args(["-m", "venv"]).arg(&venv),
+            CHECK_TIMEOUT,
+        )?;
+        run_bounded(
+            Command::new(venv.join("bin").join("python"))
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--disable-pip-version-check",
+                    "--no-input",
+                    "--quiet",
+                    "-r",
+                ])
+                .arg(&requirements),
+            INSTALL_TIMEOUT,
+        )
+    })?;
+    Ok(entry.join("venv"))
 }
 
 /// Why the Python half cannot run here, if it cannot.
@@ -249,35 +278,7 @@ fn python_missing() -> Option<String> {
 
 fn prepare_python(work: &Path) -> Result<()> {
     let root = crate::root();
-    let venv = python_venv(work);
-    let bin = venv.join("bin");
-    let requirements = root.join("clients/python/requirements.txt");
-    let wanted = std::fs::read_to_string(&requirements)
-        .with_context(|| format!("cannot read {}", requirements.display()))?;
-    let stamp = venv.join("appzone-requirements.txt");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
-        let _ = std::fs::remove_dir_all(&venv);
-        run_bounded(
-            Command::new("python3").args(["-m", "venv"]).arg(&venv),
-            CHECK_TIMEOUT,
-        )?;
-        run_bounded(
-            Command::new(bin.join("python"))
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--disable-pip-version-check",
-                    "--no-input",
-                    "--quiet",
-                    "-r",
-                ])
-                .arg(&requirements),
-            INSTALL_TIMEOUT,
-        )?;
-        std::fs::write(&stamp, &wanted)
-            .with_context(|| format!("cannot write {}", stamp.display()))?;
-    }
+    let bin = python_venv()?.join("bin");
     let tools = ["python", "openapi-python-client", "mypy", "ruff"].map(|tool| bin.join(tool));
     eprintln!("clients: python tools: {}", tool_versions(&tools));
 

@@ -12,6 +12,7 @@ mod deny;
 mod deploy;
 mod http;
 mod image;
+mod kept;
 mod msrv;
 mod process;
 mod release;

@@ -1,50 +1,67 @@
-//! `cargo xtask msrv`: builds each published crate with the oldest Rust it declares.
+//! `cargo xtask msrv`: builds each crate with the oldest Rust its manifest declares.
 //!
 //! The declared minimums live in the manifests (`rust-version`): the workspace's for the
 //! published crates (contract, client, conformance, cli), the server's own for the server.
-//! Each group is checked (`cargo +<version> check --locked`) in its own target directory, so the
-//! older compilers never invalidate the main build.
+//! The published crates are checked (`cargo +<version> check --locked`) in a target directory
+//! of their own, so the older compiler never invalidates the main build. The server is built,
+//! not only checked, with its minimum: that toolchain is the one of the shared release build
+//! (build.rs), which every later step of CI runs, so the check costs no compile of its own.
 //!
 //! A toolchain that is not installed is skipped with a notice saying how to install it; under
 //! CI (`CI=true`) a missing toolchain fails instead, so a declared minimum cannot rot unseen.
 
 use std::process::Command;
 
-use anyhow::{Context, Result};
+use anyhow::{ensure, Context, Result};
 
 use crate::process::{self, skip, succeeds};
 
-/// The crates checked against each manifest's `rust-version`, as cargo's arguments.
-const GROUPS: &[(&str, &str)] = &[
-    (
-        "Cargo.toml",
-        "-p appzone-contract -p appzone-client -p appzone-conformance --features appzone-client/cli",
-    ),
-    ("crates/server/Cargo.toml", "-p appzone-server"),
-];
+/// The published crates, as cargo's arguments, checked with the workspace's `rust-version`.
+const PUBLISHED: &str =
+    "-p appzone-contract -p appzone-client -p appzone-conformance --features appzone-client/cli";
+
+/// The server's manifest, whose `rust-version` is the release build's toolchain.
+const SERVER_MANIFEST: &str = "crates/server/Cargo.toml";
 
 pub fn run() -> Result<()> {
-    for (manifest, packages) in GROUPS {
-        let version = rust_version(manifest)?;
-        if !installed(&version) {
-            skip(&format!(
-                "msrv: SKIPPED for {manifest}: Rust {version} (its rust-version) is not installed; \
-                 install it with `rustup toolchain install {version} --profile minimal` to run \
-                 this check"
-            ))?;
-            continue;
-        }
+    let version = rust_version("Cargo.toml")?;
+    if installed(&version) {
         // rustup's `cargo` proxy, not `$CARGO`: only the proxy reads `+toolchain`.
         process::run(
             Command::new("cargo")
                 .arg(format!("+{version}"))
                 .args(["check", "--locked", "--target-dir"])
                 .arg(crate::target_dir().join(format!("msrv-{version}")))
-                .args(packages.split(' ')),
+                .args(PUBLISHED.split(' ')),
         )?;
-        eprintln!("msrv: {manifest} builds with Rust {version}");
+        eprintln!("msrv: Cargo.toml's crates build with Rust {version}");
+    } else {
+        skip(&not_installed("Cargo.toml", &version))?;
     }
+    let version = server_minimum()?;
+    if !installed(&version) {
+        return skip(&not_installed(SERVER_MANIFEST, &version));
+    }
+    // Fresh under CI, where the release build step made it.
+    let release = crate::build::release()?;
+    ensure!(
+        release.toolchain.as_deref() == Some(version.as_str()),
+        "the release build did not use Rust {version}"
+    );
+    eprintln!("msrv: {SERVER_MANIFEST} builds with Rust {version} (the release build's toolchain)");
     Ok(())
+}
+
+/// The server's `rust-version`: the toolchain of the release build.
+pub(crate) fn server_minimum() -> Result<String> {
+    rust_version(SERVER_MANIFEST)
+}
+
+pub(crate) fn not_installed(manifest: &str, version: &str) -> String {
+    format!(
+        "msrv: SKIPPED for {manifest}: Rust {version} (its rust-version) is not installed; \
+         install it with `rustup toolchain install {version} --profile minimal` to run this check"
+    )
 }
 
 /// The `rust-version = "..."` of a manifest (the first one: the package's or the workspace's).
@@ -61,7 +78,7 @@ fn rust_version(manifest: &str) -> Result<String> {
 }
 
 /// Whether rustup has this toolchain (never installs it).
-fn installed(version: &str) -> bool {
+pub(crate) fn installed(version: &str) -> bool {
     succeeds(
         Command::new("rustup")
             .args(["run", version, "rustc", "--version"])

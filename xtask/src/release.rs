@@ -9,8 +9,8 @@
 //!
 //! - `old-client` extracts each release commit's tree (`git archive`) under
 //!   `target/compat/<version>/`, builds that tree's `compat_scenario` example against that
-//!   tree's `appzone-client` alone (in `target/compat-target/`, see [`build_scenario`]), then
-//!   runs it against the **current** `appzone-server serve --demo` (the shared release build)
+//!   tree's `appzone-client` alone (in `target/compat-target/`, see [`build_scenario`]; kept
+//!   outside the build cache once built, by release commit and toolchain), then runs it against the **current** `appzone-server serve --demo` (the shared release build)
 //!   on a fresh SQLite database (demo_server.rs): the released client must keep working against
 //!   today's server.
 //! - `semver-checks` (semver.rs) runs `cargo semver-checks check-release` on `appzone-contract` and
@@ -97,7 +97,9 @@ pub fn old_client(args: OldClientArgs) -> Result<()> {
     Ok(())
 }
 
-/// Extracts (for a commit) and builds the old tree's scenario; the path of its executable.
+/// The old tree's scenario, built once per release commit and toolchain and kept
+/// ([`crate::kept`]: it depends on neither the current tree nor its `Cargo.lock`); the path of
+/// its executable.
 ///
 /// The scenario is built as the one binary of a scratch package beside the old tree, which
 /// depends on nothing but the old tree's `appzone-client` (by path) and tokio, with the old
@@ -108,67 +110,81 @@ pub fn old_client(args: OldClientArgs) -> Result<()> {
 /// dependencies): full debug information for every dependency costs build time and disk the
 /// scenario has no use for, and a failing scenario still prints its file and line.
 ///
-/// Every release shares one target directory, `target/compat-target/`, apart from the main
+/// Every release builds in one target directory, `target/compat-target/`, apart from the main
 /// one: cargo judges path crates fresh by their sources' modification times, which `git
 /// archive` sets to the (older) commit time, so in the main directory an old `appzone-client`
 /// could pass for the current one. Within it each release's crates have their own version and
 /// path, so their artifacts never collide, and the dependencies are built once for all.
 fn build_scenario(root: &Path, label: &str, commit: &str) -> Result<PathBuf> {
     let safe = path_safe(label);
-    let compat = crate::target_dir().join("compat");
-    let tree = compat.join(&safe);
-    extract(root, commit, &tree, FileTimes::Commit)?;
-    ensure!(
-        tree.join(SCENARIO).is_file(),
-        "{label} (commit {commit}) has no {SCENARIO}: the old-client scenario was added after \
-         it, so this version cannot be checked"
-    );
-    let package = compat.join(format!("{safe}-scenario"));
-    crate::fresh_dir(&package)?;
     // Named after the release, so two releases' binaries do not overwrite each other.
     let name = format!("compat_scenario_{}", safe.replace(['.', '-'], "_"));
     // The released client's own version, so the scenario's "ok" line names it (the scratch
     // package's version is what `CARGO_PKG_VERSION` says there).
-    let read = |file: &str| std::fs::read_to_string(tree.join(file)).unwrap_or_default();
-    let (client, workspace) = (read("crates/client/Cargo.toml"), read("Cargo.toml"));
+    let at_commit = |file: &str| {
+        stdout_of(
+            git(root).args(["show", &format!("{commit}:{file}")]),
+            GIT_TIMEOUT,
+        )
+        .unwrap_or_default()
+    };
+    let (client, workspace) = (
+        at_commit("crates/client/Cargo.toml"),
+        at_commit("Cargo.toml"),
+    );
     let version = package_version(&client)
         .or_else(|| workspace_version(&workspace))
         .unwrap_or("0.0.0")
         .to_owned();
+    // Paths relative to the scratch package (`target/compat/<release>-scenario/`), so the
+    // manifest, and with it what the kept binary was built from, is the same wherever the
+    // target directory is.
     let manifest = format!(
         "# Written by `cargo xtask old-client`: the released client's scenario, alone.\n\
          [package]\nname = \"{}\"\nversion = \"{version}\"\nedition = \"2021\"\npublish = false\n\n\
-         [[bin]]\nname = \"{name}\"\npath = {:?}\n\n\
-         [dependencies]\nappzone-client = {{ path = {:?} }}\n\
+         [[bin]]\nname = \"{name}\"\npath = \"../{safe}/{SCENARIO}\"\n\n\
+         [dependencies]\nappzone-client = {{ path = \"../{safe}/crates/client\" }}\n\
          tokio = {{ version = \"1\", features = [\"macros\", \"rt\", \"time\"] }}\n\n\
          [profile.dev]\ndebug = \"line-tables-only\"\n\n\
          [profile.dev.package.\"*\"]\ndebug = false\n\n\
          [workspace]\n",
         name.replace('_', "-"),
-        tree.join(SCENARIO),
-        tree.join("crates/client"),
     );
-    std::fs::write(package.join("Cargo.toml"), manifest)
-        .with_context(|| format!("cannot write {}", package.display()))?;
-    std::fs::copy(tree.join("Cargo.lock"), package.join("Cargo.lock"))
-        .with_context(|| format!("{label} has no Cargo.lock"))?;
-    let target = crate::target_dir().join("compat-target");
-    // Not --locked: cargo drops from the copied lock file what the scratch package does not
-    // use and adds the package itself; the versions it keeps are the release's.
-    run_bounded(
-        cargo()
-            .args(["build", "--manifest-path"])
-            .arg(package.join("Cargo.toml"))
-            .env("CARGO_TARGET_DIR", &target),
-        BUILD_TIMEOUT,
-    )?;
-    let executable = target.join("debug").join(&name);
-    ensure!(
-        executable.is_file(),
-        "the build made no {}",
-        executable.display()
+    let inputs = format!(
+        "release commit {commit}\n{}\n{manifest}",
+        crate::kept::toolchain()?
     );
-    Ok(executable)
+    let kept = crate::kept::filled(&format!("old-client-{safe}"), &inputs, |kept| {
+        let compat = crate::target_dir().join("compat");
+        let tree = compat.join(&safe);
+        extract(root, commit, &tree, FileTimes::Commit)?;
+        ensure!(
+            tree.join(SCENARIO).is_file(),
+            "{label} (commit {commit}) has no {SCENARIO}: the old-client scenario was added \
+             after it, so this version cannot be checked"
+        );
+        let package = compat.join(format!("{safe}-scenario"));
+        crate::fresh_dir(&package)?;
+        std::fs::write(package.join("Cargo.toml"), &manifest)
+            .with_context(|| format!("cannot write {}", package.display()))?;
+        std::fs::copy(tree.join("Cargo.lock"), package.join("Cargo.lock"))
+            .with_context(|| format!("{label} has no Cargo.lock"))?;
+        let target = crate::target_dir().join("compat-target");
+        // Not --locked: cargo drops from the copied lock file what the scratch package does
+        // not use and adds the package itself; the versions it keeps are the release's.
+        run_bounded(
+            cargo()
+                .args(["build", "--manifest-path"])
+                .arg(package.join("Cargo.toml"))
+                .env("CARGO_TARGET_DIR", &target),
+            BUILD_TIMEOUT,
+        )?;
+        let built = target.join("debug").join(&name);
+        std::fs::copy(&built, kept.join(&name))
+            .with_context(|| format!("the build made no {}", built.display()))?;
+        Ok(())
+    })?;
+    Ok(kept.join(&name))
 }
 
 /// The modification times `extract` gives the files.

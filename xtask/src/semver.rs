@@ -16,6 +16,7 @@
 //! workspace gets a profile setting of its own (its artifacts never replace the main tree's),
 //! its files are dated now (an older artifact under its names never passes for fresh), and
 //! each side's JSON files are removed before it runs (one side cannot hand in the other's).
+//! The baseline's JSON is kept outside the build cache, by commit and toolchain (kept.rs).
 //! A breaking change fails the step: making `Client::base_url` private was reported as
 //! `inherent_method_missing`.
 
@@ -26,8 +27,8 @@ use anyhow::{anyhow, Context, Result};
 
 use crate::process::{cargo, run_bounded, skip, stdout_of, version};
 use crate::release::{
-    extract, git, package_version, path_safe, release_commit, releases, resolve, workspace_version,
-    FileTimes, GIT_TIMEOUT,
+    extract, git, package_version, release_commit, releases, resolve, workspace_version, FileTimes,
+    GIT_TIMEOUT,
 };
 
 /// The crates CI documents (the `doc` step) and whose rustdoc JSON this task builds: one list,
@@ -133,12 +134,22 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
     let wrapper = rustdoc_wrapper(&work)?;
     let current = work.join("current");
     rustdoc_json(&root, &wrapper, &checked, &current)?;
-    let tree = work.join(&commit);
-    // Dated now: with the commit's time, an artifact an earlier run left under the same names
-    // and versions (another commit's, say) would pass for fresh.
-    extract(&root, &commit, &tree, FileTimes::Now)?;
-    let baseline = work.join(format!("{}-json", path_safe(&label)));
-    rustdoc_json(&tree, &wrapper, &checked, &baseline)?;
+    // The baseline's JSON depends only on its commit, the toolchain and what is asked: kept
+    // outside the build cache (kept.rs), built when any of them changes.
+    let inputs = format!(
+        "baseline commit {commit}\n{}\nRUSTDOCFLAGS={JSON_RUSTDOCFLAGS}\nchecked: {}\n\
+         documented: {}",
+        crate::kept::toolchain()?,
+        checked.join(" "),
+        DOCUMENTED.join(" ")
+    );
+    let baseline = crate::kept::filled("semver-baseline", &inputs, |kept| {
+        let tree = work.join(&commit);
+        // Dated now: with the commit's time, an artifact an earlier run left under the same
+        // names and versions (another commit's, say) would pass for fresh.
+        extract(&root, &commit, &tree, FileTimes::Now)?;
+        rustdoc_json(&tree, &wrapper, &checked, kept)
+    })?;
     for package in &checked {
         let file = format!("{}.json", package.replace('-', "_"));
         eprintln!("semver-checks: {package}, current against {label}");
