@@ -29,7 +29,7 @@ pub(crate) struct Release {
     pub(crate) target: String,
     /// `target/<triple>/release/`.
     pub(crate) dir: PathBuf,
-    /// The rustup toolchain that built them, when not the default one.
+    /// The rustup toolchain named for the build (the server's minimum); `None`: the default.
     pub(crate) toolchain: Option<String>,
 }
 
@@ -86,8 +86,7 @@ fn build(with_client: bool) -> Result<Release> {
         build.env("RUSTFLAGS", "-C target-feature=+crt-static");
         format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
     };
-    // An explicit target keeps build scripts and proc macros dynamic (and their builds shared
-    // with the debug tree).
+    // An explicit target keeps build scripts and proc macros dynamic.
     run(build.args(["--target", &target]))?;
     let dir = crate::target_dir().join(&target).join("release");
     let release = Release {

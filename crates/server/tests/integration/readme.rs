@@ -58,6 +58,8 @@ const RUN_BY: &[(&str, &str)] = &[
     ("cargo xtask clients", "xtask:ci"),
     ("cargo xtask browser", "xtask:ci"),
     ("cargo xtask msrv", "xtask:ci"),
+    // What `cargo xtask msrv` runs for the library crates (msrv.rs).
+    ("cargo +1.88 check", "xtask:ci"),
     ("cargo xtask deny", "xtask:ci"),
     ("cargo xtask help", "xtask:help"),
     ("cargo xtask bench", "xtask:bench"),
