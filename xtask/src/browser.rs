@@ -39,7 +39,7 @@ pub fn run() -> Result<()> {
     let chromium_version = version(Command::new(&chromium).arg("--version"))
         .with_context(|| format!("`{chromium} --version` failed"))?;
     let dir = crate::root().join("tests").join("browser");
-    crate::process::npm_project(&dir, &dir, &[])?;
+    crate::kept::npm_project(&dir, &dir, &[])?;
     eprintln!("browser: {chromium_version}");
 
     let binary = crate::build::release()?.server();

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{ensure, Result};
+use anyhow::{ensure, Context, Result};
 
 use crate::process::{cargo, run, skip, stdout_of, succeeds};
 
@@ -105,8 +105,8 @@ fn build(with_client: bool) -> Result<Release> {
 /// The server's minimum Rust when rustup has it; else the default toolchain, with a notice
 /// (under CI, a failure: the minimum would go unchecked).
 fn toolchain(musl: &str) -> Result<Option<String>> {
-    let version = crate::msrv::server_minimum()?;
-    if crate::msrv::installed(&version) {
+    let version = server_minimum()?;
+    if installed(&version) {
         return Ok(Some(version));
     }
     skip(&format!(
@@ -115,4 +115,34 @@ fn toolchain(musl: &str) -> Result<Option<String>> {
          toolchain install {version} --profile minimal --target {musl}`)"
     ))?;
     Ok(None)
+}
+
+/// The server's manifest, whose `rust-version` is the release build's toolchain.
+pub(crate) const SERVER_MANIFEST: &str = "crates/server/Cargo.toml";
+
+/// The server's `rust-version`: the toolchain of the release build.
+pub(crate) fn server_minimum() -> Result<String> {
+    rust_version(SERVER_MANIFEST)
+}
+
+/// The `rust-version = "..."` of a manifest (the first one: the package's or the workspace's).
+pub(crate) fn rust_version(manifest: &str) -> Result<String> {
+    let path = crate::root().join(manifest);
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    text.lines()
+        .filter_map(|line| line.trim().strip_prefix("rust-version"))
+        .filter_map(|rest| rest.trim_start().strip_prefix('='))
+        .map(|value| value.trim().trim_matches('"').to_owned())
+        .find(|value| !value.is_empty())
+        .with_context(|| format!("{manifest} declares no rust-version"))
+}
+
+/// Whether rustup has this toolchain (never installs it).
+pub(crate) fn installed(version: &str) -> bool {
+    succeeds(
+        Command::new("rustup")
+            .args(["run", version, "rustc", "--version"])
+            .env("RUSTUP_AUTO_INSTALL", "0"),
+    )
 }

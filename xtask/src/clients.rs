@@ -338,11 +338,11 @@ pub(crate) fn node_missing() -> Option<String> {
 }
 
 /// Copies `files` of `clients/<name>` to `<work>/<name>` and installs its packages there
-/// ([`crate::process::npm_project`]); returns the directory.
+/// ([`crate::kept::npm_project`]); returns the directory.
 fn npm_project(work: &Path, name: &str, files: &[&str]) -> Result<PathBuf> {
     let dir = work.join(name);
     let source = crate::root().join("clients").join(name);
-    crate::process::npm_project(&source, &dir, files)?;
+    crate::kept::npm_project(&source, &dir, files)?;
     Ok(dir)
 }
 

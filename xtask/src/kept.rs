@@ -16,10 +16,11 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::process::stdout_of;
+use crate::process::{path_arg, run_bounded, stdout_of};
 
 /// The stamp a directory gets once filled: the inputs it was filled from.
 const STAMP: &str = ".appzone-installed";
@@ -82,6 +83,59 @@ fn filled_in(
         eprintln!("kept: {name} from {} (the same inputs)", entry.display());
     }
     Ok(entry)
+}
+
+/// Copies `files` from `source` into `dir` and gives it the packages of its lock file, installed
+/// once per lock file outside the build cache (this module) and hard-linked into
+/// `dir/node_modules`. `source` may be `dir` itself, with no files to copy.
+pub(crate) fn npm_project(source: &Path, dir: &Path, files: &[&str]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for file in files {
+        std::fs::copy(source.join(file), dir.join(file))
+            .with_context(|| format!("cannot copy {}", path_arg(&source.join(file))))?;
+    }
+    let lock = std::fs::read_to_string(dir.join("package-lock.json"))
+        .with_context(|| format!("no package-lock.json in {}", dir.display()))?;
+    let project = dir
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let installed = filled(&format!("npm-{project}"), &lock, |entry| {
+        for file in ["package.json", "package-lock.json"] {
+            std::fs::copy(dir.join(file), entry.join(file))
+                .with_context(|| format!("cannot copy {file} to {}", entry.display()))?;
+        }
+        run_bounded(
+            Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(entry),
+            Duration::from_secs(600),
+        )
+    })?;
+    // A copy of hard links (no bytes copied): a link to the kept directory would make tools
+    // that look for the project's files from where their own code really is (`openapi-ts`
+    // reads the project's tsconfig) look in the kept directory instead.
+    let modules = dir.join("node_modules");
+    match std::fs::symlink_metadata(&modules) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&modules),
+        Ok(_) => std::fs::remove_file(&modules),
+        Err(_) => Ok(()),
+    }
+    .with_context(|| format!("cannot replace {}", modules.display()))?;
+    let copy = |how: &str| {
+        run_bounded(
+            Command::new("cp")
+                .arg(how)
+                .arg(installed.join("node_modules"))
+                .arg(&modules),
+            Duration::from_secs(300),
+        )
+    };
+    // Across file systems hard links cannot be made: a copy then.
+    copy("-al").or_else(|_| {
+        let _ = std::fs::remove_dir_all(&modules);
+        copy("-a")
+    })
 }
 
 /// `rustc -vV` of the toolchain the tasks build with (the `rustc` beside `$CARGO`, else the

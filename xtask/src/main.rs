@@ -232,7 +232,7 @@ fn lint_spec() -> Result<()> {
     // three files are copied under target/ and installed there.
     let dir = target_dir().join("lint");
     let files = ["package.json", "package-lock.json", ".spectral.yaml"];
-    process::npm_project(&root().join("lint"), &dir, &files)?;
+    crate::kept::npm_project(&root().join("lint"), &dir, &files)?;
     let spectral = dir.join("node_modules").join(".bin").join("spectral");
     run(Command::new(&spectral)
         .arg("lint")

@@ -12,20 +12,18 @@
 
 use std::process::Command;
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{ensure, Result};
 
-use crate::process::{self, skip, succeeds};
+use crate::build;
+use crate::process::{self, skip};
 
 /// The published crates, as cargo's arguments, checked with the workspace's `rust-version`.
 const PUBLISHED: &str =
     "-p appzone-contract -p appzone-client -p appzone-conformance --features appzone-client/cli";
 
-/// The server's manifest, whose `rust-version` is the release build's toolchain.
-const SERVER_MANIFEST: &str = "crates/server/Cargo.toml";
-
 pub fn run() -> Result<()> {
-    let version = rust_version("Cargo.toml")?;
-    if installed(&version) {
+    let version = build::rust_version("Cargo.toml")?;
+    if build::installed(&version) {
         // rustup's `cargo` proxy, not `$CARGO`: only the proxy reads `+toolchain`.
         process::run(
             Command::new("cargo")
@@ -38,50 +36,26 @@ pub fn run() -> Result<()> {
     } else {
         skip(&not_installed("Cargo.toml", &version))?;
     }
-    let version = server_minimum()?;
-    if !installed(&version) {
-        return skip(&not_installed(SERVER_MANIFEST, &version));
+    let version = build::server_minimum()?;
+    if !build::installed(&version) {
+        return skip(&not_installed(build::SERVER_MANIFEST, &version));
     }
     // Fresh under CI, where the release build step made it.
-    let release = crate::build::release()?;
+    let release = build::release()?;
     ensure!(
         release.toolchain.as_deref() == Some(version.as_str()),
         "the release build did not use Rust {version}"
     );
-    eprintln!("msrv: {SERVER_MANIFEST} builds with Rust {version} (the release build's toolchain)");
+    eprintln!(
+        "msrv: {} builds with Rust {version} (the release build's toolchain)",
+        build::SERVER_MANIFEST
+    );
     Ok(())
 }
 
-/// The server's `rust-version`: the toolchain of the release build.
-pub(crate) fn server_minimum() -> Result<String> {
-    rust_version(SERVER_MANIFEST)
-}
-
-pub(crate) fn not_installed(manifest: &str, version: &str) -> String {
+fn not_installed(manifest: &str, version: &str) -> String {
     format!(
         "msrv: SKIPPED for {manifest}: Rust {version} (its rust-version) is not installed; \
          install it with `rustup toolchain install {version} --profile minimal` to run this check"
-    )
-}
-
-/// The `rust-version = "..."` of a manifest (the first one: the package's or the workspace's).
-fn rust_version(manifest: &str) -> Result<String> {
-    let path = crate::root().join(manifest);
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    text.lines()
-        .filter_map(|line| line.trim().strip_prefix("rust-version"))
-        .filter_map(|rest| rest.trim_start().strip_prefix('='))
-        .map(|value| value.trim().trim_matches('"').to_owned())
-        .find(|value| !value.is_empty())
-        .with_context(|| format!("{manifest} declares no rust-version"))
-}
-
-/// Whether rustup has this toolchain (never installs it).
-pub(crate) fn installed(version: &str) -> bool {
-    succeeds(
-        Command::new("rustup")
-            .args(["run", version, "rustc", "--version"])
-            .env("RUSTUP_AUTO_INSTALL", "0"),
     )
 }
