@@ -8,7 +8,8 @@
 //! `openapi.json` into `target/clients/`:
 //!
 //! - Python: a venv with `clients/python/requirements.txt` (exact pins; installed once per
-//!   version of that file, outside the build cache: `kept.rs`), `openapi-python-client` into `target/clients/python/generated`, then
+//!   version of that file, outside the build cache: `kept.rs`), `openapi-python-client` into
+//!   `target/clients/python/generated`, then
 //!   `mypy --strict` over `clients/python/scenario.py` and the generated package.
 //! - TypeScript: `clients/typescript` copied to `target/clients/typescript`, `npm ci` from its
 //!   lock file, `@hey-api/openapi-ts` (fetch client) into `generated/`, then `tsc` (strict).

@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 use crate::process::{path_arg, run_bounded, stdout_of};
 
 /// The stamp a directory gets once filled: the inputs it was filled from.
-const STAMP: &str = ".appzone-installed";
+const STAMP: &str = ".appzone-filled";
 
 /// Where the kept directories are.
 pub(crate) fn dir() -> PathBuf {
@@ -141,13 +141,8 @@ pub(crate) fn npm_project(source: &Path, dir: &Path, files: &[&str]) -> Result<(
 /// `rustc -vV` of the toolchain the tasks build with (the `rustc` beside `$CARGO`, else the
 /// one on `PATH`): part of the inputs of whatever is built from a release.
 pub(crate) fn toolchain() -> Result<String> {
-    let rustc = std::env::var_os("CARGO")
-        .map(PathBuf::from)
-        .and_then(|cargo| Some(cargo.parent()?.join("rustc")))
-        .filter(|rustc| rustc.is_file())
-        .unwrap_or_else(|| PathBuf::from("rustc"));
     stdout_of(
-        Command::new(rustc).arg("-vV"),
+        Command::new(crate::process::toolchain_program("rustc")).arg("-vV"),
         crate::process::PROBE_TIMEOUT,
     )
 }

@@ -18,6 +18,16 @@ pub(crate) fn cargo() -> Command {
     Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
 
+/// A program of the toolchain the task was run with (`rustc`, `rustdoc`): the one beside
+/// `$CARGO`, else the one on `PATH`.
+pub(crate) fn toolchain_program(name: &str) -> PathBuf {
+    std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .and_then(|cargo| Some(cargo.parent()?.join(name)))
+        .filter(|program| program.is_file())
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
 /// Whether the task runs under CI (`CI=true`), where a check that cannot run must fail instead
 /// of passing with a notice.
 pub(crate) fn under_ci() -> bool {

@@ -10,7 +10,8 @@
 //! - `old-client` extracts each release commit's tree (`git archive`) under
 //!   `target/compat/<version>/`, builds that tree's `compat_scenario` example against that
 //!   tree's `appzone-client` alone (in `target/compat-target/`, see [`build_scenario`]; kept
-//!   outside the build cache once built, by release commit and toolchain), then runs it against the **current** `appzone-server serve --demo` (the shared release build)
+//!   outside the build cache once built, by release commit and toolchain), then runs it
+//!   against the **current** `appzone-server serve --demo` (the shared release build)
 //!   on a fresh SQLite database (demo_server.rs): the released client must keep working against
 //!   today's server.
 //! - `semver-checks` (semver.rs) runs `cargo semver-checks check-release` on `appzone-contract` and

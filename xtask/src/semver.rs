@@ -172,11 +172,7 @@ pub fn semver_checks(args: SemverArgs) -> Result<()> {
 /// `rustdoc` with `RUSTC_BOOTSTRAP=1`, as a script in `dir`: the rustdoc beside the task's
 /// `$CARGO` (the toolchain everything else builds with), `rustdoc` from `PATH` without one.
 fn rustdoc_wrapper(dir: &Path) -> Result<PathBuf> {
-    let rustdoc = std::env::var_os("CARGO")
-        .map(PathBuf::from)
-        .and_then(|cargo| Some(cargo.parent()?.join("rustdoc")))
-        .filter(|rustdoc| rustdoc.is_file())
-        .unwrap_or_else(|| PathBuf::from("rustdoc"));
+    let rustdoc = crate::process::toolchain_program("rustdoc");
     let script = dir.join("rustdoc-json");
     std::fs::write(
         &script,
