@@ -14,6 +14,8 @@
 //! `openapi.json` at the workspace root is [`document_json`]'s output, checked in; `cargo xtask
 //! openapi` regenerates it and a test fails when it is stale.
 
+use std::sync::LazyLock;
+
 use serde_json::Value;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -76,9 +78,14 @@ pub const TAG_PROFILES: &str = "profiles";
 pub const TAG_ZONE_MAPPINGS: &str = "zone-mappings";
 
 /// The published document, as JSON.
+///
+/// Built once per process and copied for each caller: a process that builds several servers
+/// (each test of the suites starts one) would otherwise build it again for each.
 pub fn document() -> Value {
-    document_with(crate::DEPRECATIONS)
+    DOCUMENT.clone()
 }
+
+static DOCUMENT: LazyLock<Value> = LazyLock::new(|| document_with(crate::DEPRECATIONS));
 
 /// The document with `deprecations` marked (see [`mark_deprecated`]): [`document`] with this
 /// version's own, or a test's.
@@ -96,13 +103,22 @@ pub fn document_with(deprecations: &[Deprecation]) -> Value {
 /// assert!(json.ends_with("}\n"));
 /// ```
 pub fn document_json() -> String {
-    document_json_with(crate::DEPRECATIONS)
+    // Once per process, as `document`.
+    static JSON: LazyLock<String> = LazyLock::new(|| pretty(&DOCUMENT));
+    JSON.clone()
 }
 
 /// [`document_json`] with `deprecations` marked: what a server configured with them serves.
 pub fn document_json_with(deprecations: &[Deprecation]) -> String {
+    if deprecations == crate::DEPRECATIONS {
+        return document_json();
+    }
+    pretty(&document_with(deprecations))
+}
+
+fn pretty(document: &Value) -> String {
     // Serializing a document built from static data cannot fail; a failure is a bug in utoipa.
-    let mut json = serde_json::to_string_pretty(&document_with(deprecations))
+    let mut json = serde_json::to_string_pretty(document)
         .unwrap_or_else(|err| panic!("the OpenAPI document must serialize: {err}"));
     json.push('\n');
     json

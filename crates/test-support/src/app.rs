@@ -148,7 +148,7 @@ impl TestApp {
         Self {
             base,
             store,
-            http: reqwest::Client::builder()
+            http: plain_http()
                 .timeout(Duration::from_secs(10))
                 .build()
                 .unwrap(),
@@ -352,6 +352,13 @@ impl Resp {
             .expect("error is a string")
             .to_owned()
     }
+}
+
+/// A client builder for the test servers, which speak plain HTTP: it loads no root
+/// certificates (reading and decoding the system's, for each client, was a tenth of a
+/// debug test's time).
+pub fn plain_http() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().tls_certs_only([])
 }
 
 /// Polls `condition` every 50 ms until it holds or `within` passes.

@@ -102,7 +102,7 @@ pub async fn start(server: &TestApp, mutation: Mutation) -> String {
         valid_key: server.member_key.clone(),
         admin_key: server.admin_key.clone(),
         deleted: Mutex::new(HashSet::new()),
-        http: reqwest::Client::builder()
+        http: crate::app::plain_http()
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap(),

@@ -27,6 +27,8 @@ mod validation;
 
 pub use diff::{CatalogChanges, Counts};
 
+use std::sync::LazyLock;
+
 use appzone_contract::{ProviderId, RegionId};
 use serde::{Deserialize, Serialize};
 
@@ -216,10 +218,15 @@ impl CatalogFile {
         Ok(file)
     }
 
-    /// The built-in catalog.
+    /// The built-in catalog: parsed and validated once per process (each test of the suite
+    /// starts a server on it), a copy for each caller.
     pub fn builtin() -> Self {
         // The file is compiled in and covered by a test, so failing here is a build defect.
-        Self::parse(BUILTIN).unwrap_or_else(|err| panic!("built-in catalog is invalid: {err}"))
+        static PARSED: LazyLock<CatalogFile> = LazyLock::new(|| {
+            CatalogFile::parse(BUILTIN)
+                .unwrap_or_else(|err| panic!("built-in catalog is invalid: {err}"))
+        });
+        PARSED.clone()
     }
 
     /// Pretty JSON with a trailing newline, as `catalog export` prints it.
