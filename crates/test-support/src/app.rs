@@ -357,7 +357,7 @@ impl Resp {
 /// A client builder for the test servers, which speak plain HTTP: it loads no root
 /// certificates (reading and decoding the system's, for each client, was a tenth of a
 /// debug test's time).
-pub fn plain_http() -> reqwest::ClientBuilder {
+pub(crate) fn plain_http() -> reqwest::ClientBuilder {
     reqwest::Client::builder().tls_certs_only([])
 }
 
