@@ -108,8 +108,17 @@ impl TestApp {
     }
 
     /// The one way every constructor above builds its server: migrate, import the test
-    /// catalog, seed the fixture (the one way to seed organizations and keys), serve.
+    /// catalog, seed the fixture (the one way to seed organizations and keys), serve. A fresh
+    /// SQLite file starts as a copy of [`SqliteTemplate`], where all of that was done once.
     async fn start(url: &str, db: Database, config: ServiceConfig, options: ServeOptions) -> Self {
+        let copied = match db.sqlite_file() {
+            Some(file) => {
+                let template = SqliteTemplate::get().await;
+                std::fs::write(&file, &template.bytes).unwrap();
+                Some(template.fixture.clone())
+            }
+            None => None,
+        };
         // As `appzone-server serve` sets it: a statement ends before its request times out.
         let settings = PoolSettings {
             statement_timeout: Some(appzone_server::http::write_deadline(
@@ -118,33 +127,26 @@ impl TestApp {
             ..PoolSettings::default()
         };
         let store = Store::connect(url, &settings).await.unwrap();
+        // On a copy too: what the server does to any database it starts on.
         appzone_server::prepare(&store).await.unwrap();
-        store.replace_catalog(&test_catalog()).await.unwrap();
-
-        let acme: OrgId = "acme".parse().unwrap();
-        let globex: OrgId = "globex".parse().unwrap();
-        store.create_org(&acme, "Acme").await.unwrap();
-        store.create_org(&globex, "Globex").await.unwrap();
-        let key = |org: &OrgId, role| {
-            let (store, org) = (store.clone(), org.clone());
-            async move {
-                let key = store.create_key(&org, role, "test").await.unwrap();
-                key.expose_secret().to_owned()
-            }
+        let fixture = match copied {
+            Some(fixture) => fixture,
+            None => Fixture::seed(&store).await,
         };
-        let admin_key = key(&acme, Role::Admin).await;
-        let member_key = key(&acme, Role::Member).await;
-        let revoked_key = key(&acme, Role::Admin).await;
-        store.revoke_key(&revoked_key[4..16]).await.unwrap();
-        let other_admin_key = key(&globex, Role::Admin).await;
-        let profile = store.create_profile(&acme, "checkout", None).await.unwrap();
-        let profile2 = store.create_profile(&acme, "billing", None).await.unwrap();
-        let other_profile = store.create_profile(&globex, "theirs", None).await.unwrap();
 
         let service = appzone_server::service(store.clone(), &config)
             .await
             .unwrap();
         let (base, tx) = spawn_server(service.app.clone(), options).await;
+        let Fixture {
+            admin_key,
+            member_key,
+            revoked_key,
+            profile,
+            profile2,
+            other_admin_key,
+            other_profile,
+        } = fixture;
         Self {
             base,
             store,
@@ -269,6 +271,95 @@ impl TestApp {
             .await
             .unwrap();
         assert_eq!(stored.status(), 201, "zone mapping {id} stored");
+    }
+}
+
+/// What [`TestApp`] seeds after the test catalog, and the keys and ids it hands the test.
+#[derive(Debug, Clone)]
+struct Fixture {
+    admin_key: String,
+    member_key: String,
+    revoked_key: String,
+    profile: ProfileId,
+    profile2: ProfileId,
+    other_admin_key: String,
+    other_profile: ProfileId,
+}
+
+impl Fixture {
+    /// Imports the test catalog and seeds the two organizations, on a prepared database.
+    async fn seed(store: &Store) -> Self {
+        store.replace_catalog(&test_catalog()).await.unwrap();
+        let acme: OrgId = "acme".parse().unwrap();
+        let globex: OrgId = "globex".parse().unwrap();
+        store.create_org(&acme, "Acme").await.unwrap();
+        store.create_org(&globex, "Globex").await.unwrap();
+        let key = |org: &OrgId, role| {
+            let (store, org) = (store.clone(), org.clone());
+            async move {
+                let key = store.create_key(&org, role, "test").await.unwrap();
+                key.expose_secret().to_owned()
+            }
+        };
+        let admin_key = key(&acme, Role::Admin).await;
+        let member_key = key(&acme, Role::Member).await;
+        let revoked_key = key(&acme, Role::Admin).await;
+        store.revoke_key(&revoked_key[4..16]).await.unwrap();
+        let other_admin_key = key(&globex, Role::Admin).await;
+        Self {
+            admin_key,
+            member_key,
+            revoked_key,
+            profile: store.create_profile(&acme, "checkout", None).await.unwrap(),
+            profile2: store.create_profile(&acme, "billing", None).await.unwrap(),
+            other_admin_key,
+            other_profile: store.create_profile(&globex, "theirs", None).await.unwrap(),
+        }
+    }
+}
+
+/// A SQLite database migrated, with the test catalog imported and the fixture seeded, made
+/// once per test process: each SQLite [`TestApp`] starts on a copy of its bytes. Migrating and
+/// importing the catalog's thousands of rows were most of a test server's start-up, paid again
+/// by every test; the copy is the same database, and the server still prepares it as it would
+/// any database it starts on.
+#[derive(Debug)]
+struct SqliteTemplate {
+    bytes: Vec<u8>,
+    fixture: Fixture,
+}
+
+impl SqliteTemplate {
+    async fn get() -> &'static Self {
+        static TEMPLATE: tokio::sync::OnceCell<SqliteTemplate> = tokio::sync::OnceCell::const_new();
+        TEMPLATE.get_or_init(Self::make).await
+    }
+
+    async fn make() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("template.db");
+        let store = Store::connect(
+            &format!("sqlite://{}", file.display()),
+            &PoolSettings::default(),
+        )
+        .await
+        .unwrap();
+        appzone_server::prepare(&store).await.unwrap();
+        let fixture = Fixture::seed(&store).await;
+        // One self-contained file, its write-ahead log folded in: the bytes to copy.
+        let copy = dir.path().join("copy.db");
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "VACUUM INTO '{}'",
+            copy.display()
+        )))
+        .execute(store.pool())
+        .await
+        .unwrap();
+        store.pool().close().await;
+        Self {
+            bytes: std::fs::read(&copy).unwrap(),
+            fixture,
+        }
     }
 }
 
