@@ -112,10 +112,10 @@ fn per_request(work: &WorkDir, server: &Server, key: &str) -> Result<f64> {
     control("-z")?;
     let started = std::time::Instant::now();
     let requests = wrk.lasting(COUNTED_SECONDS).run(server, &load)?.requests;
-    let loaded = started.elapsed();
+    let window = started.elapsed();
     control("-d")?;
     control("-z")?;
-    std::thread::sleep(loaded);
+    std::thread::sleep(window);
     control("-d")?;
     // Each dump is a numbered part of the server's file: the loaded run, then the idle one.
     let total = |part: u32| -> Result<u64> {
