@@ -138,15 +138,6 @@ impl TestApp {
             .await
             .unwrap();
         let (base, tx) = spawn_server(service.app.clone(), options).await;
-        let Fixture {
-            admin_key,
-            member_key,
-            revoked_key,
-            profile,
-            profile2,
-            other_admin_key,
-            other_profile,
-        } = fixture;
         Self {
             base,
             store,
@@ -155,13 +146,13 @@ impl TestApp {
                 .build()
                 .unwrap(),
             service,
-            admin_key,
-            member_key,
-            revoked_key,
-            profile,
-            profile2,
-            other_admin_key,
-            other_profile,
+            admin_key: fixture.admin_key,
+            member_key: fixture.member_key,
+            revoked_key: fixture.revoked_key,
+            profile: fixture.profile,
+            profile2: fixture.profile2,
+            other_admin_key: fixture.other_admin_key,
+            other_profile: fixture.other_profile,
             shutdown: Some(tx),
             _db: db,
         }
