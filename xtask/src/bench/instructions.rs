@@ -93,10 +93,9 @@ pub(super) fn listing_counts(
 /// Instructions per zone listing of `server`, which runs under callgrind: the whole process's
 /// count over the loaded run, less what the same process counts in an idle window of the same
 /// length right after, over the listings served. The idle part is the server's background
-/// (the database watch, the change follower, the pool's upkeep: about 0.8 million
-/// instructions a second), not a listing's; counted in, it added itself once per listing the
-/// machine served in the window, so a slower machine measured more per listing for the same
-/// binary (2,800 of 73,000 on one serving 290 a second under callgrind).
+/// (the database watch, the change follower, the pool's upkeep), not a listing's; counted in,
+/// it weighed more per listing on a machine that serves fewer listings in the window, so a
+/// slower machine measured more for the same binary (BENCHMARKS.md, stop 65).
 fn per_request(work: &WorkDir, server: &Server, key: &str) -> Result<f64> {
     let control = |action: &str| {
         let mut command = Command::new("callgrind_control");
@@ -128,9 +127,8 @@ fn per_request(work: &WorkDir, server: &Server, key: &str) -> Result<f64> {
     };
     let (loaded, idle) = (total(1)?, total(2)?);
     eprintln!(
-        "instructions: {} listings; {loaded} instructions loaded, {idle} in the idle window \
-         after",
-        requests
+        "instructions: {requests} listings; {loaded} instructions loaded, {idle} in the idle \
+         window after"
     );
     Ok(loaded.saturating_sub(idle) as f64 / requests.max(1) as f64)
 }
