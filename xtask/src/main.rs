@@ -17,6 +17,7 @@ mod msrv;
 mod process;
 mod release;
 mod semver;
+mod source_times;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

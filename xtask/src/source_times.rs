@@ -1,0 +1,207 @@
+//! `.ci/source-times`, which `.ci/run` calls around `cargo xtask ci` so that a clean clone
+//! reuses the workspace crates the build cache compiled, is a shell script (it must run before
+//! cargo builds this program); its promises are tested here, on a scratch repository holding a
+//! one-crate workspace, with cargo's own verdict on what is fresh.
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    struct Scratch {
+        root: PathBuf,
+        clones: std::cell::Cell<u32>,
+    }
+
+    impl Scratch {
+        fn new(name: &str) -> Self {
+            let root = std::env::temp_dir().join(format!(
+                "appzone-source-times-{name}-{}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&root);
+            let origin = root.join("origin");
+            std::fs::create_dir_all(origin.join("src")).unwrap();
+            std::fs::write(
+                origin.join("Cargo.toml"),
+                "[package]\nname = \"scratch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            )
+            .unwrap();
+            std::fs::write(origin.join("src/lib.rs"), "pub mod a;\n").unwrap();
+            std::fs::write(origin.join("src/a.rs"), "pub fn one() -> u32 { 1 }\n").unwrap();
+            git(&origin, &["init", "-q"]);
+            commit(&origin, "first");
+            Self {
+                root,
+                clones: std::cell::Cell::new(0),
+            }
+        }
+
+        fn origin(&self) -> PathBuf {
+            self.root.join("origin")
+        }
+
+        /// A clean clone of the origin, as CI makes one.
+        fn clone(&self) -> PathBuf {
+            self.clones.set(self.clones.get() + 1);
+            let dir = self.root.join(format!("clone-{}", self.clones.get()));
+            let status = Command::new("git")
+                .args(["clone", "-q"])
+                .arg(self.origin())
+                .arg(&dir)
+                .status()
+                .unwrap();
+            assert!(status.success());
+            dir
+        }
+
+        fn script(&self, checkout: &Path, verb: &str) {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/source-times");
+            let status = Command::new("bash")
+                .arg(script)
+                .arg(verb)
+                .current_dir(checkout)
+                .env("CARGO_TARGET_DIR", self.root.join("cache"))
+                .status()
+                .unwrap();
+            assert!(status.success(), "source-times {verb} failed");
+        }
+
+        /// Builds the clone with the shared cache; true when cargo compiled the crate.
+        fn compiled(&self, checkout: &Path) -> bool {
+            let output = Command::new(env!("CARGO"))
+                .args(["build", "--offline", "-v"])
+                .current_dir(checkout)
+                .env("CARGO_TARGET_DIR", self.root.join("cache"))
+                .env_remove("RUSTC_WRAPPER")
+                .env_remove("RUSTC_WORKSPACE_WRAPPER")
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(output.status.success(), "{stderr}");
+            stderr.contains("Compiling scratch")
+        }
+
+        /// One CI run: restore, build, and record when the run passes.
+        fn run(&self, passes: bool) -> bool {
+            let checkout = self.clone();
+            self.script(&checkout, "restore");
+            let compiled = self.compiled(&checkout);
+            if passes {
+                self.script(&checkout, "record");
+            }
+            compiled
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    fn commit(dir: &Path, message: &str) {
+        git(dir, &["add", "-A"]);
+        git(
+            dir,
+            &[
+                "-c",
+                "user.name=test",
+                "-c",
+                "user.email=test@example.invalid",
+                "commit",
+                "-qm",
+                message,
+            ],
+        );
+    }
+
+    #[test]
+    fn a_clean_clone_of_what_the_cache_built_compiles_nothing_and_a_change_compiles_again() {
+        let scratch = Scratch::new("reuse");
+        assert!(scratch.run(true), "an empty cache compiles");
+        assert!(
+            !scratch.run(true),
+            "a second clone of the same contents is fresh"
+        );
+        std::fs::write(
+            scratch.origin().join("src/a.rs"),
+            "pub fn one() -> u32 { 2 }\n",
+        )
+        .unwrap();
+        commit(&scratch.origin(), "second");
+        assert!(scratch.run(true), "a changed file compiles again");
+        assert!(!scratch.run(true), "and is fresh in the clone after");
+    }
+
+    #[test]
+    fn after_a_run_that_did_not_pass_nothing_is_taken_for_fresh() {
+        let scratch = Scratch::new("failed");
+        assert!(scratch.run(true));
+        // A run of other contents builds them into the cache, then fails: the record of the
+        // first contents must not make their clone take those builds for its own.
+        std::fs::write(
+            scratch.origin().join("src/a.rs"),
+            "pub fn one() -> u32 { 3 }\n",
+        )
+        .unwrap();
+        commit(&scratch.origin(), "other");
+        assert!(scratch.run(false));
+        git(&scratch.origin(), &["reset", "-q", "--hard", "HEAD~1"]);
+        assert!(
+            scratch.run(true),
+            "the first contents compile again after a failed run of others"
+        );
+    }
+
+    #[test]
+    fn a_clone_made_before_another_run_built_does_not_take_that_build_for_its_own() {
+        let scratch = Scratch::new("early");
+        assert!(scratch.run(true));
+        let early = scratch.clone();
+        // Other contents, cloned later, built and recorded while the early clone waited.
+        std::fs::write(
+            scratch.origin().join("src/a.rs"),
+            "pub fn one() -> u32 { 4 }\n",
+        )
+        .unwrap();
+        commit(&scratch.origin(), "later");
+        assert!(scratch.run(true));
+        scratch.script(&early, "restore");
+        assert!(
+            scratch.compiled(&early),
+            "the early clone's own contents compile, though its files are older than the cache's build"
+        );
+    }
+
+    #[test]
+    fn a_change_to_the_manifests_restores_nothing() {
+        let scratch = Scratch::new("key");
+        assert!(scratch.run(true));
+        let manifest = scratch.origin().join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        std::fs::write(&manifest, format!("{text}# a comment\n")).unwrap();
+        commit(&scratch.origin(), "manifest");
+        let checkout = scratch.clone();
+        scratch.script(&checkout, "restore");
+        let lib = std::fs::metadata(checkout.join("src/lib.rs"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        let day = std::time::Duration::from_secs(86_400);
+        assert!(
+            lib.elapsed().unwrap() < day,
+            "an unchanged file keeps today's date when the key changed"
+        );
+    }
+}
