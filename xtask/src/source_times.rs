@@ -58,14 +58,18 @@ mod tests {
 
         fn script(&self, checkout: &Path, verb: &str) {
             let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/source-times");
-            let status = Command::new("bash")
+            let output = Command::new("bash")
                 .arg(script)
                 .arg(verb)
                 .current_dir(checkout)
                 .env("CARGO_TARGET_DIR", self.root.join("cache"))
-                .status()
+                .output()
                 .unwrap();
-            assert!(status.success(), "source-times {verb} failed");
+            assert!(
+                output.status.success(),
+                "source-times {verb} failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
         }
 
         /// Builds the clone with the shared cache; true when cargo compiled the crate.
