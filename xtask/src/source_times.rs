@@ -42,6 +42,13 @@ mod tests {
             self.root.join("origin")
         }
 
+        /// Commits `src/a.rs` with a new body, the change a later run builds.
+        fn change_code(&self, value: u32) {
+            let body = format!("pub fn one() -> u32 {{ {value} }}\n");
+            std::fs::write(self.origin().join("src/a.rs"), body).unwrap();
+            commit(&self.origin(), &format!("one is {value}"));
+        }
+
         /// A clean clone of the origin, as CI makes one.
         fn clone(&self) -> PathBuf {
             self.clones.set(self.clones.get() + 1);
@@ -138,12 +145,7 @@ mod tests {
             !scratch.run(true),
             "a second clone of the same contents is fresh"
         );
-        std::fs::write(
-            scratch.origin().join("src/a.rs"),
-            "pub fn one() -> u32 { 2 }\n",
-        )
-        .unwrap();
-        commit(&scratch.origin(), "second");
+        scratch.change_code(2);
         assert!(scratch.run(true), "a changed file compiles again");
         assert!(!scratch.run(true), "and is fresh in the clone after");
     }
@@ -154,12 +156,7 @@ mod tests {
         assert!(scratch.run(true));
         // A run of other contents builds them into the cache, then fails: the record of the
         // first contents must not make their clone take those builds for its own.
-        std::fs::write(
-            scratch.origin().join("src/a.rs"),
-            "pub fn one() -> u32 { 3 }\n",
-        )
-        .unwrap();
-        commit(&scratch.origin(), "other");
+        scratch.change_code(3);
         assert!(scratch.run(false));
         git(&scratch.origin(), &["reset", "-q", "--hard", "HEAD~1"]);
         assert!(
@@ -174,12 +171,7 @@ mod tests {
         assert!(scratch.run(true));
         let early = scratch.clone();
         // Other contents, cloned later, built and recorded while the early clone waited.
-        std::fs::write(
-            scratch.origin().join("src/a.rs"),
-            "pub fn one() -> u32 { 4 }\n",
-        )
-        .unwrap();
-        commit(&scratch.origin(), "later");
+        scratch.change_code(4);
         assert!(scratch.run(true));
         scratch.script(&early, "restore");
         assert!(
