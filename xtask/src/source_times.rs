@@ -181,6 +181,23 @@ mod tests {
     }
 
     #[test]
+    fn a_run_that_changed_a_tracked_file_records_nothing() {
+        let scratch = Scratch::new("rewritten");
+        assert!(scratch.run(true));
+        // A step rewrites a tracked file, the build takes it, the run passes: the clone after
+        // holds the committed contents, which no tree was built from.
+        let checkout = scratch.clone();
+        scratch.script(&checkout, "restore");
+        std::fs::write(checkout.join("src/a.rs"), "pub fn one() -> u32 { 5 }\n").unwrap();
+        assert!(scratch.compiled(&checkout));
+        scratch.script(&checkout, "record");
+        assert!(
+            scratch.run(true),
+            "the committed contents compile again after a run that built rewritten ones"
+        );
+    }
+
+    #[test]
     fn a_change_to_the_manifests_restores_nothing() {
         let scratch = Scratch::new("key");
         assert!(scratch.run(true));
