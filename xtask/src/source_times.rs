@@ -50,7 +50,7 @@ mod tests {
         }
 
         /// A clean clone of the origin, as CI makes one.
-        fn clone(&self) -> PathBuf {
+        fn clean_clone(&self) -> PathBuf {
             self.clones.set(self.clones.get() + 1);
             let dir = self.root.join(format!("clone-{}", self.clones.get()));
             let status = Command::new("git")
@@ -96,7 +96,7 @@ mod tests {
 
         /// One CI run: restore, build, and record when the run passes.
         fn run(&self, passes: bool) -> bool {
-            let checkout = self.clone();
+            let checkout = self.clean_clone();
             self.script(&checkout, "restore");
             let compiled = self.compiled(&checkout);
             if passes {
@@ -169,7 +169,7 @@ mod tests {
     fn a_clone_made_before_another_run_built_does_not_take_that_build_for_its_own() {
         let scratch = Scratch::new("early");
         assert!(scratch.run(true));
-        let early = scratch.clone();
+        let early = scratch.clean_clone();
         // Other contents, cloned later, built and recorded while the early clone waited.
         scratch.change_code(4);
         assert!(scratch.run(true));
@@ -186,7 +186,7 @@ mod tests {
         assert!(scratch.run(true));
         // A step rewrites a tracked file, the build takes it, the run passes: the clone after
         // holds the committed contents, which no tree was built from.
-        let checkout = scratch.clone();
+        let checkout = scratch.clean_clone();
         scratch.script(&checkout, "restore");
         std::fs::write(checkout.join("src/a.rs"), "pub fn one() -> u32 { 5 }\n").unwrap();
         assert!(scratch.compiled(&checkout));
@@ -205,7 +205,7 @@ mod tests {
         let text = std::fs::read_to_string(&manifest).unwrap();
         std::fs::write(&manifest, format!("{text}# a comment\n")).unwrap();
         commit(&scratch.origin(), "manifest");
-        let checkout = scratch.clone();
+        let checkout = scratch.clean_clone();
         scratch.script(&checkout, "restore");
         let lib = std::fs::metadata(checkout.join("src/lib.rs"))
             .unwrap()
