@@ -11,7 +11,6 @@ mod tests {
 
     struct Scratch {
         root: PathBuf,
-        clones: std::cell::Cell<u32>,
     }
 
     impl Scratch {
@@ -30,12 +29,16 @@ mod tests {
             .unwrap();
             std::fs::write(origin.join("src/lib.rs"), "pub mod a;\n").unwrap();
             std::fs::write(origin.join("src/a.rs"), "pub fn one() -> u32 { 1 }\n").unwrap();
+            // What a test does to find its fixtures: the build keeps the directory it was
+            // compiled in.
+            std::fs::write(
+                origin.join("src/main.rs"),
+                "fn main() { print!(\"{}\", env!(\"CARGO_MANIFEST_DIR\")); }\n",
+            )
+            .unwrap();
             git(&origin, &["init", "-q"]);
             commit(&origin, "first");
-            Self {
-                root,
-                clones: std::cell::Cell::new(0),
-            }
+            Self { root }
         }
 
         fn origin(&self) -> PathBuf {
@@ -49,10 +52,16 @@ mod tests {
             commit(&self.origin(), &format!("one is {value}"));
         }
 
-        /// A clean clone of the origin, as CI makes one.
+        /// A clean clone of the origin, as CI makes one, in the directory every run uses.
         fn clean_clone(&self) -> PathBuf {
-            self.clones.set(self.clones.get() + 1);
-            let dir = self.root.join(format!("clone-{}", self.clones.get()));
+            self.clean_clone_in("checkout")
+        }
+
+        /// A clean clone in a directory of its own: of a CI that clones somewhere new each
+        /// time, or of a clone made while another run held the usual directory.
+        fn clean_clone_in(&self, name: &str) -> PathBuf {
+            let dir = self.root.join(name);
+            let _ = std::fs::remove_dir_all(&dir);
             let status = Command::new("git")
                 .args(["clone", "-q"])
                 .arg(self.origin())
@@ -92,6 +101,15 @@ mod tests {
             let stderr = String::from_utf8_lossy(&output.stderr);
             assert!(output.status.success(), "{stderr}");
             stderr.contains("Compiling scratch")
+        }
+
+        /// The directory the clone's build names as its own.
+        fn built_in(&self) -> PathBuf {
+            let output = Command::new(self.root.join("cache/debug/scratch"))
+                .output()
+                .unwrap();
+            assert!(output.status.success());
+            PathBuf::from(String::from_utf8(output.stdout).unwrap())
         }
 
         /// One CI run: restore, build, and record when the run passes.
@@ -169,7 +187,7 @@ mod tests {
     fn a_clone_made_before_another_run_built_does_not_take_that_build_for_its_own() {
         let scratch = Scratch::new("early");
         assert!(scratch.run(true));
-        let early = scratch.clean_clone();
+        let early = scratch.clean_clone_in("early");
         // Other contents, cloned later, built and recorded while the early clone waited.
         scratch.change_code(4);
         assert!(scratch.run(true));
@@ -215,6 +233,23 @@ mod tests {
         assert!(
             lib.elapsed().unwrap() < day,
             "an unchanged file keeps today's date when the key changed"
+        );
+    }
+
+    #[test]
+    fn a_clone_in_another_directory_compiles_again_and_its_build_names_that_directory() {
+        let scratch = Scratch::new("moved");
+        assert!(scratch.run(true));
+        let elsewhere = scratch.clean_clone_in("elsewhere");
+        scratch.script(&elsewhere, "restore");
+        assert!(
+            scratch.compiled(&elsewhere),
+            "the same contents in another directory compile again"
+        );
+        assert_eq!(
+            scratch.built_in(),
+            elsewhere,
+            "a build reused from another directory would read that directory's files"
         );
     }
 }
