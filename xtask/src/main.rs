@@ -245,20 +245,14 @@ fn lint_spec() -> Result<()> {
 /// Everything CI runs, in lanes. The main lane holds what needs both cores (compiling, the test
 /// suite, the instruction guard) and, once those are done, the tasks that mostly wait (the old
 /// clients, generated clients, the browser, the image); a side process runs the checks that
-/// need no build of their own (spec linters, deploy files, supply chain) from the start, another
-/// the release build beside the suites, which mostly wait on their servers, and another the
-/// toolchain checks (semver-checks, MSRV) next to the waiting tasks. Each side lane writes a
-/// log under `target/ci/`, printed when it is joined.
+/// need no build of their own (spec linters, deploy files, supply chain) from the start, and
+/// another the toolchain checks (semver-checks, MSRV) next to the waiting tasks. Each side lane writes a log
+/// under `target/ci/`, printed when it is joined.
 fn ci() -> Result<()> {
     let mut steps = Steps::default();
     let checks = Lane::start("checks")?;
     steps.run("fmt", fmt_check)?;
     steps.run("clippy", clippy)?;
-    steps.run("test build", || run(test_command().arg("--no-run")))?;
-    // Its own directories under the target directory (`target/<triple>/release`, and
-    // `target/release` for build scripts), so cargo's lock on `target/debug` does not hold it
-    // up; joined before the guard, which must run alone.
-    let release = Lane::start("release")?;
     steps.run("test", || test(true))?;
     // The published crates' docs with warnings denied: broken links fail CI.
     steps.run("doc", || {
@@ -269,7 +263,8 @@ fn ci() -> Result<()> {
         }
         run(doc.env("RUSTDOCFLAGS", "-D warnings"))
     })?;
-    steps.join(release)?;
+    // The one release build the following steps share (build.rs).
+    steps.run("release build", || build::release().map(drop))?;
     // Alone on the machine: a compiler next to it would change how requests batch, and so the
     // instructions per request.
     steps.run("instructions", bench::instruction_guard)?;
@@ -293,8 +288,6 @@ fn ci() -> Result<()> {
 fn ci_lane(name: &str) -> Result<()> {
     let mut steps = Steps::default();
     match name {
-        // The one release build the steps after the guard share (build.rs).
-        "release" => steps.run("release build", || build::release().map(drop))?,
         "checks" => {
             steps.run("lint-spec", lint_spec)?;
             steps.run("deploy-check", deploy::check)?;
@@ -344,21 +337,6 @@ impl Lane {
             child,
             started: std::time::Instant::now(),
         })
-    }
-}
-
-/// A lane not joined (a step of the main lane failed) is waited for, not left behind: a build
-/// of its own would go on writing into the target directory after CI has answered.
-impl Drop for Lane {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            eprintln!(
-                "ci: waiting for lane `{}` to finish (its output in {})",
-                self.name,
-                self.log.display()
-            );
-            let _ = self.child.wait();
-        }
     }
 }
 
@@ -441,13 +419,6 @@ impl Steps {
     }
 }
 
-/// `cargo test` over the workspace, as CI builds and runs it (`--no-run`: the build alone).
-fn test_command() -> Command {
-    let mut command = cargo();
-    command.args(["test", "--workspace", "--locked"]);
-    command
-}
-
 /// The fewest tests `test` runs at a time (see there).
 const MIN_TEST_THREADS: usize = 4;
 
@@ -464,7 +435,8 @@ const MIN_TEST_THREADS: usize = 4;
 fn test(postgres: bool) -> Result<()> {
     let url = std::env::var("APPZONE_TEST_POSTGRES_URL").is_ok_and(|url| !url.is_empty());
     let cargo_test = || {
-        let mut command = test_command();
+        let mut command = cargo();
+        command.args(["test", "--workspace", "--locked"]);
         if std::env::var_os("RUST_TEST_THREADS").is_none() {
             let cores = std::thread::available_parallelism().map_or(1, usize::from);
             command.env("RUST_TEST_THREADS", cores.max(MIN_TEST_THREADS).to_string());
