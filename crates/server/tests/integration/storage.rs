@@ -1,6 +1,6 @@
 //! What the database holds: no plaintext keys, durable settings.
 
-use appzone_test_support::{both_backends, TestApp};
+use appzone_test_support::{both_backends, postgres_only, TestApp};
 
 both_backends! {
     async fn applied_migrations_keep_the_checksums_earlier_releases_recorded(app: TestApp) {
@@ -253,28 +253,29 @@ async fn sqlite_runs_in_wal_with_synchronous_full_and_foreign_keys() {
     assert_eq!(fk.0, 1);
 }
 
-#[tokio::test]
-#[ignore = "needs PostgreSQL: set APPZONE_TEST_POSTGRES_URL and pass --include-ignored"]
-async fn postgres_with_synchronous_commit_off_is_refused() {
-    let (url, schema) = appzone_test_support::postgres_schema().await;
-    let unsafe_url = format!(
-        "{}%20-c%20synchronous_commit%3Doff",
-        appzone_test_support::scoped_url(&url, &schema)
-    );
-    let store = appzone_server::storage::Store::connect(&unsafe_url, &Default::default())
-        .await
-        .unwrap();
-    let err = appzone_server::prepare(&store)
-        .await
-        .expect_err("unsafe durability must be refused");
-    assert!(err.to_string().contains("synchronous_commit=off"), "{err}");
-    store.close().await;
-    let mut admin = appzone_test_support::connect_admin(&url).await.unwrap();
-    let _ = sqlx::Executor::execute(
-        &mut admin,
-        sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")),
-    )
-    .await;
+postgres_only! {
+    /// A PostgreSQL session that would acknowledge commits before they are durable is refused.
+    async fn postgres_with_synchronous_commit_off_is_refused() {
+        let (url, schema) = appzone_test_support::postgres_schema().await;
+        let unsafe_url = format!(
+            "{}%20-c%20synchronous_commit%3Doff",
+            appzone_test_support::scoped_url(&url, &schema)
+        );
+        let store = appzone_server::storage::Store::connect(&unsafe_url, &Default::default())
+            .await
+            .unwrap();
+        let err = appzone_server::prepare(&store)
+            .await
+            .expect_err("unsafe durability must be refused");
+        assert!(err.to_string().contains("synchronous_commit=off"), "{err}");
+        store.close().await;
+        let mut admin = appzone_test_support::connect_admin(&url).await.unwrap();
+        let _ = sqlx::Executor::execute(
+            &mut admin,
+            sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")),
+        )
+        .await;
+    }
 }
 
 /// The built-in catalog `times` over: provider `aws` becomes `aws`, `aws-1`, `aws-2`, ...
