@@ -274,9 +274,15 @@ fn on_sqlite(
     }
     for (name, _) in IDENTITIES {
         let (rps, zones_rps) = (results.median_rps(name), results.median_rps("list zones"));
+        // Each round's ratio too: the machine's speed drifts between rounds (BENCHMARKS.md),
+        // and a ratio of medians alone hides how far.
+        let zones = results.runs("list zones", APPZONE, 64);
+        let rounds = results.runs(name, APPZONE, 64).iter().zip(zones);
+        let (_, lo, hi) = spread(rounds.map(|(run, zones)| run.rps() / zones.rps()));
         results.notes.push(format!(
-            "{name}: {:.2}× the zone listing's throughput at 64 connections ({rps:.0} against \
-             {zones_rps:.0} requests/s, medians of the same run).",
+            "{name}: {:.3}× the zone listing's throughput at 64 connections ({rps:.0} against \
+             {zones_rps:.0} requests/s, medians of the same run; {lo:.3}× to {hi:.3}× round by \
+             round).",
             rps / zones_rps
         ));
     }
