@@ -439,9 +439,19 @@ impl Resp {
 /// A client builder for the test servers, which speak plain HTTP: it loads no root
 /// certificates (reading and decoding the system's, for each client, was a tenth of a
 /// debug test's time).
+///
+/// It reuses a kept-alive connection only within [`POOL_IDLE`] of its last answer. The server
+/// closes a connection left idle for its header-read timeout (500 ms in the shortest tests), and
+/// a request sent on a pooled connection as that close arrives fails with `IncompleteMessage`:
+/// a test asking again after such a pause flipped that way on a busy run.
 pub(crate) fn plain_http() -> reqwest::ClientBuilder {
-    reqwest::Client::builder().tls_certs_only([])
+    reqwest::Client::builder()
+        .tls_certs_only([])
+        .pool_idle_timeout(POOL_IDLE)
 }
+
+/// Half the shortest header-read timeout a test gives its server.
+const POOL_IDLE: Duration = Duration::from_millis(250);
 
 /// Polls `condition` every 50 ms until it holds or `within` passes.
 pub async fn eventually<F, Fut>(within: Duration, mut condition: F) -> bool
