@@ -246,8 +246,8 @@ fn lint_spec() -> Result<()> {
 /// suite, the instruction guard) and, once those are done, the tasks that mostly wait (the old
 /// clients, generated clients, the browser, the image); a side process runs the checks that
 /// need no build of their own (spec linters, deploy files, supply chain) from the start, and
-/// another the toolchain checks (semver-checks, MSRV) next to the waiting tasks. Each side lane writes a log
-/// under `target/ci/`, printed when it is joined.
+/// another the toolchain checks (semver-checks, MSRV) next to the waiting tasks. Each side lane
+/// writes a log under `target/ci/`, printed when it is joined.
 fn ci() -> Result<()> {
     let mut steps = Steps::default();
     let checks = Lane::start("checks")?;
