@@ -2,10 +2,11 @@
 //!
 //! Each snapshot precomputes, for the provider listing, each provider's region listing and each
 //! region's zone and zone-identity listings, the response body around the per-request `id` and
-//! the weak `ETag` (`identities.rs`: an identity listing with a caller's zone mapping is built
-//! per request from what the snapshot holds). A background task polls the catalog version (one tiny query per interval) and
-//! swaps in a new snapshot when it changes, which is how an import on any replica, or by the
-//! operator CLI, reaches every replica.
+//! the weak `ETag`; the answers to a query (an identity listing with filters or the caller's
+//! zone mappings, `identities.rs`; the instance types, `offerings.rs`) are built at their first
+//! request and kept in the snapshot's answer cache. A background task polls the catalog
+//! version (one tiny query per interval) and swaps in a new snapshot when it changes, which is
+//! how an import on any replica, or by the operator CLI, reaches every replica.
 
 pub mod identities;
 pub mod offerings;
@@ -14,7 +15,9 @@ pub mod suggest;
 use std::sync::Arc;
 use std::time::Duration;
 
-use appzone_contract::{ProviderId, ProviderList, RegionList, ZoneList, STATUS_SUCCESS};
+use appzone_contract::{
+    ProviderId, ProviderList, RegionList, ZoneList, ZoneMappingId, STATUS_SUCCESS,
+};
 use arc_swap::ArcSwap;
 use axum::body::Bytes;
 use http::HeaderValue;
@@ -27,8 +30,8 @@ pub use identities::RegionIdentities;
 use crate::model::catalog_file::{CatalogFile, ProviderEntry, RegionEntry};
 use crate::storage::{Store, StoreError};
 
-/// Most bytes of identity answers a snapshot keeps (the answers to queries: filters,
-/// mappings): each is a few KiB, so thousands of distinct queries fit.
+/// Most bytes of answers to queries a snapshot keeps (identities with filters or mappings,
+/// instance types): each is a few KiB, so thousands of distinct queries fit.
 const ANSWER_CACHE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The weak `ETag` over `parts`: the first 12 bytes of the SHA-256 of the parts, each followed
@@ -172,6 +175,13 @@ pub fn at_most(message: String, max: usize) -> String {
     }
 }
 
+/// The key of the answer that organization `org` is given for `route` (its last path segment)
+/// of region `at` (`aws/us-east-1`) with the query `raw` as the request spelled it. Two
+/// spellings of one query are two entries; looking one up reads the query no further.
+pub fn answer_key(org: &str, at: &str, route: &str, raw: &str) -> String {
+    [org, "\0", at, "\0", route, "\0", raw].concat()
+}
+
 /// Maps keyed by catalog ids, in catalog order (what the listings and the suggestions walk).
 /// foldhash rather than SipHash: the keys come from the catalog (lookups with caller-chosen ids
 /// only read), and two lookups per listing are on the hot path.
@@ -191,9 +201,21 @@ pub struct Snapshot {
     /// The provider listing.
     pub providers: Answer,
     by_id: IdMap<Provider>,
-    /// Identity answers to a query (filters, mappings), by what they depend on
-    /// ([`RegionIdentities::cache_key`]); dropped with the snapshot when the catalog changes.
-    answers: moka::sync::Cache<String, Arc<Answer>>,
+    /// Answers to a query, by the organization, the region, the route and the query as the
+    /// request spelled it ([`Snapshot::kept_answer`]); dropped with the snapshot when the
+    /// catalog changes.
+    answers: moka::sync::Cache<String, Arc<KeptAnswer>>,
+}
+
+/// An answer to a query, with the zone mappings it applies, each at the version it was built
+/// from: served again only while the mapping cache holds those versions, so a changed or
+/// deleted mapping is never answered from an older one.
+#[derive(Debug)]
+pub struct KeptAnswer {
+    /// The answer.
+    pub answer: Answer,
+    /// The ids of the mappings it applies and their versions, in the order asked.
+    pub mappings: Vec<(ZoneMappingId, i64)>,
 }
 
 /// One provider of a [`Snapshot`].
@@ -285,7 +307,8 @@ impl Snapshot {
             providers: Answer::providers(catalog),
             answers: moka::sync::Cache::builder()
                 .max_capacity(ANSWER_CACHE_BYTES)
-                .weigher(|key: &String, answer: &Arc<Answer>| {
+                .weigher(|key: &String, kept: &Arc<KeptAnswer>| {
+                    let answer = &kept.answer;
                     let bytes = key.len() + answer.head.len() + answer.tail.len();
                     u32::try_from(bytes).unwrap_or(u32::MAX)
                 })
@@ -294,9 +317,34 @@ impl Snapshot {
         }
     }
 
-    /// The cached answer of `key`, or `build`'s (kept, within the cache's bytes).
-    pub fn answer_with(&self, key: String, build: impl FnOnce() -> Answer) -> Arc<Answer> {
-        self.answers.get_with(key, || Arc::new(build()))
+    /// The answer kept for `key`: the organization, the region, the route and the raw query
+    /// (see [`answer_key`]). The caller checks its mappings' versions before serving it.
+    pub fn kept_answer(&self, key: &str) -> Option<Arc<KeptAnswer>> {
+        self.answers.get(key)
+    }
+
+    /// The answer for `key` built with `mappings` at their versions: the one kept when it was
+    /// built with the same versions, else `build`'s, kept in its place (within the cache's
+    /// bytes; requests that miss together build it once).
+    pub fn keep_answer(
+        &self,
+        key: String,
+        mappings: Vec<(ZoneMappingId, i64)>,
+        build: impl FnOnce() -> Answer,
+    ) -> Arc<KeptAnswer> {
+        let current = mappings.clone();
+        self.answers
+            .entry(key)
+            .or_insert_with_if(
+                || {
+                    Arc::new(KeptAnswer {
+                        answer: build(),
+                        mappings,
+                    })
+                },
+                |kept| kept.mappings != current,
+            )
+            .into_value()
     }
 
     /// When the catalog was compiled, midnight UTC, in Unix seconds; 0 when it does not say.

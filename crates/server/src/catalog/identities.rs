@@ -210,27 +210,6 @@ impl RegionIdentities {
         })
     }
 
-    /// What an answer to `query` with `mappings` depends on besides the catalog version, as a
-    /// key of the snapshot's answer cache: the region, the filters, each mapping's id and
-    /// version, and the organization whose mappings they are (`None` without mappings: the
-    /// answer is then the same for everyone).
-    pub fn cache_key(
-        &self,
-        org: Option<&str>,
-        query: &ZoneIdentityQuery,
-        mappings: &[(&ZoneMapping, i64)],
-    ) -> String {
-        // Built on every request that asks a filter or a mapping: appended piece by piece, as
-        // `format!` cost such a request a measurable share of its instructions (BENCHMARKS.md).
-        let mut key = String::with_capacity(128);
-        key.push_str(org.unwrap_or_default());
-        key.push('\0');
-        key.push_str(&self.at);
-        key.push('\0');
-        push_covers(&mut key, query, mappings);
-        key
-    }
-
     /// The region as messages name it: `aws/us-east-1`.
     pub fn at(&self) -> &str {
         &self.at

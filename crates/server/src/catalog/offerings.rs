@@ -1,6 +1,7 @@
 //! The instance-type listing: one zone mapping's offerings of one region, by type, each with
 //! the zones offering it in the catalog's order. Built per request from the mapping's compact
-//! offerings and kept in the snapshot's answer cache (keyed by the mapping's version).
+//! offerings and kept in the snapshot's answer cache (served again while the mapping is at the
+//! version it was built from).
 
 use appzone_contract::{InstanceTypeList, InstanceTypeZones, ZoneMapping};
 

@@ -1,14 +1,16 @@
-//! The catalog's listings: providers, a provider's regions, a region's zones and its zone
-//! identities.
+//! The catalog's listings: providers, a provider's regions, a region's zones, its zone
+//! identities and the instance types a zone mapping is offered there.
 //!
 //! Each handler takes a [`Listing`]: the snapshot, the request id and the `If-None-Match`,
 //! which every listing reads the same way.
 //!
 //! All are served from the in-memory catalog snapshot: no database, and no JSON serialization
-//! per request (each body is precomputed around the request id). The one exception is an
-//! identity listing with a query: the caller's zone mappings (`?mapping=`) are read through
-//! their cache, and the body is built for the request (kept in that cache when it applies one
-//! mapping and no filter).
+//! per request (each body is precomputed around the request id). An identity listing with a
+//! query, and the instance types, are built at their first request (the caller's zone
+//! mappings read through their cache) and kept in the snapshot, keyed by the query as the
+//! request spelled it. A kept answer is served again only while the mapping cache holds each
+//! mapping it applies at the version it was built from: the query is read, and the answer
+//! built, only when none is kept or a mapping changed.
 
 use std::sync::Arc;
 
@@ -35,7 +37,7 @@ use super::conditional::matches_etag;
 use super::error::ApiError;
 use super::path::PathParams;
 use crate::catalog::identities::RegionIdentities;
-use crate::catalog::{Answer, Catalog, Provider, Snapshot};
+use crate::catalog::{answer_key, Answer, Catalog, KeptAnswer, Provider, Snapshot};
 use crate::keys::Caller;
 use crate::mappings::MappingCache;
 use crate::model::offerings::RegionOffers;
@@ -45,6 +47,10 @@ pub use appzone_contract::openapi::{
     __path_list_instance_types, __path_list_providers, __path_list_regions,
     __path_list_zone_identities, __path_list_zones,
 };
+
+/// The routes' last path segments, in the keys of the answers kept for a query.
+const ZONE_IDENTITIES: &str = "zone-identities";
+const INSTANCE_TYPES: &str = "instance-types";
 
 const CACHE_POLICY: HeaderValue =
     HeaderValue::from_static(appzone_contract::headers::LISTING_CACHE_CONTROL);
@@ -125,7 +131,15 @@ pub async fn list_zone_identities(
     params: PathParams,
 ) -> Result<Response, ApiError> {
     let (provider_id, identities) = region_identities(&listing.snapshot, &params)?;
-    let query = identity_query(query.as_deref().unwrap_or_default())?;
+    let raw = query.as_deref().unwrap_or_default();
+    if raw.is_empty() {
+        return Ok(listing.answer(identities.plain_answer()));
+    }
+    let answer_key = answer_key(&key.org_id, identities.at(), ZONE_IDENTITIES, raw);
+    if let Some(kept) = kept_current(&listing.snapshot, &cache, &key.org_id, &answer_key).await? {
+        return Ok(listing.answer(&kept.answer));
+    }
+    let query = identity_query(raw)?;
     if query == ZoneIdentityQuery::default() {
         return Ok(listing.answer(identities.plain_answer()));
     }
@@ -143,33 +157,33 @@ pub async fn list_zone_identities(
             .collect::<Result<_, _>>()?
     };
     let mappings: Vec<_> = cached.iter().map(|c| (&c.mapping, c.version)).collect();
-    // Answers with a query are kept in the snapshot's cache, keyed by what they depend on.
-    let org = (!mappings.is_empty()).then_some(&*key.org_id);
-    let answer = listing
-        .snapshot
-        .answer_with(identities.cache_key(org, &query, &mappings), || {
-            // Which zones pass `offers` follows from the mappings' versions, which the key
-            // holds: worked out only when the answer is built.
-            let offered: Option<Vec<&str>> = (!query.offers.is_empty()).then(|| {
-                let wanted: Vec<Vec<Option<u32>>> = offers
-                    .iter()
-                    .map(|o| query.offers.iter().map(|t| o.type_index(t)).collect())
-                    .collect();
-                identities
-                    .items()
-                    .iter()
-                    .map(|item| item.zone_id.as_str())
-                    .filter(|zone| {
-                        offers
-                            .iter()
-                            .zip(&wanted)
-                            .all(|(o, types)| o.zone_offers_all(zone, types))
-                    })
-                    .collect()
-            });
-            identities.answer_to(&query, &mappings, offered.as_deref())
+    let versions = query
+        .mappings
+        .iter()
+        .cloned()
+        .zip(cached.iter().map(|c| c.version))
+        .collect();
+    let kept = listing.snapshot.keep_answer(answer_key, versions, || {
+        let offered: Option<Vec<&str>> = (!query.offers.is_empty()).then(|| {
+            let wanted: Vec<Vec<Option<u32>>> = offers
+                .iter()
+                .map(|o| query.offers.iter().map(|t| o.type_index(t)).collect())
+                .collect();
+            identities
+                .items()
+                .iter()
+                .map(|item| item.zone_id.as_str())
+                .filter(|zone| {
+                    offers
+                        .iter()
+                        .zip(&wanted)
+                        .all(|(o, types)| o.zone_offers_all(zone, types))
+                })
+                .collect()
         });
-    Ok(listing.answer(&answer))
+        identities.answer_to(&query, &mappings, offered.as_deref())
+    });
+    Ok(listing.answer(&kept.answer))
 }
 
 /// Lists the instance types a mapping is offered in a region; see the operation's description
@@ -182,7 +196,12 @@ pub async fn list_instance_types(
     params: PathParams,
 ) -> Result<Response, ApiError> {
     let (provider_id, identities) = region_identities(&listing.snapshot, &params)?;
-    let (mapping_id, zone_id) = instance_type_query(query.as_deref().unwrap_or_default())?;
+    let raw = query.as_deref().unwrap_or_default();
+    let answer_key = answer_key(&key.org_id, identities.at(), INSTANCE_TYPES, raw);
+    if let Some(kept) = kept_current(&listing.snapshot, &cache, &key.org_id, &answer_key).await? {
+        return Ok(listing.answer(&kept.answer));
+    }
+    let (mapping_id, zone_id) = instance_type_query(raw)?;
     let found = mapping_of(&cache, &key.org_id, &mapping_id, provider_id).await?;
     let offers = offerings_of(&found, identities)?;
     let build = || {
@@ -195,21 +214,36 @@ pub async fn list_instance_types(
     };
     // A zone the region lacks answers an empty list, built each time: ids a caller makes up
     // never take the cache's room from real answers.
-    let answer = match zone_id.as_deref() {
-        Some(zone) if identities.item(zone).is_none() => Arc::new(build()),
-        zone => {
-            let cache_key = format!(
-                "{}\0instance-types\0{}\0{}\0{}\0{}",
-                key.org_id,
-                identities.at(),
-                found.mapping.id,
-                found.version,
-                zone.unwrap_or_default()
-            );
-            listing.snapshot.answer_with(cache_key, build)
-        }
+    if zone_id
+        .as_deref()
+        .is_some_and(|zone| identities.item(zone).is_none())
+    {
+        return Ok(listing.answer(&build()));
+    }
+    let versions = vec![(mapping_id, found.version)];
+    let kept = listing.snapshot.keep_answer(answer_key, versions, build);
+    Ok(listing.answer(&kept.answer))
+}
+
+/// The answer kept for `answer_key` when every zone mapping it applies is, in `cache`, still
+/// at the version it was built from; `None` when none is kept or one has changed (the
+/// request is then answered as if none were kept, which also finds a deleted mapping's 404).
+async fn kept_current(
+    snapshot: &Snapshot,
+    cache: &MappingCache,
+    org: &str,
+    answer_key: &str,
+) -> Result<Option<Arc<KeptAnswer>>, ApiError> {
+    let Some(kept) = snapshot.kept_answer(answer_key) else {
+        return Ok(None);
     };
-    Ok(listing.answer(&answer))
+    for (id, version) in &kept.mappings {
+        match cache.get(org, id).await.map_err(ApiError::storage)? {
+            Some(found) if found.version == *version => {}
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(kept))
 }
 
 /// The provider id the path names and its region's zone identities, or the error for an unknown
