@@ -164,6 +164,8 @@ pub async fn list_zone_identities(
         .zip(cached.iter().map(|c| c.version))
         .collect();
     let kept = listing.snapshot.keep_answer(answer_key, versions, || {
+        // Which zones pass `offers` follows from the mappings' versions, kept with the answer:
+        // worked out only when the answer is built.
         let offered: Option<Vec<&str>> = (!query.offers.is_empty()).then(|| {
             let wanted: Vec<Vec<Option<u32>>> = offers
                 .iter()
