@@ -44,7 +44,7 @@ such zone). A type offered in no zone is not listed.\n\n\
 Checks happen in this order: API key (401), then `providerId` (400 `invalid_provider`), then \
 `regionId` (400 `invalid_region`, 404 `region_not_found`), exactly as for the zone listing, \
 then the query (400 `invalid_query`, naming the parameter: an unknown parameter, `mapping` \
-missing or given twice, `zone_id` given twice or malformed), then \
+missing, given twice or malformed, `zone_id` given twice or malformed), then \
 the mapping (404 `zone_mapping_not_found` when the caller's organization has none with that \
 id; 422 `invalid_zone_mapping` when it is of another provider; 422 `offerings_not_stored` when \
 it holds no offerings for the region).\n\n\
@@ -64,7 +64,7 @@ unchanged. `HEAD` answers the same headers without a body.",
             headers(
                 ("ETag" = EntityTag, description = "Weak validator over the region, the mapping's version and the filter, for `If-None-Match`.")
             )),
-        (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. `invalid_region`: the region id is malformed. `invalid_query`: an unknown parameter, `mapping` missing or repeated, or a `zone_id` that is malformed or repeated; the message names the parameter.", body = ErrorBody,
+        (status = 400, description = "`invalid_provider`: the provider id is malformed or not a provider of the catalog. `invalid_region`: the region id is malformed. `invalid_query`: an unknown parameter, `mapping` missing, repeated or malformed, or a `zone_id` that is malformed or repeated; the message names the parameter.", body = ErrorBody,
             examples(
                 ("invalid_query" = (summary = "No mapping", value = json!({"error": "invalid query parameter \"mapping\": required: the zone mapping whose offerings to list", "error_code": "invalid_query"}))),
                 ("invalid_region" = (summary = "Malformed region id", value = json!({"error": "invalid region id: region id may contain only lowercase ASCII letters, digits and '-'; found 'E' at position 3", "error_code": "invalid_region"})))

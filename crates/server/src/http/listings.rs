@@ -320,8 +320,9 @@ fn offerings_of<'m>(
     })
 }
 
-/// The instance-type listing's query: `mapping` (required, once; a malformed id is the 404 of
-/// an unknown one) and `zone_id` (optional, once, one zone id).
+/// The instance-type listing's query: `mapping` (required, once) and `zone_id` (optional,
+/// once, one zone id); anything else, or a malformed value, is a 400 `invalid_query` naming
+/// the parameter.
 fn instance_type_query(raw: &str) -> Result<(ZoneMappingId, Option<String>), ApiError> {
     let mut mapping: Option<ZoneMappingId> = None;
     let mut zone_id: Option<String> = None;
@@ -333,13 +334,7 @@ fn instance_type_query(raw: &str) -> Result<(ZoneMappingId, Option<String>), Api
                     "given twice; this listing takes one zone mapping".to_owned(),
                 ))
             }
-            MAPPING_QUERY => {
-                mapping = Some(
-                    value
-                        .parse()
-                        .map_err(|_| super::mappings::not_found(&value))?,
-                )
-            }
+            MAPPING_QUERY => mapping = Some(mapping_id(&value)?),
             ZONE_ID_QUERY if zone_id.is_some() => {
                 return Err(invalid_query(
                     ZONE_ID_QUERY,
@@ -379,9 +374,9 @@ fn instance_type_query(raw: &str) -> Result<(ZoneMappingId, Option<String>), Api
 }
 
 /// The zone-identity listing's query: `mapping` (repeatable, distinct, at most
-/// [`MAX_MAPPINGS_PER_LISTING`]; a malformed id is the 404 of an unknown one, as in the
-/// mapping's own path), `zone_type`, `zone_id` and `zone_name` (once each, comma-separated);
-/// anything else, or a malformed value, is a 400 `invalid_query` naming the parameter.
+/// [`MAX_MAPPINGS_PER_LISTING`]), `zone_type`, `zone_id` and `zone_name` (once each,
+/// comma-separated); anything else, or a malformed value, is a 400 `invalid_query` naming the
+/// parameter.
 fn identity_query(raw: &str) -> Result<ZoneIdentityQuery, ApiError> {
     let mut query = ZoneIdentityQuery::default();
     let mut seen: Vec<&str> = Vec::new();
@@ -404,9 +399,7 @@ fn identity_query(raw: &str) -> Result<ZoneIdentityQuery, ApiError> {
             ));
         };
         if known == MAPPING_QUERY {
-            let id: ZoneMappingId = value
-                .parse()
-                .map_err(|_| super::mappings::not_found(&value))?;
+            let id = mapping_id(&value)?;
             if query.mappings.contains(&id) {
                 return Err(invalid_query(
                     known,
@@ -460,6 +453,22 @@ fn identity_query(raw: &str) -> Result<ZoneIdentityQuery, ApiError> {
         ));
     }
     Ok(query)
+}
+
+/// A `mapping` value of a listing's query. A malformed one is the 400 of any malformed query
+/// value (the mapping's own path answers 404 for it instead: there it names a resource).
+fn mapping_id(value: &str) -> Result<ZoneMappingId, ApiError> {
+    value
+        .parse()
+        .map_err(|e: appzone_contract::ZoneMappingIdError| {
+            invalid_query(
+                MAPPING_QUERY,
+                format!(
+                    "{:?} is not a zone mapping id: {e}",
+                    value.chars().take(64).collect::<String>()
+                ),
+            )
+        })
 }
 
 /// The instance types of `offers`: comma-separated, at most [`MAX_OFFERS_PER_QUERY`], each an

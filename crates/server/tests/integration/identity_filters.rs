@@ -136,6 +136,8 @@ both_backends! {
             ("a malformed type", "?zone_type=Local".into(), "\"zone_type\""),
             ("all in a list", "?zone_type=all,local-zone".into(), "\"zone_type\""),
             ("a bare parameter name", "?zone_type".into(), "\"zone_type\""),
+            ("a malformed mapping id", "?mapping=a%20b".into(), "\"mapping\""),
+            ("an empty mapping id", "?mapping=a&mapping=".into(), "\"mapping\""),
         ];
         for (what, query, names) in cases {
             let resp = app.get(&identities_path("aws", "us-east-1", &query), key).await;

@@ -269,6 +269,7 @@ both_backends! {
             (identities("aws", "us-east-1", "?mapping=prod&offers=a&offers=b"), "offers"),
             (instance_types("aws", "us-east-1", ""), "mapping"),
             (instance_types("aws", "us-east-1", "?mapping=prod&mapping=prod"), "mapping"),
+            (instance_types("aws", "us-east-1", "?mapping=..%2Fprod"), "mapping"),
             (instance_types("aws", "us-east-1", "?mapping=prod&zone_id=use1_az1"), "zone_id"),
             (instance_types("aws", "us-east-1", "?mapping=prod&offers=p5.48xlarge"), "offers"),
         ] {
