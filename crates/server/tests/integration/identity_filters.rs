@@ -36,6 +36,11 @@ fn ids(resp: &Resp) -> Vec<String> {
 /// Stores zone mapping `id` of us-east-1 from the real-shaped AWS output, with each zone's
 /// name replaced by `rename` (an account whose names are shuffled otherwise).
 async fn put_mapping(app: &TestApp, id: &str, rename: impl Fn(&str) -> String) {
+    put_mapping_as(app, &app.admin_key, id, rename).await;
+}
+
+/// [`put_mapping`] with the admin key `key` (of another organization, say).
+async fn put_mapping_as(app: &TestApp, key: &str, id: &str, rename: impl Fn(&str) -> String) {
     let mut output: Value = serde_json::from_str(DESCRIBE_US_EAST_1).unwrap();
     for zone in output["AvailabilityZones"].as_array_mut().unwrap() {
         let name = rename(zone["ZoneName"].as_str().unwrap());
@@ -45,7 +50,7 @@ async fn put_mapping(app: &TestApp, id: &str, rename: impl Fn(&str) -> String) {
     let resp = app
         .http
         .put(app.url(&format!("/api/v1/zone-mappings/{id}")))
-        .header("X-API-KEY", &app.admin_key)
+        .header("X-API-KEY", key)
         .header("content-type", "application/json")
         .body(body)
         .send()
@@ -201,6 +206,25 @@ both_backends! {
         assert_eq!(item["zone_id"], "use1-az3", "{}", resp.body);
         let names: Vec<&Value> = item["names"].as_array().unwrap().iter().map(|n| &n["zone_name"]).collect();
         assert_eq!(names, [&json!("us-east-1a"), &json!("us-east-1e")]);
+    }
+
+    /// A kept answer is found by the query as spelled, then checked by its mappings' ids and
+    /// versions: two organizations whose `prod` mappings share an id and a version (stored in
+    /// the same millisecond) each get their own names all the same.
+    async fn organizations_whose_mappings_share_an_id_and_a_version_each_get_their_own_answer(app: TestApp) {
+        put_mapping_as(&app, &app.admin_key, "prod", str::to_owned).await;
+        put_mapping_as(&app, &app.other_admin_key, "prod", shifted).await;
+        sqlx::query("UPDATE zone_mappings SET imported_at = $1 WHERE id = $2")
+            .bind(1_767_225_600_000_i64)
+            .bind("prod")
+            .execute(app.store.pool())
+            .await
+            .unwrap();
+        let path = identities_path("aws", "us-east-1", "?mapping=prod&zone_id=use1-az2");
+        let ours = pairs(&app.get(&path, Some(&app.admin_key)).await);
+        let theirs = pairs(&app.get(&path, Some(&app.other_admin_key)).await);
+        assert_eq!(ours, [("use1-az2".to_owned(), json!("us-east-1a"))]);
+        assert_eq!(theirs, [("use1-az2".to_owned(), json!("us-east-1c"))]);
     }
 
     async fn several_mappings_are_checked_as_one_is_unknown_404_another_providers_422(app: TestApp) {
