@@ -129,8 +129,8 @@ Checks happen in this order: API key (401), then `providerId` (400 `invalid_prov
 `regionId` (400 `invalid_region`, 404 `region_not_found`), exactly as for the zone listing, \
 then the query (400 `invalid_query`, naming the parameter: an unknown parameter, `zone_type`, \
 `zone_id` or `zone_name` given twice or malformed, a malformed mapping id, a mapping asked \
-twice, or more than 10 mappings, `offers` without a mapping), then each `mapping` in the order asked (404 \
-`zone_mapping_not_found` when the caller's organization has no mapping with that id; 422 \
+twice, or more than 10 mappings, `offers` without a mapping), then each `mapping` in the \
+order asked (404 `zone_mapping_not_found` when the caller's organization has no mapping with that id; 422 \
 `invalid_zone_mapping` when the mapping is of another provider; 422 `offerings_not_stored` \
 when `offers` is given and the mapping holds no offerings for the region). A region \
 without availability zones (Azure `westus`, say) answers 200 with an empty `data` array.\n\n\
